@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0) */
+/*
+ * The one definition of everything the BPF programs and user space share:
+ * pin paths, map names, keys, values, event records and statistics.
+ *
+ * Included by BPF C (after vmlinux.h) and by C++ (src/host, src/daemon). The layout is
+ * pinned by static assertions below; a change to any struct must bump C2C_ABI_VERSION.
+ *
+ * Task identity (spec/state-machine.md, "Task identity"): a task is (tid, start_ticks),
+ * where tid is the global (init pid namespace) thread id and start_ticks is
+ * task_struct.start_boottime / C2C_NSEC_PER_TICK, which equals field 22 of
+ * /proc/<tgid>/task/<tid>/stat on a kernel with USER_HZ = 100.
+ */
+#ifndef CLAIM2CORE_ABI_H
+#define CLAIM2CORE_ABI_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define C2C_ABI_VERSION 1
+
+/* ---- pinning ---------------------------------------------------------------------------- */
+#define C2C_PIN_ROOT "/sys/fs/bpf/claim2core"
+/* Map names are at most 15 characters (BPF_OBJ_NAME_LEN - 1). */
+#define C2C_POLICY_MAP_NAME "c2c_policy"
+#define C2C_STATS_MAP_NAME "c2c_stats"
+#define C2C_EVENTS_MAP_NAME "c2c_events"
+#define C2C_POLICY_PIN C2C_PIN_ROOT "/" C2C_POLICY_MAP_NAME
+#define C2C_STATS_PIN C2C_PIN_ROOT "/" C2C_STATS_MAP_NAME
+#define C2C_EVENTS_PIN C2C_PIN_ROOT "/" C2C_EVENTS_MAP_NAME
+
+#define C2C_POLICY_MAX_ENTRIES 131072u
+#define C2C_EVENTS_RINGBUF_BYTES (1u << 20)
+
+/* ---- identity --------------------------------------------------------------------------- */
+/* USER_HZ = 100: /proc reports start time in 10 ms clock ticks. */
+#define C2C_NSEC_PER_TICK 10000000ull
+
+/* ---- CPUs ------------------------------------------------------------------------------- */
+#define C2C_MAX_CPUS 256u
+#define C2C_CPUMASK_WORDS (C2C_MAX_CPUS / 64u)
+
+/* ---- execution classes ------------------------------------------------------------------ */
+enum c2c_exec_class {
+	C2C_CLASS_UNMATCHED = 0,         /* no policy: the scheduler's default path */
+	C2C_CLASS_LATENCY_CRITICAL = 1,  /* boosted while the lease holds */
+	C2C_CLASS_COMM_PROGRESS = 2,     /* communication-progress: boosted, short slice */
+	C2C_CLASS_THROUGHPUT = 3,        /* long slice, never boosted */
+	C2C_CLASS_BACKGROUND = 4,        /* served after everything else, but never starved */
+	C2C_CLASS_NORMAL = 5,            /* slice-only node policy (priority 0) */
+	C2C_NR_CLASSES = 6,
+};
+
+/* ---- policy map: key and value ---------------------------------------------------------- */
+enum c2c_policy_flags {
+	C2C_F_BOOST = 1u << 0,          /* priority > 0: boosted until boost_until_ns */
+	C2C_F_CUSTOM_SLICE = 1u << 1,   /* slice_ns comes from the policy, not the class default */
+	C2C_F_ALLOWED_CPUS = 1u << 2,   /* allowed_cpus is meaningful (else: the task's own mask) */
+	C2C_F_PREFERRED_CPUS = 1u << 3, /* preferred_cpus is meaningful */
+	C2C_F_INHERITED = 1u << 4,      /* derived from the thread-group leader (TGID strategy) */
+};
+
+struct c2c_task_key {
+	__u32 tid;
+};
+
+struct c2c_policy_value {
+	__u64 start_ticks;                        /* identity check (INV-2) */
+	__u64 generation;                         /* node policy generation (INV-4) */
+	__u64 slice_ns;                           /* 0 = class default */
+	__u64 boost_until_ns;                     /* CLOCK_BOOTTIME deadline of the boost lease (INV-8) */
+	__u64 max_boost_ns;                       /* maxBoostDuration the lease was granted for */
+	__u64 allowed_cpus[C2C_CPUMASK_WORDS];    /* always a subset of the cgroup envelope (INV-6) */
+	__u64 preferred_cpus[C2C_CPUMASK_WORDS];  /* subset of allowed_cpus */
+	__u32 tgid;
+	__u16 abi_version;                        /* C2C_ABI_VERSION */
+	__u8 exec_class;                          /* enum c2c_exec_class */
+	__u8 flags;                               /* enum c2c_policy_flags */
+};
+
+/* ---- task records: the task iterator and the event ring buffer --------------------------- */
+#define C2C_COMM_LEN 16
+
+enum c2c_task_event_kind {
+	C2C_EV_SNAPSHOT = 0, /* emitted by the task iterator */
+	C2C_EV_NEW = 1,      /* sched_process_fork / new thread */
+	C2C_EV_EXEC = 2,     /* sched_process_exec */
+	C2C_EV_EXIT = 3,     /* sched_process_exit */
+	C2C_EV_RENAME = 4,   /* task_rename */
+};
+
+struct c2c_task_record {
+	__u32 kind;        /* enum c2c_task_event_kind */
+	__u32 tid;
+	__u32 tgid;
+	__u32 reserved;
+	__u64 start_ticks;
+	__u64 cgroup_id;   /* cgroup v2 id of the task's default-hierarchy cgroup, 0 if unknown */
+	char comm[C2C_COMM_LEN];
+};
+
+/* ---- statistics (per-CPU array, one element) --------------------------------------------- */
+#define C2C_LAT_BUCKETS 24 /* bucket i counts latencies in [2^i, 2^(i+1)) microseconds; 0 holds < 2 us */
+
+struct c2c_stats {
+	__u64 dispatched[C2C_NR_CLASSES];
+	__u64 identity_mismatches;  /* entry found but (tid, start_ticks) differs: ignored (INV-2) */
+	__u64 migrations;
+	__u64 boost_expired;        /* boost lease past its deadline: served unboosted (INV-8) */
+	__u64 starvation_rescues;   /* an unboosted task served first because it waited too long */
+	__u64 cpumask_rejections;   /* a policy CPU outside p->cpus_ptr was refused (INV-6) */
+	__u64 latency_hist[C2C_LAT_BUCKETS];
+};
+
+/* ---- layout pins ------------------------------------------------------------------------ */
+#ifdef __cplusplus
+#define C2C_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
+#define C2C_OFFSETOF(t, m) offsetof(t, m)
+#else
+#define C2C_STATIC_ASSERT(cond, msg) _Static_assert(cond, msg)
+#define C2C_OFFSETOF(t, m) __builtin_offsetof(t, m)
+#endif
+
+C2C_STATIC_ASSERT(sizeof(struct c2c_task_key) == 4, "task key is a bare u32 tid");
+C2C_STATIC_ASSERT(sizeof(struct c2c_policy_value) == 112, "policy value layout changed: bump C2C_ABI_VERSION");
+C2C_STATIC_ASSERT(C2C_OFFSETOF(struct c2c_policy_value, start_ticks) == 0, "identity first");
+C2C_STATIC_ASSERT(C2C_OFFSETOF(struct c2c_policy_value, allowed_cpus) == 40, "cpumask offset");
+C2C_STATIC_ASSERT(C2C_OFFSETOF(struct c2c_policy_value, tgid) == 104, "tgid offset");
+C2C_STATIC_ASSERT(sizeof(struct c2c_task_record) == 48, "task record layout changed");
+C2C_STATIC_ASSERT(sizeof(struct c2c_stats) == (C2C_NR_CLASSES + 5 + C2C_LAT_BUCKETS) * 8, "stats layout");
+
+#endif /* CLAIM2CORE_ABI_H */

@@ -1,0 +1,122 @@
+// The claim-to-task state machine: a pure, deterministic core (spec/state-machine.md).
+// No I/O, no threads, no clock, no globals. Every input is an Event; time is TimeAdvance.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/events.hpp"
+#include "core/model.hpp"
+#include "core/runtime_entry.hpp"
+
+namespace c2c {
+
+// Outcome of apply(): Applied (state may have changed), Ignored (a stale or duplicate input that
+// must not change anything, e.g. an older generation: INV-3), Invalid (bad input; the state is
+// unchanged and `field` names the offending field).
+struct ApplyResult {
+  enum class Status : uint8_t { Applied, Ignored, Invalid };
+  Status status = Status::Applied;
+  std::string field;            // for Invalid: the offending field, e.g. "policy.commandRegex"
+  std::string message;          // for Ignored/Invalid: why
+  std::vector<uint32_t> changed_tids;  // desired entries added, updated or removed
+  std::vector<std::string> warnings;
+  bool ok() const { return status != Status::Invalid; }
+};
+
+struct Conflict {
+  TaskKey task;
+  std::string winner;                // "<kind>/<name>"
+  std::vector<std::string> losers;
+  std::string rule;                  // which resolution rule decided it
+};
+
+struct MatchedTask {
+  TaskKey key;
+  uint32_t tgid = 0;
+  std::string comm;
+  Strategy strategy = Strategy::ExactTid;
+  std::optional<RuntimeValue> intended;  // what this policy would write (nullopt: it loses a conflict)
+  std::optional<RuntimeValue> actual;    // what the kernel map holds now
+};
+
+struct PreviewResult {
+  std::string policy;
+  PolicyKind kind = PolicyKind::Node;
+  int64_t policy_generation = 0;     // the generation the policy would have if applied
+  uint64_t node_generation = 0;      // the node generation now
+  std::vector<MatchedTask> matched;
+  std::vector<Conflict> conflicts;
+  std::vector<std::string> warnings;
+  std::string invalid_field;         // non-empty when the policy itself is invalid
+  std::string invalid_message;
+};
+
+struct Violation {
+  std::string invariant;   // "INV-1" .. "INV-8"
+  std::string message;
+  std::optional<Lineage> lineage;
+  uint32_t tid = 0;
+};
+
+class CoreImpl;
+
+class Core {
+ public:
+  Core();
+  ~Core();
+  Core(const Core&);
+  Core& operator=(const Core&);
+  Core(Core&&) noexcept;
+  Core& operator=(Core&&) noexcept;
+
+  // The transition function. On Invalid or Ignored the state is unchanged.
+  ApplyResult apply(const Event& e);
+
+  // Read-only queries.
+  PreviewResult preview(const DraExecutionPolicy& p) const;
+  PreviewResult preview(const NodeSchedulingPolicy& p) const;
+  Plan plan() const;                                  // full reconcile: desired vs actual
+  std::vector<Violation> check() const;               // INV-1..INV-8 over the state and actual
+  std::optional<Lineage> explain(uint32_t tid) const;
+  std::vector<Lineage> desired_table() const;         // sorted by tid
+  std::vector<Conflict> conflicts() const;            // current conflicts, sorted by tid
+
+  uint64_t generation() const;
+  Nanos now() const;
+  bool loading() const;                               // after a restart, before SyncComplete
+  uint32_t restart_epoch() const;
+  size_t desired_size() const;
+  const std::unordered_map<uint32_t, DesiredEntry>& desired() const;
+  const std::unordered_map<uint32_t, RuntimeValue>& actual() const;
+  const std::unordered_map<uint32_t, Task>& tasks() const;
+  std::vector<std::string> policy_names() const;      // "<kind>/<name>", sorted
+  std::optional<DraExecutionPolicy> dra_policy(const std::string& name) const;
+  std::optional<NodeSchedulingPolicy> node_policy(const std::string& name) const;
+  std::optional<Claim> claim(const std::string& uid) const;
+  std::optional<Pod> pod(const std::string& uid) const;
+  const NodeInfo& node() const;
+  // A stable digest of the whole state (tests use it to show a rejected input changed nothing).
+  std::string digest() const;
+
+ private:
+  std::unique_ptr<CoreImpl> impl_;
+};
+
+// Validation shared by the core, the trace parser and the daemon's API: nullopt when valid,
+// else the offending field and a message.
+struct FieldError {
+  std::string field;
+  std::string message;
+};
+std::optional<FieldError> validate(const DraExecutionPolicy& p);
+std::optional<FieldError> validate(const NodeSchedulingPolicy& p);
+std::optional<FieldError> validate(const Claim& c);
+std::optional<FieldError> validate(const Pod& p);
+std::optional<FieldError> validate(const Task& t);
+std::optional<FieldError> validate(const NodeInfo& n);
+
+}  // namespace c2c

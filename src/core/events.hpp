@@ -1,0 +1,47 @@
+// Every input of the state machine is one of these events (spec/trace-format.md).
+#pragma once
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/model.hpp"
+#include "core/runtime_entry.hpp"
+
+namespace c2c {
+
+struct NodeInfoEvent { NodeInfo node; };
+struct ClaimAllocated { Claim claim; };
+struct ClaimUpdated { Claim claim; };
+struct ClaimDeallocated { std::string uid; int64_t generation = 0; };
+struct PodBound { Pod pod; };
+struct PodRemoved { std::string uid; };
+struct TaskSeen { Task task; };
+struct TaskRenamed { TaskKey key; std::string comm; };
+struct TaskExited { TaskKey key; };
+struct DraPolicyUpsert { DraExecutionPolicy policy; };
+struct NodePolicyUpsert { NodeSchedulingPolicy policy; };
+struct PolicyDelete { PolicyKind kind = PolicyKind::Node; std::string name; int64_t generation = 0; };
+// A preview acknowledged by the operator: a requirePreview policy goes live only after a preview
+// at its current generation.
+struct PreviewAck { PolicyKind kind = PolicyKind::Dra; std::string name; int64_t generation = 0; };
+struct TimeAdvance { Nanos now = 0; };
+// The daemon restarted: observed state is gone; durable state (policies, preview acks, tombstones,
+// generation) survives. persisted_generation is what the generation file held (0: trust the core).
+struct DaemonRestart { uint64_t persisted_generation = 0; };
+// The observers finished their initial listing after a restart: pruning may start (INV-7).
+struct SyncComplete {};
+// What the kernel's policy map holds right now (replaces the core's view of actual state).
+struct BpfObserved { std::vector<ActualEntry> entries; };
+// The mirror applied the current plan successfully: actual := what the plan produces.
+struct BpfSynced {};
+
+using Event = std::variant<NodeInfoEvent, ClaimAllocated, ClaimUpdated, ClaimDeallocated, PodBound,
+                           PodRemoved, TaskSeen, TaskRenamed, TaskExited, DraPolicyUpsert,
+                           NodePolicyUpsert, PolicyDelete, PreviewAck, TimeAdvance, DaemonRestart,
+                           SyncComplete, BpfObserved, BpfSynced>;
+
+// The trace-format name of an event ("claim_allocated", ...).
+const char* event_kind(const Event& e);
+
+}  // namespace c2c

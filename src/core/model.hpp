@@ -1,0 +1,146 @@
+// Entities of the claim-to-task state machine (spec/state-machine.md, "Entities").
+// Plain values: no I/O, no clocks, no Linux or Kubernetes types.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cpuset.hpp"
+
+namespace c2c {
+
+using Nanos = uint64_t;  // CLOCK_BOOTTIME nanoseconds; time is always an input to the core
+
+// A task's identity: the global TID plus its start time in clock ticks (/proc stat field 22).
+struct TaskKey {
+  uint32_t tid = 0;
+  uint64_t start = 0;
+  bool operator==(const TaskKey&) const = default;
+  auto operator<=>(const TaskKey&) const = default;
+};
+
+// One device of a claim's status.allocation.devices.results, enriched with inventory topology.
+struct AllocatedDevice {
+  std::string request;
+  std::string driver;
+  std::string pool;
+  std::string device;
+  std::string share_id;          // empty when the device is not shared
+  std::vector<int> numa_nodes;   // from slice attributes (may be empty)
+  std::string pcie_root;         // resource.kubernetes.io/pcieRoot
+  std::string pci_bus_id;        // resource.kubernetes.io/pciBusID
+  std::optional<CpuSet> cpus;    // CPUs a CPU driver allocated with this device
+  bool operator==(const AllocatedDevice&) const = default;
+};
+
+// A ResourceClaim with status.allocation, as the node sees it.
+struct Claim {
+  std::string uid;
+  int64_t generation = 0;
+  std::string node;                     // the node the allocation is for
+  std::vector<AllocatedDevice> devices;
+  std::vector<std::string> reserved_for;  // pod UIDs from status.reservedFor
+  bool operator==(const Claim&) const = default;
+};
+
+struct Pod {
+  std::string uid;
+  std::string namespace_;
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> claims;  // pod claim name (spec.resourceClaims[].name) -> claim UID
+  std::string cgroup;                         // pod-level cgroup path
+  std::optional<CpuSet> cpuset;               // effective cpuset envelope of the pod cgroup
+  bool operator==(const Pod&) const = default;
+};
+
+struct Task {
+  TaskKey key;
+  uint32_t tgid = 0;
+  std::string comm;                 // /proc/<tgid>/task/<tid>/comm
+  std::string cgroup;               // the task's cgroup path
+  std::string role;                 // registered role hint, empty when none
+  std::optional<CpuSet> cpuset;     // effective cpuset of the task's cgroup
+  bool operator==(const Task&) const = default;
+};
+
+// Node identity and topology: inputs, so that the core stays free of sysfs.
+struct NodeInfo {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  CpuSet cpus;                              // online CPUs
+  std::map<int, CpuSet> numa_cpus;          // NUMA node -> CPUs
+  std::map<std::string, CpuSet> pcie_root_cpus;  // PCIe root -> local CPUs
+  Nanos default_max_boost = 30'000'000'000ull;   // bound for node policies (INV-8)
+  bool operator==(const NodeInfo&) const = default;
+};
+
+enum class ExecClass : uint8_t {
+  Unmatched = 0,
+  LatencyCritical = 1,
+  CommunicationProgress = 2,
+  Throughput = 3,
+  Background = 4,
+  Normal = 5,
+};
+const char* to_string(ExecClass c);
+std::optional<ExecClass> exec_class_from_string(const std::string& s);
+bool class_boosts(ExecClass c);
+Nanos class_default_slice(ExecClass c);
+
+// Slice bounds for every policy (negative or absurd slices are refused).
+inline constexpr Nanos kMinSliceNs = 10'000;         // 10 us
+inline constexpr Nanos kMaxSliceNs = 100'000'000;    // 100 ms
+inline constexpr Nanos kMinBoostNs = 1'000'000;      // 1 ms
+inline constexpr Nanos kMaxBoostNs = 3'600'000'000'000ull;  // 1 h
+
+struct TaskRole {
+  std::string name;
+  std::string registered_role;  // selector.registeredRole
+  std::string comm_regex;       // selector.commandRegex (RE2), optional
+  ExecClass exec_class = ExecClass::Normal;
+  bool operator==(const TaskRole&) const = default;
+};
+
+struct DraExecutionPolicy {
+  std::string name;
+  int64_t generation = 0;  // metadata.generation; must increase on every change
+  std::map<std::string, std::string> match_labels;
+  std::vector<std::string> resource_claims;  // pod claim names
+  bool respect_allocated_cpuset = true;
+  bool prefer_same_numa = false;
+  bool prefer_same_pcie_root = false;
+  std::vector<TaskRole> task_roles;
+  bool require_preview = false;
+  Nanos max_boost = 30'000'000'000ull;
+  bool fail_closed_on_stale_claim = true;
+  std::string fallback = "default-scheduler";
+  bool operator==(const DraExecutionPolicy&) const = default;
+};
+
+struct DraSelector {
+  std::string driver;
+  std::string pool;    // empty: any
+  std::string device;  // empty: any
+  bool operator==(const DraSelector&) const = default;
+};
+
+struct NodeSchedulingPolicy {
+  std::string name;
+  int64_t generation = 0;
+  std::vector<std::string> node_names;
+  std::map<std::string, std::string> node_selectors;
+  std::vector<DraSelector> dra_selectors;
+  std::string command_regex;
+  int32_t priority = 0;
+  Nanos execution_time = 0;  // custom slice in ns; 0 = class default
+  bool operator==(const NodeSchedulingPolicy&) const = default;
+};
+
+enum class PolicyKind : uint8_t { Dra = 0, Node = 1 };
+const char* to_string(PolicyKind k);
+
+}  // namespace c2c
