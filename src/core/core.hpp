@@ -62,6 +62,14 @@ struct Violation {
   uint32_t tid = 0;
 };
 
+// What check_step() needs to know about the state before an event (INV-4 and INV-5 are
+// properties of transitions, not only of states).
+struct StepContext {
+  uint64_t generation = 0;
+  bool sync_event = false;
+  bool restart_event = false;
+};
+
 class CoreImpl;
 
 class Core {
@@ -81,6 +89,8 @@ class Core {
   PreviewResult preview(const NodeSchedulingPolicy& p) const;
   Plan plan() const;                                  // full reconcile: desired vs actual
   std::vector<Violation> check() const;               // INV-1..INV-8 over the state and actual
+  StepContext step_context(const Event& e) const;     // call before apply(e)
+  std::vector<Violation> check_step(const StepContext& before, const ApplyResult& r) const;
   std::optional<Lineage> explain(uint32_t tid) const;
   std::vector<Lineage> desired_table() const;         // sorted by tid
   std::vector<Conflict> conflicts() const;            // current conflicts, sorted by tid
@@ -92,7 +102,7 @@ class Core {
   size_t desired_size() const;
   const std::unordered_map<uint32_t, DesiredEntry>& desired() const;
   const std::unordered_map<uint32_t, RuntimeValue>& actual() const;
-  const std::unordered_map<uint32_t, Task>& tasks() const;
+  std::vector<Task> tasks() const;                    // sorted by tid
   std::vector<std::string> policy_names() const;      // "<kind>/<name>", sorted
   std::optional<DraExecutionPolicy> dra_policy(const std::string& name) const;
   std::optional<NodeSchedulingPolicy> node_policy(const std::string& name) const;

@@ -1,0 +1,576 @@
+// The transition function: one handler per event kind (spec/state-machine.md, "Events").
+// Every handler validates first and mutates only after every check passed, so an Invalid or
+// Ignored input leaves the state exactly as it was.
+#include <algorithm>
+
+#include "core/core_impl.hpp"
+
+namespace c2c {
+namespace {
+
+ApplyResult invalid(std::string field, std::string message) {
+  ApplyResult r;
+  r.status = ApplyResult::Status::Invalid;
+  r.field = std::move(field);
+  r.message = std::move(message);
+  return r;
+}
+
+ApplyResult ignored(std::string message) {
+  ApplyResult r;
+  r.status = ApplyResult::Status::Ignored;
+  r.message = std::move(message);
+  return r;
+}
+
+ApplyResult invalid(const FieldError& e) { return invalid(e.field, e.message); }
+
+std::string policy_key(PolicyKind k, const std::string& name) { return std::string(to_string(k)) + "/" + name; }
+
+bool cgroup_within(const std::string& path, const std::string& root) {
+  return path.size() >= root.size() && path.compare(0, root.size(), root) == 0 &&
+         (path.size() == root.size() || path[root.size()] == '/');
+}
+
+std::shared_ptr<const RE2> compile(const std::string& pattern) {
+  RE2::Options opts;
+  opts.set_log_errors(false);
+  return std::make_shared<const RE2>(pattern, opts);
+}
+
+}  // namespace
+
+// ---- indexes ---------------------------------------------------------------------------------
+
+std::string CoreImpl::resolve_pod(const std::string& cgroup) const {
+  // The deepest pod cgroup that contains the task's cgroup.
+  std::string path = cgroup;
+  while (!path.empty()) {
+    auto it = pod_by_cgroup.find(path);
+    if (it != pod_by_cgroup.end()) return it->second;
+    auto slash = path.rfind('/');
+    if (slash == std::string::npos || slash == 0) break;
+    path.resize(slash);
+  }
+  return {};
+}
+
+std::unordered_set<uint32_t> CoreImpl::tasks_under_cgroup(const std::string& cgroup) const {
+  std::unordered_set<uint32_t> out;
+  if (cgroup.empty()) return out;
+  for (auto it = tids_by_cgroup.lower_bound(cgroup); it != tids_by_cgroup.end(); ++it) {
+    if (it->first.compare(0, cgroup.size(), cgroup) != 0) break;
+    if (cgroup_within(it->first, cgroup)) out.insert(it->second.begin(), it->second.end());
+  }
+  return out;
+}
+
+void CoreImpl::add_thread_group(std::unordered_set<uint32_t>& tids, uint32_t tgid) const {
+  auto it = tids_by_tgid.find(tgid);
+  if (it != tids_by_tgid.end()) tids.insert(it->second.begin(), it->second.end());
+}
+
+void CoreImpl::index_task(uint32_t tid) {
+  TaskState& t = tasks.at(tid);
+  tids_by_comm[t.task.comm].insert(tid);
+  tids_by_tgid[t.task.tgid].insert(tid);
+  tids_by_cgroup[t.task.cgroup].insert(tid);
+  t.pod_uid = resolve_pod(t.task.cgroup);
+  if (!t.pod_uid.empty()) pods.at(t.pod_uid).tids.insert(tid);
+}
+
+void CoreImpl::unindex_task(uint32_t tid) {
+  const TaskState& t = tasks.at(tid);
+  auto drop = [tid](auto& index, const auto& key) {
+    auto it = index.find(key);
+    if (it == index.end()) return;
+    it->second.erase(tid);
+    if (it->second.empty()) index.erase(it);
+  };
+  drop(tids_by_comm, t.task.comm);
+  drop(tids_by_tgid, t.task.tgid);
+  drop(tids_by_cgroup, t.task.cgroup);
+  if (!t.pod_uid.empty())
+    if (auto p = pods.find(t.pod_uid); p != pods.end()) p->second.tids.erase(tid);
+}
+
+std::unordered_set<uint32_t> CoreImpl::tasks_of_pods(const std::unordered_set<std::string>& pod_uids) const {
+  std::unordered_set<uint32_t> out;
+  for (const auto& uid : pod_uids)
+    if (auto it = pods.find(uid); it != pods.end()) out.insert(it->second.tids.begin(), it->second.tids.end());
+  return out;
+}
+
+// Each regex runs once per distinct comm, not once per task; matched leaders pull in their
+// thread groups (TGID strategy).
+std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const RE2*>& regexes) const {
+  std::unordered_set<uint32_t> out;
+  for (const auto& [comm, tids] : tids_by_comm) {
+    bool hit = false;
+    for (const RE2* re : regexes) hit = hit || (re && RE2::PartialMatch(comm, *re));
+    if (!hit) continue;
+    for (uint32_t tid : tids) {
+      out.insert(tid);
+      if (tasks.at(tid).task.tgid == tid) add_thread_group(out, tid);
+    }
+  }
+  return out;
+}
+
+void CoreImpl::set_entry(uint32_t tid, DesiredEntry e) {
+  auto cur = desired.find(tid);
+  if (cur != desired.end() && (cur->second.value.flags & kFlagBoost))
+    lease_renewals.erase({cur->second.value.boost_until - cur->second.value.max_boost / 2, tid});
+  if (e.value.flags & kFlagBoost) lease_renewals.insert({e.value.boost_until - e.value.max_boost / 2, tid});
+  removal_reasons.erase(tid);
+  desired[tid] = std::move(e);
+}
+
+void CoreImpl::erase_entry(uint32_t tid, const std::string& reason) {
+  auto cur = desired.find(tid);
+  if (cur == desired.end()) return;
+  if (cur->second.value.flags & kFlagBoost)
+    lease_renewals.erase({cur->second.value.boost_until - cur->second.value.max_boost / 2, tid});
+  desired.erase(cur);
+  conflicts.erase(tid);
+  if (actual.count(tid)) removal_reasons[tid] = reason;
+}
+
+// ---- handlers ----------------------------------------------------------------------------------
+
+namespace {
+
+struct Handlers {
+  CoreImpl& s;
+
+  ApplyResult operator()(const NodeInfoEvent& ev) {
+    if (auto e = validate(ev.node)) return invalid(*e);
+    if (ev.node == s.node) return ignored("node info unchanged");
+    s.node = ev.node;
+    ApplyResult r;
+    std::unordered_set<uint32_t> all;
+    for (const auto& [tid, t] : s.tasks) all.insert(tid);
+    s.rederive(all, r, "node identity or topology changed");
+    return r;
+  }
+
+  ApplyResult upsert_claim(const Claim& c) {
+    if (auto e = validate(c)) return invalid(*e);
+    auto hw = s.claim_high_water.find(c.uid);
+    auto live = s.claims.find(c.uid);
+    if (hw != s.claim_high_water.end()) {
+      if (c.generation < hw->second)
+        return ignored("INV-3: claim " + c.uid + " generation " + std::to_string(c.generation) +
+                       " is older than " + std::to_string(hw->second));
+      if (c.generation == hw->second) {
+        if (live == s.claims.end())
+          return ignored("INV-3: claim " + c.uid + " was deallocated at generation " + std::to_string(hw->second) +
+                         "; a new allocation needs a newer generation");
+        if (live->second.claim == c) return ignored("claim " + c.uid + " unchanged");
+        return invalid("claim.generation", "claim " + c.uid + " changed but its generation " +
+                                               std::to_string(c.generation) + " did not increase");
+      }
+    }
+    std::unordered_set<std::string> pods_hit(c.reserved_for.begin(), c.reserved_for.end());
+    if (live != s.claims.end())
+      pods_hit.insert(live->second.claim.reserved_for.begin(), live->second.claim.reserved_for.end());
+    if (auto it = s.pods_by_claim.find(c.uid); it != s.pods_by_claim.end())
+      pods_hit.insert(it->second.begin(), it->second.end());
+
+    s.claims[c.uid] = ClaimState{c, s.epoch};
+    s.claim_high_water[c.uid] = c.generation;
+
+    ApplyResult r;
+    if (!s.node.name.empty() && !c.node.empty() && c.node != s.node.name)
+      r.warnings.push_back("claim " + c.uid + " is allocated for node " + c.node + ", not " + s.node.name);
+    if (c.reserved_for.empty()) r.warnings.push_back("claim " + c.uid + " is reserved for no pod");
+    auto affected = s.tasks_of_pods(pods_hit);
+    add_dra_selected(affected);
+    s.rederive(affected, r, "claim " + c.uid + " updated to generation " + std::to_string(c.generation));
+    return r;
+  }
+  ApplyResult operator()(const ClaimAllocated& ev) { return upsert_claim(ev.claim); }
+  ApplyResult operator()(const ClaimUpdated& ev) { return upsert_claim(ev.claim); }
+
+  // Node policies with draSelectors depend on which devices the node holds.
+  void add_dra_selected(std::unordered_set<uint32_t>& affected) const {
+    std::vector<const RE2*> res;
+    for (const auto& [name, st] : s.node_policies)
+      if (!st.policy.dra_selectors.empty()) res.push_back(st.regex.get());
+    if (!res.empty()) {
+      auto more = s.tasks_matching(res);
+      affected.insert(more.begin(), more.end());
+    }
+  }
+
+  ApplyResult operator()(const ClaimDeallocated& ev) {
+    if (ev.uid.empty()) return invalid("uid", "must not be empty");
+    if (ev.generation < 0) return invalid("generation", "must not be negative");
+    auto live = s.claims.find(ev.uid);
+    auto& hw = s.claim_high_water[ev.uid];  // a tombstone also stops a late, older allocation
+    if (live == s.claims.end()) {
+      if (ev.generation > hw) {
+        hw = ev.generation;
+        ApplyResult r;
+        r.message = "claim " + ev.uid + " not allocated; tombstone recorded at generation " + std::to_string(hw);
+        return r;
+      }
+      if (hw == 0) s.claim_high_water.erase(ev.uid);
+      return ignored("claim " + ev.uid + " is not allocated");
+    }
+    if (ev.generation != 0 && ev.generation < live->second.claim.generation)
+      return ignored("INV-3: deallocation of generation " + std::to_string(ev.generation) + " but claim " + ev.uid +
+                     " is at generation " + std::to_string(live->second.claim.generation));
+    std::unordered_set<std::string> pods_hit(live->second.claim.reserved_for.begin(),
+                                             live->second.claim.reserved_for.end());
+    if (auto it = s.pods_by_claim.find(ev.uid); it != s.pods_by_claim.end())
+      pods_hit.insert(it->second.begin(), it->second.end());
+    hw = std::max({hw, ev.generation, live->second.claim.generation});
+    s.claims.erase(live);
+    ApplyResult r;
+    auto affected = s.tasks_of_pods(pods_hit);
+    add_dra_selected(affected);
+    s.rederive(affected, r, "claim " + ev.uid + " deallocated (INV-1)");
+    return r;
+  }
+
+  ApplyResult operator()(const PodBound& ev) {
+    const Pod& p = ev.pod;
+    if (auto e = validate(p)) return invalid(*e);
+    auto existing = s.pods.find(p.uid);
+    if (existing != s.pods.end() && existing->second.pod == p) return ignored("pod " + p.uid + " unchanged");
+    if (!p.cgroup.empty())
+      if (auto owner = s.pod_by_cgroup.find(p.cgroup); owner != s.pod_by_cgroup.end() && owner->second != p.uid)
+        return invalid("pod.cgroup", "cgroup " + p.cgroup + " already belongs to pod " + owner->second);
+
+    std::unordered_set<uint32_t> affected;
+    if (existing != s.pods.end()) {
+      affected = existing->second.tids;
+      detach_pod(existing->second.pod);
+    }
+    s.pods[p.uid] = PodState{p, s.epoch, {}};
+    if (!p.cgroup.empty()) s.pod_by_cgroup[p.cgroup] = p.uid;
+    for (const auto& [name, claim_uid] : p.claims) s.pods_by_claim[claim_uid].insert(p.uid);
+    auto moved = s.tasks_under_cgroup(p.cgroup);
+    affected.insert(moved.begin(), moved.end());
+    reresolve(affected);
+    ApplyResult r;
+    s.rederive(affected, r, "pod " + p.uid + " changed");
+    return r;
+  }
+
+  void detach_pod(const Pod& p) {
+    if (!p.cgroup.empty()) s.pod_by_cgroup.erase(p.cgroup);
+    for (const auto& [name, claim_uid] : p.claims) {
+      auto it = s.pods_by_claim.find(claim_uid);
+      if (it == s.pods_by_claim.end()) continue;
+      it->second.erase(p.uid);
+      if (it->second.empty()) s.pods_by_claim.erase(it);
+    }
+  }
+
+  // Re-resolves which pod each task belongs to after pod cgroups changed.
+  void reresolve(const std::unordered_set<uint32_t>& tids) {
+    for (uint32_t tid : tids) {
+      auto it = s.tasks.find(tid);
+      if (it == s.tasks.end()) continue;
+      TaskState& t = it->second;
+      if (!t.pod_uid.empty())
+        if (auto p = s.pods.find(t.pod_uid); p != s.pods.end()) p->second.tids.erase(tid);
+      t.pod_uid = s.resolve_pod(t.task.cgroup);
+      if (!t.pod_uid.empty()) s.pods.at(t.pod_uid).tids.insert(tid);
+    }
+  }
+
+  ApplyResult operator()(const PodRemoved& ev) {
+    auto existing = s.pods.find(ev.uid);
+    if (existing == s.pods.end()) return ignored("pod " + ev.uid + " is not bound");
+    std::unordered_set<uint32_t> affected = existing->second.tids;
+    detach_pod(existing->second.pod);
+    s.pods.erase(existing);
+    reresolve(affected);
+    ApplyResult r;
+    s.rederive(affected, r, "pod " + ev.uid + " removed");
+    return r;
+  }
+
+  ApplyResult operator()(const TaskSeen& ev) {
+    const Task& t = ev.task;
+    if (auto e = validate(t)) return invalid(*e);
+    auto existing = s.tasks.find(t.key.tid);
+    bool reused = false;
+    std::unordered_set<uint32_t> affected{t.key.tid};
+    if (existing != s.tasks.end()) {
+      const Task& old = existing->second.task;
+      if (old == t && existing->second.epoch == s.epoch) return ignored("task " + std::to_string(t.key.tid) + " unchanged");
+      if (t.key.start < old.key.start)
+        return ignored("INV-2: task " + std::to_string(t.key.tid) + " start " + std::to_string(t.key.start) +
+                       " is older than the live task's start " + std::to_string(old.key.start));
+      reused = t.key.start != old.key.start;
+      if (old.key.tid == old.tgid) s.add_thread_group(affected, old.tgid);
+      s.unindex_task(t.key.tid);
+    }
+    s.tasks[t.key.tid] = TaskState{t, {}, s.epoch};
+    s.index_task(t.key.tid);
+    if (t.key.tid == t.tgid) s.add_thread_group(affected, t.tgid);
+    ApplyResult r;
+    s.rederive(affected, r,
+               reused ? "tid " + std::to_string(t.key.tid) + " reused by a new task (INV-2)" : "task changed");
+    return r;
+  }
+
+  ApplyResult operator()(const TaskRenamed& ev) {
+    if (ev.comm.size() > 15) return invalid("comm", "longer than 15 bytes (TASK_COMM_LEN - 1)");
+    auto it = s.tasks.find(ev.key.tid);
+    if (it == s.tasks.end() || it->second.task.key.start != ev.key.start)
+      return ignored("INV-2: rename of task (" + std::to_string(ev.key.tid) + ", " + std::to_string(ev.key.start) +
+                     ") which is not live");
+    if (it->second.task.comm == ev.comm) return ignored("comm unchanged");
+    s.unindex_task(ev.key.tid);
+    it->second.task.comm = ev.comm;
+    s.index_task(ev.key.tid);
+    std::unordered_set<uint32_t> affected{ev.key.tid};
+    if (ev.key.tid == it->second.task.tgid) s.add_thread_group(affected, ev.key.tid);
+    ApplyResult r;
+    s.rederive(affected, r, "task renamed to '" + ev.comm + "'");
+    return r;
+  }
+
+  ApplyResult operator()(const TaskExited& ev) {
+    auto it = s.tasks.find(ev.key.tid);
+    if (it == s.tasks.end() || it->second.task.key.start != ev.key.start)
+      return ignored("INV-2: exit of task (" + std::to_string(ev.key.tid) + ", " + std::to_string(ev.key.start) +
+                     ") which is not live");
+    const uint32_t tgid = it->second.task.tgid;
+    s.unindex_task(ev.key.tid);
+    s.tasks.erase(it);
+    std::unordered_set<uint32_t> affected{ev.key.tid};
+    if (ev.key.tid == tgid) s.add_thread_group(affected, tgid);
+    ApplyResult r;
+    s.rederive(affected, r, "task " + std::to_string(ev.key.tid) + " exited");
+    return r;
+  }
+
+  // Shared generation rules of both policy kinds (INV-3): an older generation is ignored, an
+  // unchanged one is a duplicate, a changed spec needs a newer generation; 0 means "next".
+  template <class P>
+  std::optional<ApplyResult> policy_generation(PolicyKind kind, P& p, const P* existing) {
+    const std::string key = policy_key(kind, p.name);
+    auto hw = s.policy_high_water.find(key);
+    if (p.generation == 0) {
+      if (existing) {
+        P same = p;
+        same.generation = existing->generation;
+        if (same == *existing) return ignored(key + " unchanged");
+      }
+      p.generation = hw == s.policy_high_water.end() ? 1 : hw->second + 1;
+      return std::nullopt;
+    }
+    if (hw == s.policy_high_water.end() || p.generation > hw->second) return std::nullopt;
+    if (p.generation < hw->second)
+      return ignored("INV-3: " + key + " generation " + std::to_string(p.generation) + " is older than " +
+                     std::to_string(hw->second));
+    if (!existing)
+      return ignored("INV-3: " + key + " was deleted at generation " + std::to_string(hw->second) +
+                     "; re-creating it needs a newer generation");
+    if (*existing == p) return ignored(key + " unchanged");
+    return invalid("metadata.generation", key + " changed but its generation " + std::to_string(p.generation) +
+                                              " did not increase");
+  }
+
+  std::unordered_set<uint32_t> dra_reach(const DraExecutionPolicy& p) const {
+    std::unordered_set<std::string> hit;
+    for (const auto& [uid, ps] : s.pods) {
+      bool match = true;
+      for (const auto& [k, v] : p.match_labels) {
+        auto it = ps.pod.labels.find(k);
+        match = match && it != ps.pod.labels.end() && it->second == v;
+      }
+      if (match) hit.insert(uid);
+    }
+    return s.tasks_of_pods(hit);
+  }
+
+  ApplyResult operator()(const DraPolicyUpsert& ev) {
+    DraExecutionPolicy p = ev.policy;
+    if (auto e = validate(p)) return invalid(*e);
+    auto existing = s.dra_policies.find(p.name);
+    const DraExecutionPolicy* old = existing == s.dra_policies.end() ? nullptr : &existing->second.policy;
+    if (auto early = policy_generation(PolicyKind::Dra, p, old)) return *early;
+
+    DraPolicyState st;
+    st.policy = p;
+    for (const auto& role : p.task_roles) st.role_regex.push_back(role.comm_regex.empty() ? nullptr : compile(role.comm_regex));
+    std::unordered_set<uint32_t> affected = dra_reach(p);
+    if (old) {
+      auto before = dra_reach(*old);
+      affected.insert(before.begin(), before.end());
+      st.previewed_generation = existing->second.previewed_generation;
+    }
+    s.dra_policies[p.name] = std::move(st);
+    s.policy_high_water[policy_key(PolicyKind::Dra, p.name)] = p.generation;
+    ApplyResult r;
+    if (p.require_preview) r.warnings.push_back("DRAExecutionPolicy/" + p.name + " generation " +
+                                                std::to_string(p.generation) + " waits for a preview (requirePreview)");
+    s.rederive(affected, r, "DRAExecutionPolicy/" + p.name + " changed");
+    return r;
+  }
+
+  ApplyResult operator()(const NodePolicyUpsert& ev) {
+    NodeSchedulingPolicy p = ev.policy;
+    if (auto e = validate(p)) return invalid(*e);
+    auto existing = s.node_policies.find(p.name);
+    const NodeSchedulingPolicy* old = existing == s.node_policies.end() ? nullptr : &existing->second.policy;
+    if (auto early = policy_generation(PolicyKind::Node, p, old)) return *early;
+
+    NodePolicyState st{p, compile(p.command_regex)};
+    std::vector<const RE2*> res{st.regex.get()};
+    if (old) res.push_back(existing->second.regex.get());
+    std::unordered_set<uint32_t> affected = s.tasks_matching(res);
+    s.node_policies[p.name] = std::move(st);
+    s.policy_high_water[policy_key(PolicyKind::Node, p.name)] = p.generation;
+    ApplyResult r;
+    if (affected.empty()) r.warnings.push_back("NodeSchedulingPolicy/" + p.name + ": commandRegex matches no task");
+    s.rederive(affected, r, "NodeSchedulingPolicy/" + p.name + " changed");
+    return r;
+  }
+
+  ApplyResult operator()(const PolicyDelete& ev) {
+    if (ev.generation < 0) return invalid("generation", "must not be negative");
+    const std::string key = policy_key(ev.kind, ev.name);
+    int64_t current = 0;
+    std::unordered_set<uint32_t> affected;
+    if (ev.kind == PolicyKind::Dra) {
+      auto it = s.dra_policies.find(ev.name);
+      if (it == s.dra_policies.end()) return ignored(key + " does not exist");
+      current = it->second.policy.generation;
+      if (ev.generation != 0 && ev.generation < current)
+        return ignored("INV-3: delete of " + key + " generation " + std::to_string(ev.generation) +
+                       " but it is at " + std::to_string(current));
+      affected = dra_reach(it->second.policy);
+      s.dra_policies.erase(it);
+    } else {
+      auto it = s.node_policies.find(ev.name);
+      if (it == s.node_policies.end()) return ignored(key + " does not exist");
+      current = it->second.policy.generation;
+      if (ev.generation != 0 && ev.generation < current)
+        return ignored("INV-3: delete of " + key + " generation " + std::to_string(ev.generation) +
+                       " but it is at " + std::to_string(current));
+      affected = s.tasks_matching({it->second.regex.get()});
+      s.node_policies.erase(it);
+    }
+    auto& hw = s.policy_high_water[key];
+    hw = std::max({hw, current, ev.generation});
+    ApplyResult r;
+    s.rederive(affected, r, key + " deleted");
+    return r;
+  }
+
+  ApplyResult operator()(const PreviewAck& ev) {
+    if (ev.kind != PolicyKind::Dra) return ignored("node policies do not require a preview");
+    auto it = s.dra_policies.find(ev.name);
+    if (it == s.dra_policies.end()) return ignored("DRAExecutionPolicy/" + ev.name + " does not exist");
+    if (ev.generation != it->second.policy.generation)
+      return ignored("INV-3: preview of generation " + std::to_string(ev.generation) + " but the policy is at " +
+                     std::to_string(it->second.policy.generation));
+    if (it->second.previewed_generation == ev.generation) return ignored("already previewed");
+    it->second.previewed_generation = ev.generation;
+    ApplyResult r;
+    if (it->second.policy.require_preview)
+      s.rederive(dra_reach(it->second.policy), r, "DRAExecutionPolicy/" + ev.name + " previewed");
+    return r;
+  }
+
+  ApplyResult operator()(const TimeAdvance& ev) {
+    if (ev.now < s.now)
+      return invalid("now", "time went backwards: " + std::to_string(ev.now) + " < " + std::to_string(s.now));
+    if (ev.now == s.now) return ignored("time unchanged");
+    s.now = ev.now;
+    // Leases are renewed at half-life; only live entries hold leases, so a renewal never
+    // extends a boost whose lineage is gone (INV-8).
+    std::vector<uint32_t> due;
+    for (auto it = s.lease_renewals.begin(); it != s.lease_renewals.end() && it->first <= s.now; ++it)
+      due.push_back(it->second);
+    ApplyResult r;
+    if (due.empty()) return r;
+    ++s.generation;
+    for (uint32_t tid : due) {
+      DesiredEntry e = s.desired.at(tid);
+      e.value.boost_until = s.now + e.value.max_boost;
+      e.value.generation = s.generation;
+      s.set_entry(tid, std::move(e));
+      r.changed_tids.push_back(tid);
+    }
+    return r;
+  }
+
+  ApplyResult operator()(const DaemonRestart& ev) {
+    uint64_t highest_actual = 0;
+    for (const auto& [tid, v] : s.actual) highest_actual = std::max(highest_actual, v.generation);
+    ApplyResult r;
+    if (ev.persisted_generation != 0 && ev.persisted_generation < s.generation)
+      r.warnings.push_back("persisted generation " + std::to_string(ev.persisted_generation) +
+                           " lags the generation in use " + std::to_string(s.generation) + " (INV-4)");
+    const uint64_t base = ev.persisted_generation != 0 ? ev.persisted_generation : s.generation;
+    s.generation = std::max(base, highest_actual) + 1;
+    ++s.epoch;
+    s.loading = true;
+    for (const auto& [tid, e] : s.desired) r.changed_tids.push_back(tid);
+    std::sort(r.changed_tids.begin(), r.changed_tids.end());
+    s.claims.clear();
+    s.pods.clear();
+    s.tasks.clear();
+    s.tids_by_comm.clear();
+    s.tids_by_tgid.clear();
+    s.tids_by_cgroup.clear();
+    s.pod_by_cgroup.clear();
+    s.pods_by_claim.clear();
+    s.desired.clear();
+    s.lease_renewals.clear();
+    s.conflicts.clear();
+    for (const auto& [tid, v] : s.actual) s.removal_reasons[tid] = "not re-derived after the restart (INV-7)";
+    return r;
+  }
+
+  ApplyResult operator()(const SyncComplete&) {
+    if (!s.loading) return ignored("not loading");
+    s.loading = false;
+    return {};
+  }
+
+  ApplyResult operator()(const BpfObserved& ev) {
+    std::unordered_map<uint32_t, RuntimeValue> next;
+    for (size_t i = 0; i < ev.entries.size(); ++i) {
+      const auto& e = ev.entries[i];
+      std::string f = "entries[" + std::to_string(i) + "]";
+      if (e.tid == 0) return invalid(f + ".tid", "must be positive");
+      if (!next.emplace(e.tid, e.value).second) return invalid(f + ".tid", "duplicate tid " + std::to_string(e.tid));
+    }
+    if (next == s.actual) return ignored("actual state unchanged");
+    s.actual = std::move(next);
+    forget_reasons();
+    return {};
+  }
+
+  ApplyResult operator()(const BpfSynced&) {
+    Plan p = s.plan();
+    if (p.ops.empty()) return ignored("nothing to apply");
+    for (const auto& op : p.ops) {
+      if (op.kind == PlanOp::Kind::Delete) s.actual.erase(op.tid);
+      else s.actual[op.tid] = op.value;
+    }
+    forget_reasons();
+    return {};
+  }
+
+  void forget_reasons() {
+    for (auto it = s.removal_reasons.begin(); it != s.removal_reasons.end();)
+      it = s.actual.count(it->first) ? std::next(it) : s.removal_reasons.erase(it);
+  }
+};
+
+}  // namespace
+
+ApplyResult CoreImpl::apply(const Event& e) { return std::visit(Handlers{*this}, e); }
+
+}  // namespace c2c

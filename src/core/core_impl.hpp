@@ -1,0 +1,139 @@
+// Internal state of the core, with the indexes that keep every event incremental:
+// an event costs time in proportion to the entries it changes, not to the table size.
+#pragma once
+
+#include <re2/re2.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/core.hpp"
+
+namespace c2c {
+
+struct TaskState {
+  Task task;
+  std::string pod_uid;  // resolved from the cgroup; empty when the task is in no known pod
+  uint32_t epoch = 0;   // restart epoch of the last observation (INV-7)
+};
+
+struct ClaimState {
+  Claim claim;
+  uint32_t epoch = 0;
+};
+
+struct PodState {
+  Pod pod;
+  uint32_t epoch = 0;
+  std::unordered_set<uint32_t> tids;  // live tasks inside the pod's cgroup
+};
+
+struct DraPolicyState {
+  DraExecutionPolicy policy;
+  std::vector<std::shared_ptr<const RE2>> role_regex;  // parallel to task_roles; null when unused
+  int64_t previewed_generation = -1;
+  bool active() const { return !policy.require_preview || previewed_generation == policy.generation; }
+};
+
+struct NodePolicyState {
+  NodeSchedulingPolicy policy;
+  std::shared_ptr<const RE2> regex;
+};
+
+// A policy's claim to a task, before conflicts are resolved.
+struct Candidate {
+  PolicyKind kind = PolicyKind::Node;
+  std::string policy;
+  int64_t policy_generation = 0;
+  int32_t priority = 0;
+  Strategy strategy = Strategy::ExactTid;
+  std::string pod_uid;
+  std::vector<ClaimRef> claims;
+  std::string role;
+  RuntimeValue value;  // generation and boost_until are filled in when the entry is written
+};
+
+// Resolution order when two policies match one task (spec/state-machine.md, "Conflicts").
+bool candidate_precedes(const Candidate& a, const Candidate& b, std::string* rule);
+
+// A policy given to preview(): it stands in for the stored policy of the same name.
+struct PolicyOverride {
+  const DraPolicyState* dra = nullptr;
+  const NodePolicyState* node = nullptr;
+};
+
+class CoreImpl {
+ public:
+  // ---- durable state (survives DaemonRestart) ----
+  NodeInfo node;
+  uint64_t generation = 0;
+  uint32_t epoch = 0;
+  std::map<std::string, DraPolicyState> dra_policies;
+  std::map<std::string, NodePolicyState> node_policies;
+  std::unordered_map<std::string, int64_t> policy_high_water;  // "<kind>/<name>" -> highest generation seen
+  std::unordered_map<std::string, int64_t> claim_high_water;   // uid -> highest generation seen (tombstones too)
+
+  // ---- observed state (lost on DaemonRestart) ----
+  bool loading = false;
+  Nanos now = 0;
+  std::unordered_map<std::string, ClaimState> claims;
+  std::unordered_map<std::string, PodState> pods;
+  std::unordered_map<uint32_t, TaskState> tasks;
+
+  // ---- indexes ----
+  std::unordered_map<std::string, std::unordered_set<uint32_t>> tids_by_comm;
+  std::unordered_map<uint32_t, std::unordered_set<uint32_t>> tids_by_tgid;
+  std::map<std::string, std::unordered_set<uint32_t>> tids_by_cgroup;  // ordered: subtree scans
+  std::map<std::string, std::string> pod_by_cgroup;
+  std::unordered_map<std::string, std::unordered_set<std::string>> pods_by_claim;  // claim uid -> pod uids
+
+  // ---- the desired table and the kernel side ----
+  std::unordered_map<uint32_t, DesiredEntry> desired;
+  std::set<std::pair<Nanos, uint32_t>> lease_renewals;   // (renew_at, tid) of boosted entries
+  std::unordered_map<uint32_t, RuntimeValue> actual;
+  std::unordered_map<uint32_t, std::string> removal_reasons;  // why a tid left the desired table
+  std::unordered_map<uint32_t, Conflict> conflicts;          // tids matched by more than one policy
+
+  // ---- event handlers (apply.cpp) ----
+  ApplyResult apply(const Event& e);
+
+  // ---- derivation (derive.cpp) ----
+  std::vector<Candidate> candidates(const TaskState& t, const PolicyOverride& ov,
+                                    std::vector<std::string>* warnings) const;
+  std::optional<Candidate> resolve(std::vector<Candidate> cands, Conflict* conflict) const;
+  std::optional<CpuSet> envelope(const TaskState& t) const;
+  bool node_selected(const NodeSchedulingPolicy& p) const;
+  bool claim_live_for(const std::string& claim_uid, const std::string& pod_uid) const;
+
+  // Re-derives the given tasks' entries; bumps the generation once if anything changed.
+  // `reason` explains removals (it becomes the plan's delete reason).
+  void rederive(const std::unordered_set<uint32_t>& tids, ApplyResult& out, const std::string& reason);
+  // Tasks whose entry may depend on the given pods / node policy regexes.
+  std::unordered_set<uint32_t> tasks_of_pods(const std::unordered_set<std::string>& pod_uids) const;
+  std::unordered_set<uint32_t> tasks_matching(const std::vector<const RE2*>& regexes) const;
+
+  // ---- index maintenance ----
+  void index_task(uint32_t tid);
+  void unindex_task(uint32_t tid);
+  std::string resolve_pod(const std::string& cgroup) const;
+  std::unordered_set<uint32_t> tasks_under_cgroup(const std::string& cgroup) const;
+  void add_thread_group(std::unordered_set<uint32_t>& tids, uint32_t leader_tgid) const;
+  void set_entry(uint32_t tid, DesiredEntry e);
+  void erase_entry(uint32_t tid, const std::string& reason);
+
+  // ---- queries ----
+  Plan plan() const;
+  std::vector<Violation> check() const;
+  std::optional<Lineage> lineage(uint32_t tid) const;
+  std::string digest() const;
+};
+
+PreviewResult preview_dra(const CoreImpl& s, const DraExecutionPolicy& p);
+PreviewResult preview_node(const CoreImpl& s, const NodeSchedulingPolicy& p);
+
+}  // namespace c2c

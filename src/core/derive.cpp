@@ -1,0 +1,333 @@
+// Derivation of one task's desired entry: which policies match it, which one wins, and what it
+// writes (spec/state-machine.md, "Matching", "Conflicts", "CPU sets", "Boost leases").
+#include <algorithm>
+
+#include "core/core_impl.hpp"
+
+namespace c2c {
+
+bool candidate_precedes(const Candidate& a, const Candidate& b, std::string* rule) {
+  auto decide = [&](const char* r, bool v) {
+    if (rule) *rule = r;
+    return v;
+  };
+  if (a.strategy != b.strategy) return decide("exact-tid-before-tgid", a.strategy == Strategy::ExactTid);
+  if (a.kind != b.kind) return decide("dra-before-node", a.kind == PolicyKind::Dra);
+  if (a.priority != b.priority) return decide("higher-priority", a.priority > b.priority);
+  return decide("name-order", a.policy < b.policy);
+}
+
+bool CoreImpl::claim_live_for(const std::string& claim_uid, const std::string& pod_uid) const {
+  auto it = claims.find(claim_uid);
+  if (it == claims.end()) return false;
+  const Claim& c = it->second.claim;
+  if (!node.name.empty() && !c.node.empty() && c.node != node.name) return false;
+  return std::find(c.reserved_for.begin(), c.reserved_for.end(), pod_uid) != c.reserved_for.end();
+}
+
+bool CoreImpl::node_selected(const NodeSchedulingPolicy& p) const {
+  if (!p.node_names.empty() &&
+      std::find(p.node_names.begin(), p.node_names.end(), node.name) == p.node_names.end())
+    return false;
+  for (const auto& [k, v] : p.node_selectors) {
+    auto it = node.labels.find(k);
+    if (it == node.labels.end() || it->second != v) return false;
+  }
+  if (p.dra_selectors.empty()) return true;
+  for (const auto& [uid, cs] : claims) {
+    if (!node.name.empty() && !cs.claim.node.empty() && cs.claim.node != node.name) continue;
+    for (const auto& d : cs.claim.devices)
+      for (const auto& sel : p.dra_selectors)
+        if (sel.driver == d.driver && (sel.pool.empty() || sel.pool == d.pool) &&
+            (sel.device.empty() || sel.device == d.device))
+          return true;
+  }
+  return false;
+}
+
+std::optional<CpuSet> CoreImpl::envelope(const TaskState& t) const {
+  if (t.task.cpuset) return t.task.cpuset;
+  if (!t.pod_uid.empty()) {
+    auto it = pods.find(t.pod_uid);
+    if (it != pods.end() && it->second.pod.cpuset) return it->second.pod.cpuset;
+  }
+  if (!node.cpus.empty()) return node.cpus;
+  return std::nullopt;
+}
+
+namespace {
+
+bool labels_match(const std::map<std::string, std::string>& want, const std::map<std::string, std::string>& have) {
+  for (const auto& [k, v] : want) {
+    auto it = have.find(k);
+    if (it == have.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+void warn(std::vector<std::string>* w, std::string msg) {
+  if (w) w->push_back(std::move(msg));
+}
+
+}  // namespace
+
+std::vector<Candidate> CoreImpl::candidates(const TaskState& t, const PolicyOverride& ov,
+                                            std::vector<std::string>* warnings) const {
+  std::vector<Candidate> out;
+  const std::optional<CpuSet> env = envelope(t);
+
+  // DRA execution policies reach a task through its pod, and match it per thread (exact TID).
+  auto consider_dra = [&](const DraPolicyState& st) {
+    const DraExecutionPolicy& p = st.policy;
+    auto pit = pods.find(t.pod_uid);
+    if (pit == pods.end()) return;
+    const Pod& pod = pit->second.pod;
+    if (!labels_match(p.match_labels, pod.labels)) return;
+    const TaskRole* role = nullptr;
+    for (size_t i = 0; i < p.task_roles.size() && !role; ++i) {
+      const TaskRole& r = p.task_roles[i];
+      if (!r.registered_role.empty() && r.registered_role == t.task.role) role = &r;
+      else if (st.role_regex[i] && RE2::PartialMatch(t.task.comm, *st.role_regex[i])) role = &r;
+    }
+    if (!role) return;
+
+    Candidate c;
+    c.kind = PolicyKind::Dra;
+    c.policy = p.name;
+    c.policy_generation = p.generation;
+    c.pod_uid = pod.uid;
+    c.role = role->name;
+    std::vector<std::string> stale;
+    std::optional<CpuSet> claim_cpus;
+    std::vector<int> numa;
+    std::vector<std::string> roots;
+    for (const auto& name : p.resource_claims) {
+      auto cit = pod.claims.find(name);
+      if (cit == pod.claims.end() || !claim_live_for(cit->second, pod.uid)) {
+        stale.push_back(name);
+        continue;
+      }
+      const Claim& claim = claims.at(cit->second).claim;
+      c.claims.push_back({claim.uid, claim.generation});
+      for (const auto& d : claim.devices) {
+        if (d.cpus) claim_cpus = claim_cpus ? (*claim_cpus | *d.cpus) : *d.cpus;
+        numa.insert(numa.end(), d.numa_nodes.begin(), d.numa_nodes.end());
+        if (!d.pcie_root.empty()) roots.push_back(d.pcie_root);
+      }
+    }
+    if (!stale.empty()) {
+      std::string names;
+      for (const auto& s : stale) names += (names.empty() ? "" : ",") + s;
+      warn(warnings, "DRAExecutionPolicy/" + p.name + ": claim(s) " + names + " of pod " + pod.uid +
+                         " not allocated for it on this node (stale claim, INV-1)" +
+                         (p.fail_closed_on_stale_claim ? "; failing closed" : ""));
+      if (p.fail_closed_on_stale_claim || c.claims.empty()) return;
+    }
+
+    RuntimeValue& v = c.value;
+    std::optional<CpuSet> allowed = env;
+    if (p.respect_allocated_cpuset && claim_cpus) allowed = env ? (*env & *claim_cpus) : *claim_cpus;
+    if (allowed && allowed->empty()) {
+      warn(warnings, "DRAExecutionPolicy/" + p.name + ": allocated CPUs " + claim_cpus->to_string() +
+                         " lie outside the envelope of task " + std::to_string(t.task.key.tid) +
+                         " (INV-6); no entry");
+      return;
+    }
+    if (allowed) {
+      v.allowed = *allowed;
+      v.flags |= kFlagAllowedCpus;
+      CpuSet preferred = *allowed;
+      auto narrow = [&](const CpuSet& local, const char* what) {
+        CpuSet n = preferred & local;
+        if (n.empty()) warn(warnings, "DRAExecutionPolicy/" + p.name + ": no allowed CPU is " + what);
+        else preferred = n;
+      };
+      if (p.prefer_same_numa && !numa.empty()) {
+        CpuSet local;
+        for (int n : numa)
+          if (auto it = node.numa_cpus.find(n); it != node.numa_cpus.end()) local = local | it->second;
+        narrow(local, "on the claimed devices' NUMA nodes");
+      }
+      if (p.prefer_same_pcie_root && !roots.empty()) {
+        CpuSet local;
+        for (const auto& r : roots)
+          if (auto it = node.pcie_root_cpus.find(r); it != node.pcie_root_cpus.end()) local = local | it->second;
+        narrow(local, "local to the claimed devices' PCIe roots");
+      }
+      if (preferred != *allowed) {
+        v.preferred = preferred;
+        v.flags |= kFlagPreferredCpus;
+      } else {
+        v.preferred = *allowed;
+      }
+    }
+    v.exec_class = role->exec_class;
+    v.slice_ns = class_default_slice(role->exec_class);
+    if (class_boosts(role->exec_class)) {
+      v.flags |= kFlagBoost;
+      v.max_boost = p.max_boost;
+    }
+    out.push_back(std::move(c));
+  };
+
+  if (!t.pod_uid.empty()) {
+    for (const auto& [name, st] : dra_policies) {
+      if (ov.dra && ov.dra->policy.name == name) continue;
+      if (st.active()) consider_dra(st);
+    }
+    if (ov.dra) consider_dra(*ov.dra);  // a preview shows the policy as if it were live
+  }
+
+  // Node-level policies match the comm of a thread; with no exact-TID match, the thread-group
+  // leader's match applies (the seed's "exact TID strategy first, then TGID").
+  auto node_candidate = [&](const NodePolicyState& st, Strategy strategy) {
+    const NodeSchedulingPolicy& p = st.policy;
+    Candidate c;
+    c.kind = PolicyKind::Node;
+    c.policy = p.name;
+    c.policy_generation = p.generation;
+    c.priority = p.priority;
+    c.strategy = strategy;
+    RuntimeValue& v = c.value;
+    if (env) {
+      v.allowed = *env;
+      v.preferred = *env;
+      v.flags |= kFlagAllowedCpus;
+    }
+    if (p.priority > 0) {
+      v.exec_class = ExecClass::LatencyCritical;
+      v.flags |= kFlagBoost;
+      v.max_boost = node.default_max_boost;
+    } else {
+      v.exec_class = ExecClass::Normal;
+    }
+    v.slice_ns = p.execution_time ? p.execution_time : class_default_slice(v.exec_class);
+    if (p.execution_time) v.flags |= kFlagCustomSlice;
+    if (strategy == Strategy::Tgid) v.flags |= kFlagInherited;
+    return c;
+  };
+  auto for_each_node_policy = [&](auto&& fn) {
+    for (const auto& [name, st] : node_policies) {
+      if (ov.node && ov.node->policy.name == name) continue;
+      fn(st);
+    }
+    if (ov.node) fn(*ov.node);
+  };
+
+  bool exact = !out.empty();
+  for_each_node_policy([&](const NodePolicyState& st) {
+    if (node_selected(st.policy) && RE2::PartialMatch(t.task.comm, *st.regex)) {
+      out.push_back(node_candidate(st, Strategy::ExactTid));
+      exact = true;
+    }
+  });
+  if (!exact && t.task.key.tid != t.task.tgid) {
+    auto leader = tasks.find(t.task.tgid);
+    if (leader != tasks.end()) {
+      for_each_node_policy([&](const NodePolicyState& st) {
+        if (node_selected(st.policy) && RE2::PartialMatch(leader->second.task.comm, *st.regex))
+          out.push_back(node_candidate(st, Strategy::Tgid));
+      });
+    }
+  }
+
+  for (auto& c : out) {
+    c.value.start = t.task.key.start;
+    c.value.tgid = t.task.tgid;
+  }
+  return out;
+}
+
+std::optional<Candidate> CoreImpl::resolve(std::vector<Candidate> cands, Conflict* conflict) const {
+  if (cands.empty()) return std::nullopt;
+  std::sort(cands.begin(), cands.end(),
+            [](const Candidate& a, const Candidate& b) { return candidate_precedes(a, b, nullptr); });
+  if (conflict && cands.size() > 1) {
+    conflict->winner = std::string(to_string(cands[0].kind)) + "/" + cands[0].policy;
+    conflict->losers.clear();
+    for (size_t i = 1; i < cands.size(); ++i)
+      conflict->losers.push_back(std::string(to_string(cands[i].kind)) + "/" + cands[i].policy);
+    candidate_precedes(cands[0], cands[1], &conflict->rule);
+  }
+  return std::move(cands[0]);
+}
+
+namespace {
+
+bool same_entry(const DesiredEntry& a, const DesiredEntry& b) {
+  RuntimeValue va = a.value, vb = b.value;
+  va.generation = vb.generation = 0;
+  return va == vb && a.strategy == b.strategy && a.restart_epoch == b.restart_epoch &&
+         (a.origin == b.origin || (a.origin && b.origin && *a.origin == *b.origin));
+}
+
+}  // namespace
+
+void CoreImpl::rederive(const std::unordered_set<uint32_t>& tids_in, ApplyResult& out, const std::string& reason) {
+  std::vector<uint32_t> tids(tids_in.begin(), tids_in.end());
+  std::sort(tids.begin(), tids.end());
+  std::vector<std::pair<uint32_t, std::optional<DesiredEntry>>> changes;
+  std::unordered_map<std::string, std::shared_ptr<const Origin>> batch_origins;
+  std::set<std::string> warnings;
+
+  for (uint32_t tid : tids) {
+    auto tit = tasks.find(tid);
+    auto cur = desired.find(tid);
+    std::optional<Candidate> win;
+    Conflict conflict;
+    if (tit != tasks.end()) {
+      std::vector<std::string> w;
+      win = resolve(candidates(tit->second, {}, &w), &conflict);
+      warnings.insert(w.begin(), w.end());
+    }
+    if (win && !conflict.losers.empty()) {
+      conflict.task = tit->second.task.key;
+      conflicts[tid] = conflict;
+    } else {
+      conflicts.erase(tid);
+    }
+    if (!win) {
+      if (cur != desired.end()) changes.emplace_back(tid, std::nullopt);
+      continue;
+    }
+
+    DesiredEntry e;
+    e.value = win->value;
+    e.strategy = win->strategy;
+    e.restart_epoch = epoch;
+    Origin o{win->kind, win->policy, win->policy_generation, win->pod_uid, win->claims, win->role};
+    if (cur != desired.end() && cur->second.origin && *cur->second.origin == o) {
+      e.origin = cur->second.origin;
+    } else {
+      std::string okey = std::string(to_string(o.kind)) + "/" + o.policy + "/" + std::to_string(o.policy_generation) +
+                         "/" + o.pod_uid + "/" + o.role;
+      for (const auto& c : o.claims) okey += "/" + c.uid + "@" + std::to_string(c.generation);
+      auto& slot = batch_origins[okey];
+      if (!slot) slot = std::make_shared<const Origin>(std::move(o));
+      e.origin = slot;
+    }
+    // A boost lease, once granted, runs to its deadline; re-deriving an unchanged boost keeps it.
+    if (e.value.flags & kFlagBoost) {
+      const bool keep = cur != desired.end() && (cur->second.value.flags & kFlagBoost) &&
+                        cur->second.value.max_boost == e.value.max_boost && cur->second.value.boost_until > now;
+      e.value.boost_until = keep ? cur->second.value.boost_until : now + e.value.max_boost;
+    }
+    if (cur != desired.end() && same_entry(cur->second, e)) continue;
+    changes.emplace_back(tid, std::move(e));
+  }
+
+  out.warnings.insert(out.warnings.end(), warnings.begin(), warnings.end());
+  if (changes.empty()) return;
+  ++generation;
+  for (auto& [tid, e] : changes) {
+    if (e) {
+      e->value.generation = generation;
+      set_entry(tid, std::move(*e));
+    } else {
+      erase_entry(tid, reason);
+    }
+    out.changed_tids.push_back(tid);
+  }
+}
+
+}  // namespace c2c

@@ -1,0 +1,57 @@
+#include "core/model.hpp"
+
+#include "core/runtime_entry.hpp"
+
+namespace c2c {
+
+const char* to_string(ExecClass c) {
+  switch (c) {
+    case ExecClass::Unmatched: return "unmatched";
+    case ExecClass::LatencyCritical: return "latency-critical";
+    case ExecClass::CommunicationProgress: return "communication-progress";
+    case ExecClass::Throughput: return "throughput";
+    case ExecClass::Background: return "background";
+    case ExecClass::Normal: return "normal";
+  }
+  return "unknown";
+}
+
+std::optional<ExecClass> exec_class_from_string(const std::string& s) {
+  for (auto c : {ExecClass::LatencyCritical, ExecClass::CommunicationProgress, ExecClass::Throughput,
+                 ExecClass::Background, ExecClass::Normal})
+    if (s == to_string(c)) return c;
+  return std::nullopt;
+}
+
+bool class_boosts(ExecClass c) {
+  return c == ExecClass::LatencyCritical || c == ExecClass::CommunicationProgress;
+}
+
+// Class defaults (spec/state-machine.md, "Execution classes"): short slices where latency matters,
+// the sched_ext default (20 ms) where throughput does.
+Nanos class_default_slice(ExecClass c) {
+  switch (c) {
+    case ExecClass::LatencyCritical: return 2'000'000;
+    case ExecClass::CommunicationProgress: return 1'000'000;
+    case ExecClass::Throughput: return 20'000'000;
+    case ExecClass::Background: return 20'000'000;
+    case ExecClass::Normal: return 20'000'000;
+    case ExecClass::Unmatched: return 0;
+  }
+  return 0;
+}
+
+const char* to_string(PolicyKind k) { return k == PolicyKind::Dra ? "DRAExecutionPolicy" : "NodeSchedulingPolicy"; }
+
+const char* to_string(Strategy s) { return s == Strategy::ExactTid ? "exact-tid" : "tgid"; }
+
+const char* to_string(PlanOp::Kind k) {
+  switch (k) {
+    case PlanOp::Kind::Add: return "add";
+    case PlanOp::Kind::Update: return "update";
+    case PlanOp::Kind::Delete: return "delete";
+  }
+  return "unknown";
+}
+
+}  // namespace c2c

@@ -1,0 +1,106 @@
+// Preview: what a policy would do, computed without changing anything (read-only).
+#include <algorithm>
+#include <set>
+
+#include "core/core_impl.hpp"
+
+namespace c2c {
+
+namespace {
+
+PreviewResult preview_with(const CoreImpl& s, PolicyKind kind, const std::string& name, int64_t generation,
+                           const PolicyOverride& ov, bool node_selected) {
+  PreviewResult r;
+  r.policy = name;
+  r.kind = kind;
+  r.node_generation = s.generation;
+  const std::string key = std::string(to_string(kind)) + "/" + name;
+  if (generation == 0) {
+    auto hw = s.policy_high_water.find(key);
+    generation = hw == s.policy_high_water.end() ? 1 : hw->second + 1;
+  }
+  r.policy_generation = generation;
+
+  std::set<std::string> warnings;
+  std::vector<uint32_t> tids;
+  tids.reserve(s.tasks.size());
+  for (const auto& [tid, t] : s.tasks) tids.push_back(tid);
+  std::sort(tids.begin(), tids.end());
+  for (uint32_t tid : tids) {
+    const TaskState& t = s.tasks.at(tid);
+    std::vector<std::string> w;
+    auto cands = s.candidates(t, ov, &w);
+    for (auto& msg : w)
+      if (msg.find(key + ":") != std::string::npos) warnings.insert(msg);
+    auto mine = std::find_if(cands.begin(), cands.end(), [&](const Candidate& c) { return c.kind == kind && c.policy == name; });
+    if (mine == cands.end()) continue;
+    MatchedTask m;
+    m.key = t.task.key;
+    m.tgid = t.task.tgid;
+    m.comm = t.task.comm;
+    m.strategy = mine->strategy;
+    Conflict conflict;
+    auto win = s.resolve(cands, &conflict);
+    if (win && win->kind == kind && win->policy == name) {
+      RuntimeValue v = win->value;
+      v.generation = s.generation + 1;
+      if (v.flags & kFlagBoost) v.boost_until = s.now + v.max_boost;
+      m.intended = v;
+    }
+    if (!conflict.losers.empty()) {
+      conflict.task = t.task.key;
+      r.conflicts.push_back(conflict);
+    }
+    if (auto a = s.actual.find(tid); a != s.actual.end()) m.actual = a->second;
+    r.matched.push_back(std::move(m));
+  }
+  if (!node_selected) warnings.insert(key + ": this node ('" + s.node.name + "') is not selected by the policy");
+  if (r.matched.empty()) warnings.insert(key + ": matches no task on this node");
+  r.warnings.assign(warnings.begin(), warnings.end());
+  return r;
+}
+
+}  // namespace
+
+PreviewResult preview_dra(const CoreImpl& s, const DraExecutionPolicy& p) {
+  if (auto e = validate(p)) {
+    PreviewResult r;
+    r.policy = p.name;
+    r.kind = PolicyKind::Dra;
+    r.invalid_field = e->field;
+    r.invalid_message = e->message;
+    return r;
+  }
+  DraPolicyState st;
+  st.policy = p;
+  RE2::Options opts;
+  opts.set_log_errors(false);
+  for (const auto& role : p.task_roles)
+    st.role_regex.push_back(role.comm_regex.empty() ? nullptr : std::make_shared<const RE2>(role.comm_regex, opts));
+  PolicyOverride ov;
+  ov.dra = &st;
+  auto r = preview_with(s, PolicyKind::Dra, p.name, p.generation, ov, true);
+  if (p.require_preview)
+    r.warnings.push_back("requirePreview: the policy goes live after a preview of generation " +
+                         std::to_string(r.policy_generation) + " is acknowledged");
+  return r;
+}
+
+PreviewResult preview_node(const CoreImpl& s, const NodeSchedulingPolicy& p) {
+  if (auto e = validate(p)) {
+    PreviewResult r;
+    r.policy = p.name;
+    r.kind = PolicyKind::Node;
+    r.invalid_field = e->field;
+    r.invalid_message = e->message;
+    return r;
+  }
+  RE2::Options opts;
+  opts.set_log_errors(false);
+  NodePolicyState st{p, std::make_shared<const RE2>(p.command_regex, opts)};
+  PolicyOverride ov;
+  ov.node = &st;
+  return preview_with(s, PolicyKind::Node, p.name, p.generation, ov, s.node_selected(p));
+}
+
+}  // namespace c2c
