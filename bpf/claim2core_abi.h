@@ -26,9 +26,11 @@
 #define C2C_POLICY_MAP_NAME "c2c_policy"
 #define C2C_STATS_MAP_NAME "c2c_stats"
 #define C2C_EVENTS_MAP_NAME "c2c_events"
+#define C2C_META_MAP_NAME "c2c_meta"
 #define C2C_POLICY_PIN C2C_PIN_ROOT "/" C2C_POLICY_MAP_NAME
 #define C2C_STATS_PIN C2C_PIN_ROOT "/" C2C_STATS_MAP_NAME
 #define C2C_EVENTS_PIN C2C_PIN_ROOT "/" C2C_EVENTS_MAP_NAME
+#define C2C_META_PIN C2C_PIN_ROOT "/" C2C_META_MAP_NAME
 
 #define C2C_POLICY_MAX_ENTRIES 131072u
 #define C2C_EVENTS_RINGBUF_BYTES (1u << 20)
@@ -113,6 +115,20 @@ struct c2c_stats {
 	__u64 latency_hist[C2C_LAT_BUCKETS];
 };
 
+/* ---- map set metadata (ARRAY, one element) ---------------------------------------------- */
+/*
+ * Written by the creator of the pinned map set (src/mirror) so that whoever re-opens the pins
+ * (a restarted daemon, the scheduler) can refuse maps laid out for another ABI version: BTF
+ * gives sizes and field names, but not the version the layout was made for.
+ * abi_version == 0 means "not yet written" (the creator died between pinning and writing it).
+ */
+struct c2c_meta {
+	__u32 abi_version;        /* C2C_ABI_VERSION of the creator */
+	__u32 policy_value_size;  /* sizeof(struct c2c_policy_value) of the creator */
+	__u32 policy_max_entries; /* max_entries the policy map was created with */
+	__u32 reserved;
+};
+
 /* ---- layout pins ------------------------------------------------------------------------ */
 #ifdef __cplusplus
 #define C2C_STATIC_ASSERT(cond, msg) static_assert(cond, msg)
@@ -128,6 +144,7 @@ C2C_STATIC_ASSERT(C2C_OFFSETOF(struct c2c_policy_value, start_ticks) == 0, "iden
 C2C_STATIC_ASSERT(C2C_OFFSETOF(struct c2c_policy_value, allowed_cpus) == 40, "cpumask offset");
 C2C_STATIC_ASSERT(C2C_OFFSETOF(struct c2c_policy_value, tgid) == 104, "tgid offset");
 C2C_STATIC_ASSERT(sizeof(struct c2c_task_record) == 48, "task record layout changed");
+C2C_STATIC_ASSERT(sizeof(struct c2c_meta) == 16, "meta layout changed");
 C2C_STATIC_ASSERT(sizeof(struct c2c_stats) == (C2C_NR_CLASSES + 5 + C2C_LAT_BUCKETS) * 8, "stats layout");
 
 #endif /* CLAIM2CORE_ABI_H */

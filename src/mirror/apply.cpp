@@ -1,0 +1,427 @@
+#include "mirror/apply.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "mirror/convert.hpp"
+
+namespace c2c::mirror {
+
+namespace {
+
+constexpr int kENOTSUPP = 524;  // the kernel-internal "operation not supported" some paths leak
+
+// Errors with which the kernel says "this map does not do batches" on the first call.
+bool batch_unsupported(int err) { return err == EINVAL || err == EOPNOTSUPP || err == kENOTSUPP; }
+bool map_full_err(int err) { return err == E2BIG || err == ENOSPC; }
+
+const char* kind_name(PlanOp::Kind k) {
+  switch (k) {
+    case PlanOp::Kind::Add: return "add";
+    case PlanOp::Kind::Update: return "update";
+    case PlanOp::Kind::Delete: return "delete";
+  }
+  return "?";
+}
+
+std::string err_name(int err) {
+  switch (err) {
+    case E2BIG: return "E2BIG";
+    case ENOSPC: return "ENOSPC";
+    case ENOENT: return "ENOENT";
+    case EAGAIN: return "EAGAIN";
+    case EBUSY: return "EBUSY";
+    case ENOMEM: return "ENOMEM";
+    case EINVAL: return "EINVAL";
+    case EPERM: return "EPERM";
+    default: return "errno " + std::to_string(err);
+  }
+}
+
+bool same_bytes(const c2c_policy_value& a, const c2c_policy_value& b) {
+  return std::memcmp(&a, &b, sizeof a) == 0;  // the struct has no padding (ABI static_asserts)
+}
+
+void real_sleep(std::chrono::nanoseconds d) { std::this_thread::sleep_for(d); }
+
+}  // namespace
+
+const char* to_string(OpState s) {
+  switch (s) {
+    case OpState::Applied: return "applied";
+    case OpState::Absent: return "absent";
+    case OpState::Skipped: return "skipped";
+    case OpState::Failed: return "failed";
+    case OpState::RolledBack: return "rolled back";
+  }
+  return "?";
+}
+
+std::string describe(const OpStatus& s) {
+  std::string out = "tid " + std::to_string(s.tid) + " " + kind_name(s.kind) + ": " + to_string(s.state);
+  if (s.err != 0) out += " (" + err_name(s.err) + ")";
+  if (!s.reason.empty()) out += ": " + s.reason;
+  return out;
+}
+
+std::optional<std::string> validate_plan(const Plan& plan) {
+  std::unordered_map<uint32_t, size_t> seen;
+  seen.reserve(plan.ops.size());
+  for (size_t i = 0; i < plan.ops.size(); ++i) {
+    const PlanOp& op = plan.ops[i];
+    const std::string field = "plan.ops[" + std::to_string(i) + "]";
+    if (op.tid == 0) return field + ".tid: 0 is not a task";
+    if (auto [it, fresh] = seen.emplace(op.tid, i); !fresh)
+      return field + ".tid: tid " + std::to_string(op.tid) + " already has plan.ops[" + std::to_string(it->second) +
+             "]; a plan holds at most one op per tid";
+    if (op.kind != PlanOp::Kind::Delete) {
+      if (auto why = check_writable(op.value)) return field + "." + *why;
+    }
+  }
+  for (size_t k = 0; k < plan.deferred_deletes.size(); ++k) {
+    uint32_t tid = plan.deferred_deletes[k];
+    if (auto it = seen.find(tid); it != seen.end())
+      return "plan.deferred_deletes[" + std::to_string(k) + "]: tid " + std::to_string(tid) +
+             " also has plan.ops[" + std::to_string(it->second) + "]";
+  }
+  return std::nullopt;
+}
+
+Applier::Applier(PolicyMapIo& map, ApplyOptions opts, Sleeper sleep)
+    : map_(map), opts_(opts), sleep_(sleep ? std::move(sleep) : Sleeper(real_sleep)), batch_ok_(opts.use_batch) {
+  if (opts_.batch_size == 0) opts_.batch_size = 1;
+}
+
+int Applier::with_retry(OpStatus& st, const std::function<int()>& call) {
+  int err = 0;
+  const unsigned max = std::max(1u, opts_.retry.max_attempts);
+  for (unsigned attempt = 0; attempt < max; ++attempt) {
+    ++st.attempts;
+    err = call();
+    if (err == 0 || !is_transient(err)) return err;
+    if (attempt + 1 < max) sleep_(backoff_delay(opts_.retry, attempt));
+  }
+  return err;
+}
+
+ApplyReport Applier::apply(const Plan& plan) {
+  ApplyReport rep;
+  rep.deferred = plan.deferred_deletes;
+  if (auto why = validate_plan(plan)) {
+    rep.error = "invalid plan, nothing applied: " + *why;
+    return rep;
+  }
+  rep.ops.resize(plan.ops.size());
+  std::vector<size_t> deletes, updates, adds;
+  std::vector<c2c_policy_value> vals(plan.ops.size());
+  for (size_t i = 0; i < plan.ops.size(); ++i) {
+    const PlanOp& op = plan.ops[i];
+    rep.ops[i].tid = op.tid;
+    rep.ops[i].kind = op.kind;
+    switch (op.kind) {
+      case PlanOp::Kind::Delete: deletes.push_back(i); break;
+      case PlanOp::Kind::Update: updates.push_back(i); break;
+      case PlanOp::Kind::Add: adds.push_back(i); break;
+    }
+    if (op.kind != PlanOp::Kind::Delete) vals[i] = to_abi(op.value);
+  }
+
+  delete_keys(deletes, plan, rep);
+  std::optional<size_t> full = write_keys(updates, vals, rep);
+  if (!full) full = write_keys(adds, vals, rep);
+  if (full) {
+    // Everything after the failing key in its phase, and every Add if it was the Update phase.
+    std::vector<size_t> pending;
+    for (size_t i : updates)
+      if (i != *full && rep.ops[i].attempts == 0) pending.push_back(i);
+    for (size_t i : adds)
+      if (i != *full && rep.ops[i].attempts == 0) pending.push_back(i);
+    fail_closed(*full, pending, adds, vals, rep);
+  }
+
+  rep.batched = batch_ok_;
+  for (const OpStatus& s : rep.ops) {
+    switch (s.state) {
+      case OpState::Applied: ++rep.applied; break;
+      case OpState::Absent: ++rep.absent; break;
+      case OpState::Skipped: ++rep.skipped; break;
+      case OpState::Failed: ++rep.failed; break;
+      case OpState::RolledBack: ++rep.rolled_back; break;
+    }
+  }
+  return rep;
+}
+
+void Applier::delete_keys(const std::vector<size_t>& idx, const Plan& plan, ApplyReport& rep) {
+  // Compare before delete: read each entry and keep only those still holding the expected task.
+  std::vector<size_t> doomed;
+  doomed.reserve(idx.size());
+  for (size_t i : idx) {
+    OpStatus& st = rep.ops[i];
+    const RuntimeValue& want = plan.ops[i].value;
+    c2c_policy_value cur;
+    int err = with_retry(st, [&] { return map_.lookup(st.tid, &cur); });
+    if (err == ENOENT) {
+      st.state = OpState::Absent;
+      st.reason = "already gone";
+    } else if (err != 0) {
+      st.state = OpState::Failed;
+      st.err = err;
+      st.reason = "lookup before delete failed: " + std::string(std::strerror(err));
+    } else if (cur.start_ticks != want.start) {
+      st.state = OpState::Skipped;
+      st.reason = "tid now holds another task (start_ticks " + std::to_string(cur.start_ticks) + ", expected " +
+                  std::to_string(want.start) + "); not deleted (INV-2)";
+    } else if (cur.generation > want.generation) {
+      st.state = OpState::Skipped;
+      st.reason = "a newer write landed (generation " + std::to_string(cur.generation) + " > expected " +
+                  std::to_string(want.generation) + "); not deleted (INV-3)";
+    } else {
+      doomed.push_back(i);
+    }
+  }
+
+  std::vector<uint32_t> keys(doomed.size());
+  for (size_t k = 0; k < doomed.size(); ++k) keys[k] = rep.ops[doomed[k]].tid;
+  auto one_by_one = [&](size_t k) {
+    OpStatus& st = rep.ops[doomed[k]];
+    int err = with_retry(st, [&] { return map_.remove(st.tid); });
+    if (err == 0) {
+      st.state = OpState::Applied;
+    } else if (err == ENOENT) {
+      st.state = OpState::Absent;
+      st.reason = "already gone";
+    } else {
+      st.state = OpState::Failed;
+      st.err = err;
+      st.reason = "delete failed: " + std::string(std::strerror(err));
+    }
+  };
+  size_t pos = 0;
+  bool first_call = true;
+  while (pos < keys.size()) {
+    if (!batch_ok_) {
+      one_by_one(pos++);
+      continue;
+    }
+    size_t n = std::min(opts_.batch_size, keys.size() - pos);
+    BatchResult r = map_.delete_batch(keys.data() + pos, n);
+    const bool was_first = first_call;
+    first_call = false;
+    r.done = std::min(r.done, n);
+    for (size_t k = pos; k < pos + r.done; ++k) {
+      rep.ops[doomed[k]].state = OpState::Applied;
+      ++rep.ops[doomed[k]].attempts;
+    }
+    pos += r.done;
+    if (r.err == 0) {
+      if (r.done == 0) batch_ok_ = false;  // no progress and no error: do not spin
+      continue;
+    }
+    if (pos >= keys.size()) break;
+    if (r.err == ENOENT) {  // gone since our lookup: success
+      OpStatus& st = rep.ops[doomed[pos]];
+      ++st.attempts;
+      st.state = OpState::Absent;
+      st.reason = "already gone";
+      ++pos;
+      continue;
+    }
+    if (was_first && r.done == 0 && batch_unsupported(r.err)) {
+      batch_ok_ = false;  // retry this key and all others one by one
+      continue;
+    }
+    one_by_one(pos++);  // the failing key alone, with retries; then the batch resumes after it
+  }
+}
+
+std::optional<size_t> Applier::write_keys(const std::vector<size_t>& idx, const std::vector<c2c_policy_value>& vals,
+                                          ApplyReport& rep) {
+  std::vector<uint32_t> keys(idx.size());
+  std::vector<c2c_policy_value> values(idx.size());
+  for (size_t k = 0; k < idx.size(); ++k) {
+    keys[k] = rep.ops[idx[k]].tid;
+    values[k] = vals[idx[k]];
+  }
+  // Returns true when the map is full at key k.
+  auto one_by_one = [&](size_t k) {
+    OpStatus& st = rep.ops[idx[k]];
+    int err = with_retry(st, [&] { return map_.update(st.tid, values[k]); });
+    if (err == 0) {
+      st.state = OpState::Applied;
+      return false;
+    }
+    st.state = OpState::Failed;
+    st.err = err;
+    st.reason = "write failed: " + std::string(std::strerror(err));
+    return map_full_err(err);
+  };
+  size_t pos = 0;
+  bool first_call = true;
+  while (pos < keys.size()) {
+    if (!batch_ok_) {
+      if (one_by_one(pos)) return idx[pos];
+      ++pos;
+      continue;
+    }
+    size_t n = std::min(opts_.batch_size, keys.size() - pos);
+    BatchResult r = map_.update_batch(keys.data() + pos, values.data() + pos, n);
+    const bool was_first = first_call;
+    first_call = false;
+    r.done = std::min(r.done, n);
+    for (size_t k = pos; k < pos + r.done; ++k) {
+      rep.ops[idx[k]].state = OpState::Applied;
+      ++rep.ops[idx[k]].attempts;
+    }
+    pos += r.done;
+    if (r.err == 0) {
+      if (r.done == 0) batch_ok_ = false;
+      continue;
+    }
+    if (pos >= keys.size()) break;
+    if (map_full_err(r.err)) {
+      OpStatus& st = rep.ops[idx[pos]];
+      ++st.attempts;
+      st.state = OpState::Failed;
+      st.err = r.err;
+      return idx[pos];
+    }
+    if (was_first && r.done == 0 && batch_unsupported(r.err)) {
+      batch_ok_ = false;
+      continue;
+    }
+    if (one_by_one(pos)) return idx[pos];
+    ++pos;
+  }
+  return std::nullopt;
+}
+
+void Applier::fail_closed(size_t full_at, const std::vector<size_t>& pending, const std::vector<size_t>& adds,
+                          const std::vector<c2c_policy_value>& vals, ApplyReport& rep) {
+  // Count before rolling back: the figure shows how full the map was when the write failed.
+  size_t used = 0;
+  if (auto now = read_actual()) used = now->entries.size();
+  const std::string full = "map full (" + std::to_string(used) + "/" + std::to_string(map_.max_entries()) + ")";
+
+  rep.map_full = true;
+  rep.ops[full_at].reason = full + ": not written";
+  if (rep.ops[full_at].err == 0) rep.ops[full_at].err = E2BIG;
+  for (size_t i : pending) {
+    rep.ops[i].state = OpState::Failed;
+    rep.ops[i].err = E2BIG;
+    rep.ops[i].reason = full + ": not attempted";
+  }
+  size_t undone = 0;
+  for (size_t i : adds) {
+    OpStatus& st = rep.ops[i];
+    if (st.state != OpState::Applied) continue;
+    c2c_policy_value cur;
+    int err = with_retry(st, [&] { return map_.lookup(st.tid, &cur); });
+    if (err == 0 && !same_bytes(cur, vals[i])) continue;  // a newer write landed: not ours to undo
+    if (err == 0) err = with_retry(st, [&] { return map_.remove(st.tid); });
+    if (err == 0 || err == ENOENT) {
+      st.state = OpState::RolledBack;
+      st.err = E2BIG;
+      st.reason = full + ": rolled back (fail closed)";
+      ++undone;
+    } else {
+      st.state = OpState::Failed;
+      st.err = err;
+      st.reason = full + ": rollback failed: " + std::strerror(err) + "; the entry stays";
+    }
+  }
+  rep.error = full + ": " + std::to_string(undone) +
+              " new entries rolled back and the rest not written; those tasks run on the scheduler's "
+              "default path (fail closed)";
+}
+
+Result<ReadResult> Applier::read_actual() {
+  using R = Result<ReadResult>;
+  ReadResult out;
+  std::vector<std::pair<uint32_t, c2c_policy_value>> raw;
+  bool use_batch = batch_ok_;
+  if (use_batch) {
+    size_t chunk = std::min<size_t>(opts_.batch_size, std::max<uint32_t>(map_.max_entries(), 1));
+    std::vector<uint32_t> keys(chunk);
+    std::vector<c2c_policy_value> values(chunk);
+    uint64_t in = 0, next = 0;
+    bool first = true;
+    unsigned transient = 0;
+    while (true) {
+      uint32_t count = static_cast<uint32_t>(chunk);
+      int err = map_.lookup_batch(first ? nullptr : &in, &next, keys.data(), values.data(), &count);
+      if (err == 0 || err == ENOENT) {
+        for (uint32_t k = 0; k < std::min<size_t>(count, chunk); ++k) raw.emplace_back(keys[k], values[k]);
+      }
+      if (err == ENOENT) break;
+      if (err == 0) {
+        in = next;
+        first = false;
+        transient = 0;
+        continue;
+      }
+      if (err == ENOSPC) {  // one bucket holds more than `chunk` entries: grow, read the step again
+        if (chunk > 4ull * map_.max_entries() + 64) return R::fail("lookup_batch: ENOSPC with a buffer of " +
+                                                                    std::to_string(chunk) + " entries");
+        chunk *= 2;
+        keys.resize(chunk);
+        values.resize(chunk);
+        continue;
+      }
+      if (first && raw.empty() && batch_unsupported(err)) {
+        use_batch = false;
+        break;
+      }
+      if (is_transient(err) && ++transient < std::max(1u, opts_.retry.max_attempts)) {
+        sleep_(backoff_delay(opts_.retry, transient - 1));
+        continue;
+      }
+      return R::fail("reading the policy map (lookup_batch) failed: " + std::string(std::strerror(err)));
+    }
+  }
+  if (!use_batch) {
+    // Keys first, then values: deleting or re-reading during get_next_key would restart it.
+    raw.clear();
+    std::vector<uint32_t> keys;
+    std::unordered_set<uint32_t> seen;
+    uint32_t prev = 0, key = 0;
+    bool first = true;
+    while (true) {
+      int err = map_.next_key(first ? nullptr : &prev, &key);
+      if (err == ENOENT) break;
+      if (err != 0) return R::fail("reading the policy map (get_next_key) failed: " + std::string(std::strerror(err)));
+      // A key deleted under us makes the kernel restart from the first key: skip repeats, and
+      // stop if that never ends.
+      if (seen.insert(key).second) keys.push_back(key);
+      if (seen.size() > map_.max_entries()) return R::fail("reading the policy map: more keys than max_entries");
+      prev = key;
+      first = false;
+    }
+    for (uint32_t k : keys) {
+      c2c_policy_value v;
+      int err = map_.lookup(k, &v);
+      if (err == ENOENT) continue;  // deleted since we saw its key
+      if (err != 0) return R::fail("reading tid " + std::to_string(k) + " failed: " + std::strerror(err));
+      raw.emplace_back(k, v);
+    }
+  }
+  out.batched = use_batch;
+  std::sort(raw.begin(), raw.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  out.entries.reserve(raw.size());
+  size_t bad = 0;
+  for (const auto& [tid, v] : raw) {
+    if (!out.entries.empty() && out.entries.back().tid == tid) continue;
+    out.entries.push_back(ActualEntry{tid, from_abi(v)});
+    if (auto why = check_decoded(v)) {
+      if (++bad <= 20) out.warnings.push_back("tid " + std::to_string(tid) + ": " + *why);
+    }
+  }
+  if (bad > 20) out.warnings.push_back("... and " + std::to_string(bad - 20) + " more entries not laid out for this ABI");
+  return R::ok(std::move(out));
+}
+
+}  // namespace c2c::mirror

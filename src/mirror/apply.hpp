@@ -1,0 +1,107 @@
+// Executes a core Plan against the policy map and reads the map back (the "actual" table).
+//
+// Order and guarantees of apply():
+//  1. The plan is validated first (tid 0, duplicate tids, a tid both in an op and in
+//     deferred_deletes, unknown class or flag bits); an invalid plan changes nothing.
+//  2. deferred_deletes are never executed: the desired state is still loading after a restart
+//     and nothing is pruned before it is complete (INV-7). They are echoed in the report.
+//  3. Deletes first (they free room). Compare before delete: the entry is read and deleted only
+//     if its start_ticks equals the op's expected value (else the tid now holds another task,
+//     INV-2) and its generation is not newer than the op's (else a newer write landed, INV-3).
+//     "Not found" is success (the entry is already gone). A concurrent writer could still slip
+//     in between the read and the delete; the daemon is the map's only writer (the scheduler
+//     only reads it), so this window is not reachable in the product.
+//  4. Updates, then Adds, with BPF_ANY writes: re-applying a plan is idempotent.
+//  Writes and deletes use the kernel's batch calls; a batch stops at the first failing key, which
+//  is then retried on its own with capped exponential backoff (transient errors only) before the
+//  batch resumes after it. If the kernel refuses batching, every key goes one by one.
+//
+// Map full fails closed: when a write hits E2BIG/ENOSPC, no further write is attempted, every
+// Add this apply already wrote is deleted again (compare before delete: only if it still holds
+// what we wrote), and all of them report "map full (N/max)". Those tasks then have no entry and
+// run on the scheduler's default path: unboosted (INV-8) and on their own cpuset (INV-6), i.e.
+// no half-applied set of new policy entries is ever visible. Deletes and Updates that already
+// landed stay: they only narrow or refresh entries that existed before the apply.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/runtime_entry.hpp"
+#include "mirror/map_io.hpp"
+#include "mirror/result.hpp"
+#include "mirror/retry.hpp"
+
+namespace c2c::mirror {
+
+enum class OpState : uint8_t {
+  Applied,     // written, or deleted
+  Absent,      // a Delete whose entry was already gone: success
+  Skipped,     // a Delete refused by compare-before-delete (the reason says why)
+  Failed,      // not applied; err and reason say why
+  RolledBack,  // an Add undone because the map filled up (fail closed)
+};
+const char* to_string(OpState s);
+
+struct OpStatus {
+  uint32_t tid = 0;
+  PlanOp::Kind kind = PlanOp::Kind::Add;
+  OpState state = OpState::Failed;
+  unsigned attempts = 0;  // kernel calls made for this key alone (a batch counts as one)
+  int err = 0;            // errno of the last failure, 0 if none
+  std::string reason;     // empty when Applied
+  bool success() const { return state == OpState::Applied || state == OpState::Absent; }
+};
+// One line for people: "tid 42 add: failed (E2BIG): map full (64/64)".
+std::string describe(const OpStatus& s);
+
+struct ApplyOptions {
+  RetryPolicy retry;
+  size_t batch_size = 8192;  // keys per batch call
+  bool use_batch = true;     // false: one call per key (also the automatic fallback)
+};
+
+struct ApplyReport {
+  std::vector<OpStatus> ops;          // one per plan op, in plan order
+  std::vector<uint32_t> deferred;     // the plan's deferred deletes, not executed
+  size_t applied = 0, absent = 0, skipped = 0, failed = 0, rolled_back = 0;
+  bool map_full = false;
+  bool batched = false;               // batch calls were used (false after a fallback)
+  std::string error;                  // invalid plan (nothing done), or the map-full summary
+  bool ok() const { return error.empty() && failed == 0 && rolled_back == 0; }
+};
+
+struct ReadResult {
+  std::vector<ActualEntry> entries;   // sorted by tid
+  std::vector<std::string> warnings;  // entries not laid out for this ABI (injected by hand?)
+  bool batched = false;
+};
+
+// nullopt if the plan may be executed, else the offending field and why ("plan.ops[3].tid: ...").
+std::optional<std::string> validate_plan(const Plan& plan);
+
+class Applier {
+ public:
+  Applier(PolicyMapIo& map, ApplyOptions opts = {}, Sleeper sleep = {});
+  ApplyReport apply(const Plan& plan);
+  // The whole map: lookup_batch, else get_next_key iteration (keys first, then lookups).
+  Result<ReadResult> read_actual();
+
+ private:
+  int with_retry(OpStatus& st, const std::function<int()>& call);
+  void delete_keys(const std::vector<size_t>& idx, const Plan& plan, ApplyReport& rep);
+  // Returns the op index that hit a full map, or nullopt.
+  std::optional<size_t> write_keys(const std::vector<size_t>& idx, const std::vector<c2c_policy_value>& vals,
+                                   ApplyReport& rep);
+  void fail_closed(size_t full_at, const std::vector<size_t>& pending, const std::vector<size_t>& adds,
+                   const std::vector<c2c_policy_value>& vals, ApplyReport& rep);
+
+  PolicyMapIo& map_;
+  ApplyOptions opts_;
+  Sleeper sleep_;
+  bool batch_ok_ = true;
+};
+
+}  // namespace c2c::mirror

@@ -1,0 +1,178 @@
+#include "mirror/generation_store.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+
+namespace c2c::mirror {
+
+namespace {
+
+constexpr const char* kMagic = "c2c-generation v1 ";
+constexpr size_t kMaxFile = 128;
+
+uint64_t fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+std::string render(uint64_t value) {
+  std::string body = std::string(kMagic) + std::to_string(value);
+  char sum[17];
+  std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(fnv1a(body)));
+  return body + " " + sum + "\n";
+}
+
+std::string sys_error(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + std::strerror(errno);
+}
+
+std::string dir_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// Parses the whole file text; nullopt-like failure through `error`.
+bool parse(const std::string& text, uint64_t* value, std::string* error) {
+  const std::string magic = kMagic;
+  if (text.empty()) return *error = "empty file", false;
+  if (text.back() != '\n') return *error = "no trailing newline (truncated?)", false;
+  if (text.compare(0, magic.size(), magic) != 0) return *error = "does not start with '" + magic + "'", false;
+  size_t space = text.find(' ', magic.size());
+  if (space == std::string::npos) return *error = "no checksum", false;
+  const char* first = text.data() + magic.size();
+  const char* last = text.data() + space;
+  auto [ptr, ec] = std::from_chars(first, last, *value);
+  if (ec != std::errc() || ptr != last || first == last) return *error = "generation is not a decimal u64", false;
+  std::string sum = text.substr(space + 1, text.size() - space - 2);
+  char want[17];
+  std::snprintf(want, sizeof want, "%016llx", static_cast<unsigned long long>(fnv1a(text.substr(0, space))));
+  if (sum != want) return *error = "checksum " + sum + " does not match " + want, false;
+  return true;
+}
+
+std::string write_durably(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return sys_error("cannot create", tmp);
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      std::string e = sys_error("cannot write", tmp);
+      ::close(fd);
+      return e;
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    std::string e = sys_error("cannot fsync", tmp);
+    ::close(fd);
+    return e;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return sys_error("cannot rename to", path);
+  // The rename is durable only once the directory entry is.
+  const std::string dir = dir_of(path);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return sys_error("cannot open directory", dir);
+  int rc = ::fsync(dfd);
+  std::string e = rc != 0 ? sys_error("cannot fsync directory", dir) : "";
+  ::close(dfd);
+  return e;
+}
+
+}  // namespace
+
+Result<uint64_t> load_generation(const std::string& path) {
+  using R = Result<uint64_t>;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return R::ok(0);  // first start on this node
+    return R::fail("generation file: " + sys_error("cannot open", path));
+  }
+  std::string text;
+  char buf[kMaxFile + 1];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      std::string e = sys_error("cannot read", path);
+      ::close(fd);
+      return R::fail("generation file: " + e);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxFile) break;
+  }
+  ::close(fd);
+  uint64_t value = 0;
+  std::string why;
+  if (text.size() > kMaxFile) why = "larger than " + std::to_string(kMaxFile) + " bytes";
+  if (why.empty()) parse(text, &value, &why);
+  if (!why.empty())
+    return R::fail("generation file " + path + " is corrupt (" + why +
+                   "); refusing to guess a generation (INV-4): restore it or remove it knowingly");
+  return R::ok(value);
+}
+
+std::string store_generation(const std::string& path, uint64_t value) {
+  auto stored = load_generation(path);
+  if (!stored) return stored.error() + "; not overwritten";
+  if (value < stored.value())
+    return "generation " + std::to_string(value) + " is below the stored " + std::to_string(stored.value()) +
+           " in " + path + "; refused (INV-4: generations never go back)";
+  if (value == stored.value() && value != 0) return "";
+  return write_durably(path, render(value));
+}
+
+Result<GenerationLease> GenerationLease::open(const std::string& path, uint64_t lease) {
+  using R = Result<GenerationLease>;
+  if (lease == 0) return R::fail("lease: must be >= 1");
+  auto stored = load_generation(path);
+  if (!stored) return R::fail(stored.error());
+  GenerationLease g;
+  g.path_ = path;
+  g.lease_ = lease;
+  g.floor_ = g.high_ = g.durable_ = stored.value();
+  return R::ok(std::move(g));
+}
+
+Result<uint64_t> GenerationLease::next() {
+  using R = Result<uint64_t>;
+  if (high_ == std::numeric_limits<uint64_t>::max()) return R::fail("generation space exhausted");
+  uint64_t g = high_ + 1;
+  if (std::string e = cover(g); !e.empty()) return R::fail(e);
+  return R::ok(g);
+}
+
+std::string GenerationLease::cover(uint64_t g) {
+  if (g <= floor_)
+    return "generation " + std::to_string(g) + " is not above " + std::to_string(floor_) +
+           ", which an earlier process may have used; refused (INV-4)";
+  if (g > durable_) {
+    // Persist the ceiling before anyone can see g (write-ahead).
+    uint64_t ceiling = g > std::numeric_limits<uint64_t>::max() - (lease_ - 1) ? std::numeric_limits<uint64_t>::max()
+                                                                                : g + (lease_ - 1);
+    if (std::string e = store_generation(path_, ceiling); !e.empty()) return e;
+    durable_ = ceiling;
+    ++syncs_;
+  }
+  if (g > high_) high_ = g;
+  return "";
+}
+
+}  // namespace c2c::mirror

@@ -1,0 +1,250 @@
+#include "mirror/pinned_maps.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#ifndef C2C_POLICY_MAPS_OBJ_DEFAULT
+#define C2C_POLICY_MAPS_OBJ_DEFAULT "policy_maps.bpf.o"
+#endif
+
+namespace c2c::mirror {
+
+std::string default_maps_object() {
+  if (const char* env = std::getenv("C2C_POLICY_MAPS_OBJ"); env != nullptr && *env != '\0') return env;
+  return C2C_POLICY_MAPS_OBJ_DEFAULT;
+}
+
+UniqueFd::~UniqueFd() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
+  if (this != &o) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = o.release();
+  }
+  return *this;
+}
+
+namespace {
+
+// What each pinned map must look like for this build of the ABI.
+struct Expected {
+  const char* name;
+  bpf_map_type type;
+  uint32_t key_size;
+  uint32_t value_size;
+  uint32_t max_entries;
+  const char* btf_value;  // BTF name of the value type; nullptr: no value type (ring buffer)
+};
+
+enum MapIndex : size_t { kPolicy = 0, kStats = 1, kEvents = 2, kMeta = 3, kNumMaps = 4 };
+
+std::array<Expected, kNumMaps> expectations(uint32_t policy_max) {
+  return {{
+      {C2C_POLICY_MAP_NAME, BPF_MAP_TYPE_HASH, sizeof(c2c_task_key), sizeof(c2c_policy_value), policy_max,
+       "c2c_policy_value"},
+      {C2C_STATS_MAP_NAME, BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(c2c_stats), 1, "c2c_stats"},
+      {C2C_EVENTS_MAP_NAME, BPF_MAP_TYPE_RINGBUF, 0, 0, C2C_EVENTS_RINGBUF_BYTES, nullptr},
+      {C2C_META_MAP_NAME, BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(c2c_meta), 1, "c2c_meta"},
+  }};
+}
+
+std::string errno_text(int err) { return std::string(std::strerror(err)); }
+
+std::string mismatch(const std::string& pin, const char* field, uint64_t is, uint64_t want) {
+  return "pinned map " + pin + ": " + field + " is " + std::to_string(is) + ", this build (ABI v" +
+         std::to_string(C2C_ABI_VERSION) + ") expects " + std::to_string(want) +
+         "; refusing to use it (remove the pin only if no scheduler is using it)";
+}
+
+// Checks an open map fd against `e`; "" when it matches.
+std::string verify(int fd, const Expected& e, const std::string& pin) {
+  bpf_map_info info;
+  std::memset(&info, 0, sizeof info);
+  __u32 len = sizeof info;
+  if (int rc = bpf_map_get_info_by_fd(fd, &info, &len); rc != 0)
+    return "pinned map " + pin + ": cannot read map info: " + errno_text(-rc);
+  if (info.type != static_cast<__u32>(e.type)) return mismatch(pin, "type", info.type, e.type);
+  if (info.key_size != e.key_size) return mismatch(pin, "key_size", info.key_size, e.key_size);
+  if (info.value_size != e.value_size) return mismatch(pin, "value_size", info.value_size, e.value_size);
+  if (info.max_entries != e.max_entries) return mismatch(pin, "max_entries", info.max_entries, e.max_entries);
+  if (info.map_flags != 0) return mismatch(pin, "map_flags", info.map_flags, 0);
+  if (e.btf_value == nullptr) return "";
+  if (info.btf_id == 0)
+    return "pinned map " + pin + ": has no BTF, so it was not created from policy_maps.bpf.o; refusing to use it";
+  btf* b = btf__load_from_kernel_by_id(info.btf_id);
+  if (b == nullptr) return "pinned map " + pin + ": cannot load its BTF: " + errno_text(errno);
+  std::string err;
+  const btf_type* t = btf__type_by_id(b, info.btf_value_type_id);
+  const char* tname = t != nullptr ? btf__name_by_offset(b, t->name_off) : nullptr;
+  if (t == nullptr || tname == nullptr || std::strcmp(tname, e.btf_value) != 0)
+    err = "pinned map " + pin + ": BTF value type is '" + (tname != nullptr ? tname : "?") + "', expected '" +
+          e.btf_value + "'; refusing to use it";
+  else if (t->size != e.value_size)
+    err = mismatch(pin, "BTF value size", t->size, e.value_size);
+  btf__free(b);
+  return err;
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+std::string make_dirs(const std::string& dir) {
+  for (size_t pos = 1; pos <= dir.size(); ++pos) {
+    if (pos != dir.size() && dir[pos] != '/') continue;
+    std::string part = dir.substr(0, pos);
+    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
+      return "cannot create pin directory " + part + ": " + errno_text(errno);
+  }
+  return "";
+}
+
+// Checks c2c_meta: a foreign ABI version is refused; 0 (never written) is fine here.
+std::string verify_meta(int fd, const std::string& pin, uint32_t policy_max, bool* unwritten) {
+  __u32 key = 0;
+  c2c_meta m;
+  std::memset(&m, 0, sizeof m);
+  if (int rc = bpf_map_lookup_elem(fd, &key, &m); rc != 0)
+    return "pinned map " + pin + ": cannot read element 0: " + errno_text(-rc);
+  *unwritten = m.abi_version == 0;
+  if (*unwritten) return "";
+  if (m.abi_version != C2C_ABI_VERSION) return mismatch(pin, "abi_version", m.abi_version, C2C_ABI_VERSION);
+  if (m.policy_value_size != sizeof(c2c_policy_value))
+    return mismatch(pin, "policy_value_size", m.policy_value_size, sizeof(c2c_policy_value));
+  if (m.policy_max_entries != policy_max)
+    return mismatch(pin, "policy_max_entries", m.policy_max_entries, policy_max);
+  return "";
+}
+
+// Creates the maps that are not pinned yet from the BPF object and pins them; libbpf re-uses
+// the pinned ones (same checks as verify()) so that the object's fds cover all four.
+Result<std::array<UniqueFd, kNumMaps>> create_missing(const PinOptions& opts,
+                                                      const std::array<Expected, kNumMaps>& want) {
+  using R = Result<std::array<UniqueFd, kNumMaps>>;
+  if (std::string e = make_dirs(opts.pin_root); !e.empty()) return R::fail(e);
+  bpf_object* obj = bpf_object__open_file(opts.object_path.c_str(), nullptr);
+  if (obj == nullptr)
+    return R::fail("cannot open the maps' BPF object " + opts.object_path + ": " + errno_text(errno) +
+                   " (set C2C_POLICY_MAPS_OBJ to policy_maps.bpf.o)");
+  std::string err;
+  for (const Expected& e : want) {
+    bpf_map* m = bpf_object__find_map_by_name(obj, e.name);
+    if (m == nullptr) {
+      err = "BPF object " + opts.object_path + " has no map '" + e.name + "'";
+      break;
+    }
+    std::string pin = opts.pin_root + "/" + e.name;
+    int rc = bpf_map__set_pin_path(m, pin.c_str());
+    if (rc == 0 && std::strcmp(e.name, C2C_POLICY_MAP_NAME) == 0) rc = bpf_map__set_max_entries(m, e.max_entries);
+    if (rc != 0) {
+      err = "cannot prepare map " + pin + ": " + errno_text(-rc);
+      break;
+    }
+  }
+  if (err.empty()) {
+    if (int rc = bpf_object__load(obj); rc != 0)
+      err = "cannot create or re-use the pinned maps under " + opts.pin_root + ": " + errno_text(-rc) +
+            " (see libbpf's message above)";
+  }
+  std::array<UniqueFd, kNumMaps> fds;
+  if (err.empty()) {
+    for (size_t i = 0; i < kNumMaps; ++i) {
+      int fd = ::dup(bpf_map__fd(bpf_object__find_map_by_name(obj, want[i].name)));
+      if (fd < 0) {
+        err = "dup of map fd failed: " + errno_text(errno);
+        break;
+      }
+      fds[i] = UniqueFd(fd);
+    }
+  }
+  bpf_object__close(obj);  // the pins and our dup'ed fds keep the maps alive
+  if (!err.empty()) return R::fail(err);
+  return R::ok(std::move(fds));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PinnedMaps>> PinnedMaps::open(const PinOptions& opts) {
+  using R = Result<std::unique_ptr<PinnedMaps>>;
+  if (opts.pin_root.empty() || opts.pin_root[0] != '/')
+    return R::fail("pin_root: must be an absolute path under a bpffs mount, got '" + opts.pin_root + "'");
+  if (opts.policy_max_entries == 0) return R::fail("policy_max_entries: must be > 0");
+  const auto want = expectations(opts.policy_max_entries);
+
+  // 1. Verify every existing pin before creating anything: a mismatch changes nothing.
+  std::array<UniqueFd, kNumMaps> fds;
+  bool missing = false;
+  bool meta_unwritten = false;
+  for (size_t i = 0; i < kNumMaps; ++i) {
+    std::string pin = opts.pin_root + "/" + want[i].name;
+    if (!exists(pin)) {
+      missing = true;
+      continue;
+    }
+    int fd = bpf_obj_get(pin.c_str());
+    if (fd < 0) return R::fail("pin " + pin + ": bpf_obj_get failed: " + errno_text(-fd));
+    fds[i] = UniqueFd(fd);
+    if (std::string e = verify(fd, want[i], pin); !e.empty()) return R::fail(e);
+    if (i == kMeta) {
+      if (std::string e = verify_meta(fd, pin, opts.policy_max_entries, &meta_unwritten); !e.empty())
+        return R::fail(e);
+    }
+  }
+
+  auto maps = std::make_unique<PinnedMaps>();
+  maps->pin_root_ = opts.pin_root;
+  maps->policy_max_entries_ = opts.policy_max_entries;
+  if (missing) {
+    if (!opts.create) return R::fail("pins under " + opts.pin_root + " are missing and create=false");
+    auto created = create_missing(opts, want);
+    if (!created) return R::fail(created.error());
+    for (size_t i = 0; i < kNumMaps; ++i) {
+      std::string pin = opts.pin_root + "/" + want[i].name;
+      if (std::string e = verify(created.value()[i].get(), want[i], pin); !e.empty()) return R::fail(e);
+    }
+    fds = std::move(created.value());
+    maps->created_ = true;
+    meta_unwritten = true;
+  }
+  if (meta_unwritten) {
+    // A fresh set, or a creator that died between pinning and this write.
+    if (!opts.create) return R::fail("pinned map " + opts.pin_root + "/" C2C_META_MAP_NAME " was never written");
+    c2c_meta m;
+    std::memset(&m, 0, sizeof m);
+    m.abi_version = C2C_ABI_VERSION;
+    m.policy_value_size = sizeof(c2c_policy_value);
+    m.policy_max_entries = opts.policy_max_entries;
+    __u32 key = 0;
+    if (int rc = bpf_map_update_elem(fds[kMeta].get(), &key, &m, BPF_ANY); rc != 0)
+      return R::fail("cannot write " + opts.pin_root + "/" C2C_META_MAP_NAME ": " + errno_text(-rc));
+  }
+  maps->policy_ = std::move(fds[kPolicy]);
+  maps->stats_ = std::move(fds[kStats]);
+  maps->events_ = std::move(fds[kEvents]);
+  maps->meta_ = std::move(fds[kMeta]);
+  return R::ok(std::move(maps));
+}
+
+std::string PinnedMaps::remove_pins(const std::string& pin_root) {
+  for (const char* name : {C2C_POLICY_MAP_NAME, C2C_STATS_MAP_NAME, C2C_EVENTS_MAP_NAME, C2C_META_MAP_NAME}) {
+    std::string pin = pin_root + "/" + name;
+    if (::unlink(pin.c_str()) != 0 && errno != ENOENT) return "cannot unlink " + pin + ": " + errno_text(errno);
+  }
+  // Other parts (the scheduler) may pin their own objects here: a non-empty directory stays.
+  if (::rmdir(pin_root.c_str()) != 0 && errno != ENOENT && errno != ENOTEMPTY)
+    return "cannot remove " + pin_root + ": " + errno_text(errno);
+  return "";
+}
+
+}  // namespace c2c::mirror

@@ -1,0 +1,71 @@
+// The pinned policy map set: create it (libbpf object API, so the maps carry BTF) or re-open it
+// from its pins (bpf_obj_get), verifying that what is pinned is laid out for this ABI.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "mirror/abi.hpp"
+#include "mirror/result.hpp"
+
+namespace c2c::mirror {
+
+// Where the maps' BPF object (built from bpf/policy_maps.bpf.c) is looked for by default:
+// $C2C_POLICY_MAPS_OBJ if set, else the path compiled in by CMake.
+std::string default_maps_object();
+
+struct PinOptions {
+  std::string pin_root = C2C_PIN_ROOT;  // tests use a private directory under /sys/fs/bpf
+  std::string object_path = default_maps_object();
+  uint32_t policy_max_entries = C2C_POLICY_MAX_ENTRIES;  // tests make small maps to fill them
+  bool create = true;  // false: only re-open existing pins (a consumer, never a creator)
+};
+
+class UniqueFd {
+ public:
+  UniqueFd() = default;
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd();
+  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
+  UniqueFd& operator=(UniqueFd&& o) noexcept;
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  int get() const { return fd_; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+class PinnedMaps {
+ public:
+  // Re-opens every pin under opts.pin_root that exists and verifies it (type, key and value
+  // size, max_entries, flags, the BTF value type, and the ABI version in c2c_meta); creates and
+  // pins the missing ones when opts.create. A mismatch is refused with a message naming the pin,
+  // the field, what it is and what this build expects; nothing is created or changed then.
+  static Result<std::unique_ptr<PinnedMaps>> open(const PinOptions& opts);
+
+  // Unlinks the four pins and the pin directory (tests, `c2c-mirror-tool destroy`). Missing
+  // pins are fine. Returns an error message or "".
+  static std::string remove_pins(const std::string& pin_root);
+
+  int policy_fd() const { return policy_.get(); }
+  int stats_fd() const { return stats_.get(); }
+  int events_fd() const { return events_.get(); }
+  int meta_fd() const { return meta_.get(); }
+  uint32_t policy_max_entries() const { return policy_max_entries_; }
+  bool created() const { return created_; }  // this open created (and pinned) at least one map
+  const std::string& pin_root() const { return pin_root_; }
+
+ private:
+  UniqueFd policy_, stats_, events_, meta_;
+  uint32_t policy_max_entries_ = 0;
+  bool created_ = false;
+  std::string pin_root_;
+};
+
+}  // namespace c2c::mirror
