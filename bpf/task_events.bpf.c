@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0)
+/*
+ * Task lifecycle events over a BPF ring buffer (C2C_EVENTS_MAP_NAME), so that user space learns
+ * about a new or renamed thread within milliseconds instead of at the next /proc scan.
+ *
+ * BTF tracepoints (tp_btf) are used: they need no tracefs mount and give typed arguments.
+ *  - sched_process_fork(parent, child): the child's start_boottime is already set here (it is
+ *    set in copy_process after ops.init_task), but its comm is still the parent's: a thread
+ *    named with pthread_setname_np shows up as a later C2C_EV_RENAME.
+ *  - task_rename(task, comm): fires in __set_task_comm BEFORE task->comm is overwritten, so the
+ *    new name is taken from the argument, not from the task.
+ *  - sched_process_exec(p, old_pid, bprm): after de_thread, so p->pid is the thread-group
+ *    leader's tid even when a non-leader thread called exec; `reserved` carries old_pid so that
+ *    user space can retire the exec'ing thread's former tid.
+ *  - sched_process_exit(p, group_dead): one per exiting thread.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+
+#include "claim2core_abi.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, C2C_EVENTS_RINGBUF_BYTES);
+} c2c_events SEC(".maps");
+
+/* Records that did not fit into the ring buffer: user space must rescan when this grows. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} c2c_ev_drops SEC(".maps");
+
+static __always_inline void count_drop(void)
+{
+	__u32 zero = 0;
+	__u64 *n = bpf_map_lookup_elem(&c2c_ev_drops, &zero);
+
+	if (n)
+		*n += 1;
+}
+
+static __always_inline struct c2c_task_record *reserve(__u32 kind, struct task_struct *task)
+{
+	struct c2c_task_record *rec = bpf_ringbuf_reserve(&c2c_events, sizeof(*rec), 0);
+
+	if (!rec) {
+		count_drop();
+		return NULL;
+	}
+	rec->kind = kind;
+	rec->tid = (__u32)BPF_CORE_READ(task, pid);
+	rec->tgid = (__u32)BPF_CORE_READ(task, tgid);
+	rec->reserved = 0;
+	rec->start_ticks = BPF_CORE_READ(task, start_boottime) / C2C_NSEC_PER_TICK;
+	rec->cgroup_id = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+	return rec;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(c2c_on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct c2c_task_record *rec = reserve(C2C_EV_NEW, child);
+
+	if (!rec)
+		return 0;
+	BPF_CORE_READ_STR_INTO(&rec->comm, child, comm);
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}
+
+SEC("tp_btf/task_rename")
+int BPF_PROG(c2c_on_rename, struct task_struct *task, const char *comm)
+{
+	struct c2c_task_record *rec = reserve(C2C_EV_RENAME, task);
+
+	if (!rec)
+		return 0;
+	if (bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), comm) < 0)
+		rec->comm[0] = '\0';
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(c2c_on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct c2c_task_record *rec = reserve(C2C_EV_EXEC, p);
+
+	if (!rec)
+		return 0;
+	rec->reserved = (__u32)old_pid;
+	BPF_CORE_READ_STR_INTO(&rec->comm, p, comm);
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(c2c_on_exit, struct task_struct *p)
+{
+	struct c2c_task_record *rec = reserve(C2C_EV_EXIT, p);
+
+	if (!rec)
+		return 0;
+	BPF_CORE_READ_STR_INTO(&rec->comm, p, comm);
+	bpf_ringbuf_submit(rec, 0);
+	return 0;
+}

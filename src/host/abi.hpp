@@ -1,0 +1,33 @@
+// The shared BPF ABI header in C++, with the checks that the core's constants agree with it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <linux/types.h>
+
+#include "../../bpf/claim2core_abi.h"
+#include "core/cpuset.hpp"
+#include "core/runtime_entry.hpp"
+
+namespace c2c::host {
+
+namespace abi_check {
+static_assert(c2c::kMaxCpus == C2C_MAX_CPUS, "core kMaxCpus must equal C2C_MAX_CPUS");
+static_assert(c2c::CpuSet::kWords == C2C_CPUMASK_WORDS, "CpuSet words must match the BPF cpumask");
+inline constexpr unsigned u(unsigned v) { return v; }
+static_assert(u(c2c::kFlagBoost) == u(C2C_F_BOOST) && u(c2c::kFlagCustomSlice) == u(C2C_F_CUSTOM_SLICE) &&
+                  u(c2c::kFlagAllowedCpus) == u(C2C_F_ALLOWED_CPUS) &&
+                  u(c2c::kFlagPreferredCpus) == u(C2C_F_PREFERRED_CPUS) && u(c2c::kFlagInherited) == u(C2C_F_INHERITED),
+              "core RuntimeFlags must mirror enum c2c_policy_flags");
+static_assert(u(static_cast<unsigned>(c2c::ExecClass::Unmatched)) == u(C2C_CLASS_UNMATCHED) &&
+                  u(static_cast<unsigned>(c2c::ExecClass::LatencyCritical)) == u(C2C_CLASS_LATENCY_CRITICAL) &&
+                  u(static_cast<unsigned>(c2c::ExecClass::CommunicationProgress)) == u(C2C_CLASS_COMM_PROGRESS) &&
+                  u(static_cast<unsigned>(c2c::ExecClass::Throughput)) == u(C2C_CLASS_THROUGHPUT) &&
+                  u(static_cast<unsigned>(c2c::ExecClass::Background)) == u(C2C_CLASS_BACKGROUND) &&
+                  u(static_cast<unsigned>(c2c::ExecClass::Normal)) == u(C2C_CLASS_NORMAL),
+              "core ExecClass must mirror enum c2c_exec_class");
+static_assert(sizeof(c2c_task_record) == 48);
+}  // namespace abi_check
+
+}  // namespace c2c::host

@@ -1,0 +1,102 @@
+#include "host/task_events.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "host/abi.hpp"
+#include "host/bpf_object_path.hpp"
+
+namespace c2c::host {
+
+namespace {
+std::string errno_text(int e) { return std::strerror(e < 0 ? -e : e); }
+constexpr const char* kPrograms[] = {"c2c_on_fork", "c2c_on_rename", "c2c_on_exec", "c2c_on_exit"};
+}  // namespace
+
+std::unique_ptr<TaskEventStream> TaskEventStream::open(std::string* err, const std::filesystem::path& object) {
+  std::filesystem::path path = object;
+  if (path.empty()) {
+    auto found = find_bpf_object("task_events", err);
+    if (!found) return nullptr;
+    path = *found;
+  }
+  std::unique_ptr<TaskEventStream> s(new TaskEventStream());
+  s->obj_ = bpf_object__open_file(path.c_str(), nullptr);
+  if (s->obj_ == nullptr) {
+    if (err) *err = "open " + path.string() + ": " + errno_text(errno);
+    return nullptr;
+  }
+  if (const int rc = bpf_object__load(s->obj_); rc != 0) {
+    if (err) *err = "load " + path.string() + ": " + errno_text(rc);
+    return nullptr;
+  }
+  for (size_t i = 0; i < std::size(kPrograms); ++i) {
+    bpf_program* prog = bpf_object__find_program_by_name(s->obj_, kPrograms[i]);
+    if (prog == nullptr) {
+      if (err) *err = path.string() + ": no program " + kPrograms[i];
+      return nullptr;
+    }
+    s->links_[i] = bpf_program__attach(prog);
+    if (s->links_[i] == nullptr) {
+      if (err) *err = std::string("attach ") + kPrograms[i] + ": " + errno_text(errno);
+      return nullptr;
+    }
+  }
+  const int rb_fd = bpf_object__find_map_fd_by_name(s->obj_, C2C_EVENTS_MAP_NAME);
+  s->drops_fd_ = bpf_object__find_map_fd_by_name(s->obj_, "c2c_ev_drops");
+  if (rb_fd < 0 || s->drops_fd_ < 0) {
+    if (err) *err = path.string() + ": missing map " C2C_EVENTS_MAP_NAME " or c2c_ev_drops";
+    return nullptr;
+  }
+  s->rb_ = ring_buffer__new(rb_fd, &TaskEventStream::on_sample, s.get(), nullptr);
+  if (s->rb_ == nullptr) {
+    if (err) *err = "ring_buffer__new: " + errno_text(errno);
+    return nullptr;
+  }
+  return s;
+}
+
+TaskEventStream::~TaskEventStream() {
+  if (rb_ != nullptr) ring_buffer__free(rb_);
+  for (bpf_link* l : links_)
+    if (l != nullptr) bpf_link__destroy(l);
+  if (obj_ != nullptr) bpf_object__close(obj_);
+}
+
+int TaskEventStream::on_sample(void* ctx, void* data, size_t size) {
+  auto* self = static_cast<TaskEventStream*>(ctx);
+  auto ev = decode_task_record(data, size);
+  if (!ev) {
+    ++self->malformed_;
+    return 0;
+  }
+  if (self->handler_ != nullptr) (*self->handler_)(*ev);
+  return 0;
+}
+
+int TaskEventStream::poll(int timeout_ms, const Handler& on_event) {
+  handler_ = &on_event;
+  const int n = ring_buffer__poll(rb_, timeout_ms);
+  handler_ = nullptr;
+  return n;
+}
+
+int TaskEventStream::epoll_fd() const { return ring_buffer__epoll_fd(rb_); }
+
+uint64_t TaskEventStream::dropped() const {
+  const int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) return 0;
+  std::vector<uint64_t> per_cpu(static_cast<size_t>(ncpu));
+  const uint32_t zero = 0;
+  if (bpf_map_lookup_elem(drops_fd_, &zero, per_cpu.data()) != 0) return 0;
+  uint64_t total = 0;
+  for (uint64_t v : per_cpu) total += v;
+  return total;
+}
+
+}  // namespace c2c::host

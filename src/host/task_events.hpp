@@ -1,0 +1,49 @@
+// Task discovery method (c): task lifecycle events (fork, exec, exit, rename) from BTF
+// tracepoints over the BPF ring buffer C2C_EVENTS_MAP_NAME (bpf/task_events.bpf.c).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "host/task_record.hpp"
+
+struct bpf_object;
+struct bpf_link;
+struct ring_buffer;
+
+namespace c2c::host {
+
+class TaskEventStream {
+ public:
+  // Loads task_events.bpf.o and attaches the tracepoints; events flow from then on.
+  static std::unique_ptr<TaskEventStream> open(std::string* err, const std::filesystem::path& object = {});
+  ~TaskEventStream();
+  TaskEventStream(const TaskEventStream&) = delete;
+  TaskEventStream& operator=(const TaskEventStream&) = delete;
+
+  using Handler = std::function<void(const TaskEvent&)>;
+  // Waits up to timeout_ms (0: do not wait, -1: forever) and hands every available event to
+  // `on_event`. Returns the number of events or -errno. Malformed records are counted, not passed.
+  int poll(int timeout_ms, const Handler& on_event);
+  // An epoll fd that becomes readable when events are available (for the daemon's loop).
+  int epoll_fd() const;
+  // Records the BPF side could not queue because the ring buffer was full: when this grows the
+  // consumer has missed events and must rescan (procfs walk or iterator snapshot).
+  uint64_t dropped() const;
+  uint64_t malformed() const { return malformed_; }
+
+ private:
+  TaskEventStream() = default;
+  static int on_sample(void* ctx, void* data, size_t size);
+  bpf_object* obj_ = nullptr;
+  bpf_link* links_[4] = {};
+  ring_buffer* rb_ = nullptr;
+  int drops_fd_ = -1;
+  const Handler* handler_ = nullptr;
+  uint64_t malformed_ = 0;
+};
+
+}  // namespace c2c::host

@@ -1,0 +1,118 @@
+#include "host/task_iter.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "host/abi.hpp"
+#include "host/bpf_object_path.hpp"
+#include "host/task_record.hpp"
+
+namespace c2c::host {
+
+namespace {
+std::string errno_text(int e) { return std::strerror(e < 0 ? -e : e); }
+}  // namespace
+
+std::unique_ptr<BpfTaskIterator> BpfTaskIterator::open(std::string* err, const std::filesystem::path& object) {
+  std::filesystem::path path = object;
+  if (path.empty()) {
+    auto found = find_bpf_object("task_iter", err);
+    if (!found) return nullptr;
+    path = *found;
+  }
+  std::unique_ptr<BpfTaskIterator> it(new BpfTaskIterator());
+  it->obj_ = bpf_object__open_file(path.c_str(), nullptr);
+  if (it->obj_ == nullptr) {
+    if (err) *err = "open " + path.string() + ": " + errno_text(errno);
+    return nullptr;
+  }
+  if (const int rc = bpf_object__load(it->obj_); rc != 0) {
+    if (err) *err = "load " + path.string() + ": " + errno_text(rc);
+    return nullptr;
+  }
+  bpf_program* prog = bpf_object__find_program_by_name(it->obj_, "c2c_task_iter");
+  if (prog == nullptr) {
+    if (err) *err = path.string() + ": no program c2c_task_iter";
+    return nullptr;
+  }
+  it->all_ = bpf_program__attach_iter(prog, nullptr);
+  if (it->all_ == nullptr) {
+    if (err) *err = "attach task iterator: " + errno_text(errno);
+    return nullptr;
+  }
+  return it;
+}
+
+BpfTaskIterator::~BpfTaskIterator() {
+  if (all_ != nullptr) bpf_link__destroy(all_);
+  if (obj_ != nullptr) bpf_object__close(obj_);
+}
+
+std::optional<std::vector<TaskInfo>> BpfTaskIterator::read_link(bpf_link* link, std::string* err) {
+  const int fd = bpf_iter_create(bpf_link__fd(link));
+  if (fd < 0) {
+    if (err) *err = "bpf_iter_create: " + errno_text(errno);
+    return std::nullopt;
+  }
+  std::vector<TaskInfo> out;
+  // One read returns whole records (bpf_seq_write never splits one across reads), but a
+  // remainder is carried over anyway so that a short read cannot corrupt the stream.
+  std::vector<char> buf(1 << 16);
+  size_t have = 0;
+  for (;;) {
+    const ssize_t n = ::read(fd, buf.data() + have, buf.size() - have);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN) continue;  // the kernel restarts the iteration chunk
+      if (err) *err = "read task iterator: " + errno_text(errno);
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    have += static_cast<size_t>(n);
+    size_t off = 0;
+    while (have - off >= sizeof(c2c_task_record)) {
+      ParseError pe;
+      auto ev = decode_task_record(buf.data() + off, sizeof(c2c_task_record), &pe);
+      if (!ev) {
+        if (err) *err = "task iterator record: " + pe.to_string();
+        ::close(fd);
+        return std::nullopt;
+      }
+      out.push_back(std::move(ev->task));
+      off += sizeof(c2c_task_record);
+    }
+    std::memmove(buf.data(), buf.data() + off, have - off);
+    have -= off;
+  }
+  ::close(fd);
+  if (have != 0) {
+    if (err) *err = "task iterator: trailing " + std::to_string(have) + " bytes";
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::optional<std::vector<TaskInfo>> BpfTaskIterator::snapshot(std::string* err, std::optional<uint32_t> tgid) {
+  if (!tgid) return read_link(all_, err);
+  // Kernel-side filter (bpf_iter_link_info.task.pid, Linux 6.1+): only this process's threads.
+  bpf_iter_link_info info;
+  std::memset(&info, 0, sizeof info);
+  info.task.pid = *tgid;
+  LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof info);
+  bpf_program* prog = bpf_object__find_program_by_name(obj_, "c2c_task_iter");
+  bpf_link* link = bpf_program__attach_iter(prog, &opts);
+  if (link == nullptr) {
+    if (err) *err = "attach task iterator for pid " + std::to_string(*tgid) + ": " + errno_text(errno);
+    return std::nullopt;
+  }
+  auto out = read_link(link, err);
+  bpf_link__destroy(link);
+  return out;
+}
+
+}  // namespace c2c::host

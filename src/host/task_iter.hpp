@@ -1,0 +1,38 @@
+// Task discovery method (b): the BPF task iterator (bpf/task_iter.bpf.c), read in one pass.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "host/task_info.hpp"
+
+struct bpf_object;
+struct bpf_link;
+
+namespace c2c::host {
+
+class BpfTaskIterator {
+ public:
+  // Opens and loads task_iter.bpf.o (found with find_bpf_object unless a path is given) and
+  // attaches the iterator. Needs CAP_BPF/CAP_PERFMON (root). nullptr with *err on failure.
+  static std::unique_ptr<BpfTaskIterator> open(std::string* err, const std::filesystem::path& object = {});
+  ~BpfTaskIterator();
+  BpfTaskIterator(const BpfTaskIterator&) = delete;
+  BpfTaskIterator& operator=(const BpfTaskIterator&) = delete;
+
+  // Every thread of the system, or only the threads of `tgid`. Threads that exit during the
+  // pass are simply absent. The cgroup path is not filled (cgroup_id is).
+  std::optional<std::vector<TaskInfo>> snapshot(std::string* err, std::optional<uint32_t> tgid = std::nullopt);
+
+ private:
+  BpfTaskIterator() = default;
+  std::optional<std::vector<TaskInfo>> read_link(bpf_link* link, std::string* err);
+  bpf_object* obj_ = nullptr;
+  bpf_link* all_ = nullptr;  // the unfiltered iterator link, reused for every full snapshot
+};
+
+}  // namespace c2c::host
