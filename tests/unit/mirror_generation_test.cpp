@@ -1,0 +1,121 @@
+// The durable node policy generation and its write-ahead lease (INV-4).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "mirror/generation_store.hpp"
+
+namespace c2c::mirror {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct MirrorGeneration : ::testing::Test {
+  fs::path dir;
+  std::string file;
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("c2c-mirror-gen-" + std::to_string(::getpid()) + "-" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    file = (dir / "generation").string();
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  void write_raw(const std::string& text) { std::ofstream(file, std::ios::binary) << text; }
+  std::string read_raw() {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+};
+
+TEST_F(MirrorGeneration, MissingFileIsZero) {
+  auto g = load_generation(file);
+  ASSERT_TRUE(g.ok()) << g.error();
+  EXPECT_EQ(g.value(), 0u);
+}
+
+TEST_F(MirrorGeneration, StoreThenLoadReturnsTheValue) {
+  ASSERT_EQ(store_generation(file, 41), "");
+  EXPECT_EQ(load_generation(file).value(), 41u);
+  ASSERT_EQ(store_generation(file, 41), "") << "storing the same value again is fine";
+  ASSERT_EQ(store_generation(file, 1ull << 40), "");
+  EXPECT_EQ(load_generation(file).value(), 1ull << 40);
+  EXPECT_FALSE(fs::exists(file + ".tmp")) << "the temp file is renamed away";
+}
+
+TEST_F(MirrorGeneration, StoringALowerValueIsRefused) {
+  ASSERT_EQ(store_generation(file, 100), "");
+  const std::string before = read_raw();
+  std::string e = store_generation(file, 99);
+  EXPECT_NE(e.find("INV-4"), std::string::npos) << e;
+  EXPECT_NE(e.find("below the stored 100"), std::string::npos) << e;
+  EXPECT_EQ(read_raw(), before);
+  EXPECT_EQ(load_generation(file).value(), 100u);
+}
+
+TEST_F(MirrorGeneration, CorruptFilesAreErrorsNotZero) {
+  ASSERT_EQ(store_generation(file, 7), "");
+  const std::string good = read_raw();
+  std::string flipped = good;
+  flipped[good.find('7')] = '8';  // value changed, checksum not
+  const std::string cases[] = {"", "garbage\n", good.substr(0, good.size() - 3), flipped,
+                               "c2c-generation v1 -5 0000000000000000\n", std::string(4096, 'x')};
+  for (const auto& text : cases) {
+    write_raw(text);
+    auto g = load_generation(file);
+    ASSERT_FALSE(g.ok()) << "accepted: '" << text << "'";
+    EXPECT_NE(g.error().find("corrupt"), std::string::npos) << g.error();
+    std::string e = store_generation(file, 1000);
+    EXPECT_NE(e.find("not overwritten"), std::string::npos) << e;
+    EXPECT_EQ(read_raw(), text) << "a corrupt file is left for a person to look at";
+    EXPECT_FALSE(GenerationLease::open(file).ok());
+  }
+}
+
+TEST_F(MirrorGeneration, LeaseSyncsOncePerLease) {
+  auto lease = GenerationLease::open(file, 10);
+  ASSERT_TRUE(lease.ok()) << lease.error();
+  EXPECT_EQ(lease->floor(), 0u);
+  for (uint64_t want = 1; want <= 10; ++want) EXPECT_EQ(lease->next().value(), want);
+  EXPECT_EQ(lease->syncs(), 1u);
+  EXPECT_EQ(lease->durable(), 10u);
+  EXPECT_EQ(load_generation(file).value(), 10u) << "persisted before generation 1 was handed out";
+  EXPECT_EQ(lease->next().value(), 11u);
+  EXPECT_EQ(lease->syncs(), 2u);
+  EXPECT_EQ(load_generation(file).value(), 20u);
+}
+
+TEST_F(MirrorGeneration, RestartNeverGoesBack) {
+  uint64_t last = 0;
+  for (int incarnation = 0; incarnation < 5; ++incarnation) {
+    auto lease = GenerationLease::open(file, 8);
+    ASSERT_TRUE(lease.ok()) << lease.error();
+    // This process "crashes" after a few generations without any shutdown step.
+    for (int i = 0; i < 3 + incarnation * 4; ++i) {
+      uint64_t g = lease->next().value();
+      EXPECT_GT(g, last) << "incarnation " << incarnation;
+      EXPECT_LE(g, load_generation(file).value()) << "every used generation is covered on disk";
+      last = g;
+    }
+  }
+}
+
+TEST_F(MirrorGeneration, CoverRefusesWhatAnEarlierProcessMayHaveUsed) {
+  ASSERT_EQ(store_generation(file, 50), "");
+  auto lease = GenerationLease::open(file, 4);
+  ASSERT_TRUE(lease.ok());
+  std::string e = lease->cover(50);
+  EXPECT_NE(e.find("INV-4"), std::string::npos) << e;
+  EXPECT_EQ(lease->cover(60), "");
+  EXPECT_EQ(load_generation(file).value(), 63u);
+  EXPECT_EQ(lease->cover(55), "") << "below the high mark of this process but above the floor";
+  EXPECT_EQ(lease->current(), 60u);
+  EXPECT_EQ(lease->next().value(), 61u);
+}
+
+TEST_F(MirrorGeneration, ZeroLeaseIsRefused) { EXPECT_FALSE(GenerationLease::open(file, 0).ok()); }
+
+}  // namespace
+}  // namespace c2c::mirror
