@@ -1,0 +1,187 @@
+#include "trace/json_reader.hpp"
+
+#include <limits>
+
+namespace c2c::trace {
+
+using nlohmann::json;
+
+Reader::Reader(const json& j, std::string path) : j_(j), path_(std::move(path)) {
+  if (!j_.is_object()) throw DecodeError(path_.empty() ? "(root)" : path_, "must be an object, got " + std::string(j_.type_name()));
+}
+
+std::string Reader::at(const char* key) const { return path_.empty() ? std::string(key) : path_ + "." + key; }
+
+void Reader::fail(const char* key, const std::string& message) const { throw DecodeError(at(key), message); }
+
+bool Reader::has(const char* key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+
+const json& Reader::member(const char* key) const {
+  if (!has(key)) fail(key, "is required");
+  return j_.at(key);
+}
+
+Reader Reader::child(const char* key) const { return Reader(member(key), at(key)); }
+
+std::optional<Reader> Reader::opt_child(const char* key) const {
+  if (!has(key)) return std::nullopt;
+  return Reader(j_.at(key), at(key));
+}
+
+std::vector<Reader> Reader::array(const char* key) const {
+  std::vector<Reader> out;
+  if (!has(key)) return out;
+  const json& a = j_.at(key);
+  if (!a.is_array()) fail(key, "must be an array");
+  for (size_t i = 0; i < a.size(); ++i) out.emplace_back(a[i], at(key) + "[" + std::to_string(i) + "]");
+  return out;
+}
+
+std::string Reader::str(const char* key) const {
+  const json& v = member(key);
+  if (!v.is_string()) fail(key, "must be a string, got " + std::string(v.type_name()));
+  return v.get<std::string>();
+}
+
+std::string Reader::str_or(const char* key, const std::string& fallback) const { return has(key) ? str(key) : fallback; }
+
+int64_t Reader::i64(const char* key) const {
+  const json& v = member(key);
+  if (!v.is_number_integer()) fail(key, "must be an integer, got " + std::string(v.type_name()));
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    fail(key, "is out of range");
+  return v.get<int64_t>();
+}
+
+int64_t Reader::i64_or(const char* key, int64_t fallback) const { return has(key) ? i64(key) : fallback; }
+
+uint64_t Reader::u64(const char* key) const {
+  const json& v = member(key);
+  if (!v.is_number_integer()) fail(key, "must be a non-negative integer, got " + std::string(v.type_name()));
+  if (!v.is_number_unsigned() && v.get<int64_t>() < 0) fail(key, "must not be negative");
+  return v.get<uint64_t>();
+}
+
+uint64_t Reader::u64_or(const char* key, uint64_t fallback) const { return has(key) ? u64(key) : fallback; }
+
+uint32_t Reader::u32(const char* key) const {
+  uint64_t v = u64(key);
+  if (v > std::numeric_limits<uint32_t>::max()) fail(key, "is out of range for a 32-bit value");
+  return static_cast<uint32_t>(v);
+}
+
+bool Reader::boolean_or(const char* key, bool fallback) const {
+  if (!has(key)) return fallback;
+  const json& v = j_.at(key);
+  if (!v.is_boolean()) fail(key, "must be true or false, got " + std::string(v.type_name()));
+  return v.get<bool>();
+}
+
+std::optional<CpuSet> Reader::cpus(const char* key) const {
+  if (!has(key)) return std::nullopt;
+  std::string text = str(key);
+  std::string error;
+  auto s = CpuSet::parse(text, &error);
+  if (!s) fail(key, "invalid CPU list: " + error);
+  return s;
+}
+
+std::map<std::string, std::string> Reader::string_map(const char* key) const {
+  std::map<std::string, std::string> out;
+  if (!has(key)) return out;
+  const json& m = j_.at(key);
+  if (!m.is_object()) fail(key, "must be an object of strings");
+  for (const auto& [k, v] : m.items()) {
+    if (!v.is_string()) throw DecodeError(at(key) + "." + k, "must be a string, got " + std::string(v.type_name()));
+    out[k] = v.get<std::string>();
+  }
+  return out;
+}
+
+std::vector<std::string> Reader::strings(const char* key) const {
+  std::vector<std::string> out;
+  if (!has(key)) return out;
+  const json& a = j_.at(key);
+  if (!a.is_array()) fail(key, "must be an array of strings");
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].is_string()) throw DecodeError(at(key) + "[" + std::to_string(i) + "]", "must be a string");
+    out.push_back(a[i].get<std::string>());
+  }
+  return out;
+}
+
+std::vector<int> Reader::ints(const char* key) const {
+  std::vector<int> out;
+  if (!has(key)) return out;
+  const json& a = j_.at(key);
+  if (!a.is_array()) fail(key, "must be an array of integers");
+  for (size_t i = 0; i < a.size(); ++i) {
+    const std::string f = at(key) + "[" + std::to_string(i) + "]";
+    if (!a[i].is_number_integer()) throw DecodeError(f, "must be an integer");
+    int64_t v = a[i].get<int64_t>();
+    if (v < 0 || v > 1023) throw DecodeError(f, "out of range [0, 1023]");
+    out.push_back(static_cast<int>(v));
+  }
+  return out;
+}
+
+uint64_t Reader::duration_ns_or(const char* key, uint64_t fallback) const {
+  if (!has(key)) return fallback;
+  const json& v = j_.at(key);
+  if (v.is_number_integer()) return u64(key);
+  if (!v.is_string()) fail(key, "must be a duration such as \"30s\"");
+  auto ns = parse_duration_ns(v.get<std::string>());
+  if (!ns) fail(key, "invalid duration '" + v.get<std::string>() + "' (use e.g. \"500ms\", \"30s\", \"1m\")");
+  return *ns;
+}
+
+void Reader::only(std::initializer_list<const char*> known) const {
+  for (const auto& [k, v] : j_.items()) {
+    bool ok = false;
+    for (const char* n : known) ok = ok || k == n;
+    if (!ok) throw DecodeError(at(k.c_str()), "unknown field");
+  }
+}
+
+std::optional<uint64_t> parse_duration_ns(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  if (s == "0") return 0;
+  uint64_t total = 0;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t start = i;
+    uint64_t n = 0;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      if (n > (std::numeric_limits<uint64_t>::max() - 9) / 10) return std::nullopt;
+      n = n * 10 + static_cast<uint64_t>(s[i] - '0');
+      ++i;
+    }
+    if (i == start) return std::nullopt;
+    size_t u = i;
+    while (i < s.size() && !(s[i] >= '0' && s[i] <= '9')) ++i;
+    const std::string unit = s.substr(u, i - u);
+    uint64_t mult = 0;
+    if (unit == "ns") mult = 1;
+    else if (unit == "us" || unit == "µs") mult = 1'000;
+    else if (unit == "ms") mult = 1'000'000;
+    else if (unit == "s") mult = 1'000'000'000;
+    else if (unit == "m") mult = 60'000'000'000ull;
+    else if (unit == "h") mult = 3'600'000'000'000ull;
+    else return std::nullopt;
+    if (n > std::numeric_limits<uint64_t>::max() / mult) return std::nullopt;
+    if (total > std::numeric_limits<uint64_t>::max() - n * mult) return std::nullopt;
+    total += n * mult;
+  }
+  return total;
+}
+
+std::string format_duration(uint64_t ns) {
+  if (ns % 3'600'000'000'000ull == 0 && ns) return std::to_string(ns / 3'600'000'000'000ull) + "h";
+  if (ns % 60'000'000'000ull == 0 && ns) return std::to_string(ns / 60'000'000'000ull) + "m";
+  if (ns % 1'000'000'000 == 0 && ns) return std::to_string(ns / 1'000'000'000) + "s";
+  if (ns % 1'000'000 == 0 && ns) return std::to_string(ns / 1'000'000) + "ms";
+  if (ns % 1'000 == 0 && ns) return std::to_string(ns / 1'000) + "us";
+  return std::to_string(ns) + "ns";
+}
+
+}  // namespace c2c::trace

@@ -1,0 +1,66 @@
+// Strict, path-tracking access to JSON objects: every error names the field it is about
+// ("claim.devices[0].cpus"), unknown fields are refused, and types and ranges are checked.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/cpuset.hpp"
+
+namespace c2c::trace {
+
+struct DecodeError : std::runtime_error {
+  std::string field;
+  DecodeError(std::string f, const std::string& message) : std::runtime_error(message), field(std::move(f)) {}
+};
+
+class Reader {
+ public:
+  Reader(const nlohmann::json& j, std::string path);
+
+  const std::string& path() const { return path_; }
+  bool has(const char* key) const;
+  Reader child(const char* key) const;           // required object member
+  std::optional<Reader> opt_child(const char* key) const;
+  std::vector<Reader> array(const char* key) const;     // optional, default empty
+
+  std::string str(const char* key) const;                            // required
+  std::string str_or(const char* key, const std::string& fallback) const;
+  int64_t i64(const char* key) const;                                // required
+  int64_t i64_or(const char* key, int64_t fallback) const;
+  uint64_t u64(const char* key) const;                               // required, >= 0
+  uint64_t u64_or(const char* key, uint64_t fallback) const;
+  uint32_t u32(const char* key) const;
+  bool boolean_or(const char* key, bool fallback) const;
+  std::optional<CpuSet> cpus(const char* key) const;                 // optional kernel list string
+  std::map<std::string, std::string> string_map(const char* key) const;
+  std::vector<std::string> strings(const char* key) const;
+  std::vector<int> ints(const char* key) const;
+  // Go/Kubernetes duration ("30s", "500ms", "1m30s") or an integer of nanoseconds.
+  uint64_t duration_ns_or(const char* key, uint64_t fallback) const;
+
+  // Refuses any member not in `known` (typos must not be silently ignored).
+  void only(std::initializer_list<const char*> known) const;
+
+  const nlohmann::json& raw() const { return j_; }
+  [[noreturn]] void fail(const char* key, const std::string& message) const;
+  std::string at(const char* key) const;
+
+ private:
+  const nlohmann::json& member(const char* key) const;
+  const nlohmann::json& j_;
+  std::string path_;
+};
+
+// Parses a Go duration string into nanoseconds; nullopt on syntax errors or overflow.
+std::optional<uint64_t> parse_duration_ns(const std::string& s);
+std::string format_duration(uint64_t ns);
+
+}  // namespace c2c::trace

@@ -1,0 +1,163 @@
+#include "trace/policy_codec.hpp"
+
+#include "core/core.hpp"
+#include "trace/json_reader.hpp"
+
+namespace c2c::trace {
+
+using nlohmann::json;
+
+std::optional<PolicyKind> policy_kind_from_string(const std::string& s) {
+  if (s == "DRAExecutionPolicy") return PolicyKind::Dra;
+  if (s == "NodeSchedulingPolicy") return PolicyKind::Node;
+  return std::nullopt;
+}
+
+namespace {
+
+void read_metadata(const Reader& root, std::string& name, int64_t& generation) {
+  Reader md = root.child("metadata");  // other metadata (labels, uid, ...) is Kubernetes' business
+  name = md.str("name");
+  generation = md.i64_or("generation", 0);
+  if (generation < 0) md.fail("generation", "must not be negative");
+}
+
+DraExecutionPolicy decode_dra(const Reader& root) {
+  DraExecutionPolicy p;
+  read_metadata(root, p.name, p.generation);
+  Reader spec = root.child("spec");
+  spec.only({"workloadSelector", "resourceClaims", "topology", "taskRoles", "safety"});
+  if (auto ws = spec.opt_child("workloadSelector")) {
+    ws->only({"matchLabels"});
+    p.match_labels = ws->string_map("matchLabels");
+  }
+  p.resource_claims = spec.strings("resourceClaims");
+  if (auto topo = spec.opt_child("topology")) {
+    topo->only({"respectAllocatedCPUSet", "preferSameNUMA", "preferSamePCIeRoot"});
+    p.respect_allocated_cpuset = topo->boolean_or("respectAllocatedCPUSet", true);
+    p.prefer_same_numa = topo->boolean_or("preferSameNUMA", false);
+    p.prefer_same_pcie_root = topo->boolean_or("preferSamePCIeRoot", false);
+  }
+  for (const Reader& r : spec.array("taskRoles")) {
+    r.only({"name", "selector", "executionClass"});
+    TaskRole role;
+    role.name = r.str("name");
+    if (auto sel = r.opt_child("selector")) {
+      sel->only({"registeredRole", "commandRegex"});
+      role.registered_role = sel->str_or("registeredRole", "");
+      role.comm_regex = sel->str_or("commandRegex", "");
+    }
+    const std::string cls = r.str("executionClass");
+    auto ec = exec_class_from_string(cls);
+    if (!ec)
+      r.fail("executionClass", "unknown class '" + cls +
+                                   "' (latency-critical, communication-progress, throughput, background, normal)");
+    role.exec_class = *ec;
+    p.task_roles.push_back(role);
+  }
+  if (auto safety = spec.opt_child("safety")) {
+    safety->only({"requirePreview", "maxBoostDuration", "failClosedOnStaleClaim", "fallback"});
+    p.require_preview = safety->boolean_or("requirePreview", false);
+    p.max_boost = safety->duration_ns_or("maxBoostDuration", p.max_boost);
+    p.fail_closed_on_stale_claim = safety->boolean_or("failClosedOnStaleClaim", true);
+    p.fallback = safety->str_or("fallback", p.fallback);
+  }
+  return p;
+}
+
+NodeSchedulingPolicy decode_node(const Reader& root) {
+  NodeSchedulingPolicy p;
+  read_metadata(root, p.name, p.generation);
+  Reader spec = root.child("spec");
+  spec.only({"nodeNames", "nodeSelectors", "draSelectors", "commandRegex", "priority", "executionTime"});
+  p.node_names = spec.strings("nodeNames");
+  p.node_selectors = spec.string_map("nodeSelectors");
+  for (const Reader& d : spec.array("draSelectors")) {
+    d.only({"driver", "pool", "device"});
+    p.dra_selectors.push_back({d.str("driver"), d.str_or("pool", ""), d.str_or("device", "")});
+  }
+  p.command_regex = spec.str("commandRegex");
+  int64_t prio = spec.i64_or("priority", 0);
+  if (prio < 0 || prio > 1000) spec.fail("priority", "must be between 0 and 1000");
+  p.priority = static_cast<int32_t>(prio);
+  int64_t slice = spec.i64_or("executionTime", 0);
+  if (slice < 0) spec.fail("executionTime", "must not be negative (nanoseconds)");
+  p.execution_time = static_cast<Nanos>(slice);
+  return p;
+}
+
+// Field names in the core's validation errors are relative to the manifest; prefix them.
+std::string under(const std::string& path, const std::string& field) { return path.empty() ? field : path + "." + field; }
+
+}  // namespace
+
+AnyPolicy decode_policy(const json& j, const std::string& path) {
+  Reader root(j, path);
+  root.only({"apiVersion", "kind", "metadata", "spec"});
+  const std::string api = root.str("apiVersion");
+  if (api != kPolicyApiVersion)
+    root.fail("apiVersion", "unsupported '" + api + "' (expected " + kPolicyApiVersion + ")");
+  const std::string kind = root.str("kind");
+  auto k = policy_kind_from_string(kind);
+  if (!k) root.fail("kind", "unknown policy kind '" + kind + "' (DRAExecutionPolicy or NodeSchedulingPolicy)");
+  if (*k == PolicyKind::Dra) {
+    auto p = decode_dra(root);
+    if (auto e = validate(p)) {
+      std::string f = e->field.rfind("metadata", 0) == 0 || e->field.rfind("spec", 0) == 0 ? e->field : "spec." + e->field;
+      throw DecodeError(under(path, f), e->message);
+    }
+    return p;
+  }
+  auto p = decode_node(root);
+  if (auto e = validate(p)) {
+    std::string f = e->field.rfind("metadata", 0) == 0 ? e->field : "spec." + e->field;
+    throw DecodeError(under(path, f), e->message);
+  }
+  return p;
+}
+
+json encode_policy(const DraExecutionPolicy& p) {
+  json roles = json::array();
+  for (const auto& r : p.task_roles) {
+    json sel = json::object();
+    if (!r.registered_role.empty()) sel["registeredRole"] = r.registered_role;
+    if (!r.comm_regex.empty()) sel["commandRegex"] = r.comm_regex;
+    roles.push_back({{"name", r.name}, {"selector", sel}, {"executionClass", to_string(r.exec_class)}});
+  }
+  return {{"apiVersion", kPolicyApiVersion},
+          {"kind", "DRAExecutionPolicy"},
+          {"metadata", {{"name", p.name}, {"generation", p.generation}}},
+          {"spec",
+           {{"workloadSelector", {{"matchLabels", p.match_labels}}},
+            {"resourceClaims", p.resource_claims},
+            {"topology",
+             {{"respectAllocatedCPUSet", p.respect_allocated_cpuset},
+              {"preferSameNUMA", p.prefer_same_numa},
+              {"preferSamePCIeRoot", p.prefer_same_pcie_root}}},
+            {"taskRoles", roles},
+            {"safety",
+             {{"requirePreview", p.require_preview},
+              {"maxBoostDuration", format_duration(p.max_boost)},
+              {"failClosedOnStaleClaim", p.fail_closed_on_stale_claim},
+              {"fallback", p.fallback}}}}}};
+}
+
+json encode_policy(const NodeSchedulingPolicy& p) {
+  json dra = json::array();
+  for (const auto& d : p.dra_selectors) {
+    json s{{"driver", d.driver}};
+    if (!d.pool.empty()) s["pool"] = d.pool;
+    if (!d.device.empty()) s["device"] = d.device;
+    dra.push_back(s);
+  }
+  json spec{{"commandRegex", p.command_regex}, {"priority", p.priority}, {"executionTime", p.execution_time}};
+  if (!p.node_names.empty()) spec["nodeNames"] = p.node_names;
+  if (!p.node_selectors.empty()) spec["nodeSelectors"] = p.node_selectors;
+  if (!dra.empty()) spec["draSelectors"] = dra;
+  return {{"apiVersion", kPolicyApiVersion},
+          {"kind", "NodeSchedulingPolicy"},
+          {"metadata", {{"name", p.name}, {"generation", p.generation}}},
+          {"spec", spec}};
+}
+
+}  // namespace c2c::trace

@@ -1,0 +1,46 @@
+// Replays a trace through the core, checking every invariant after every step.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/core.hpp"
+#include "trace/event_codec.hpp"
+
+namespace c2c::trace {
+
+struct StepViolation {
+  size_t step = 0;  // 1-based index into the trace's events
+  size_t line = 0;
+  std::string event_kind;
+  Violation violation;
+};
+
+struct StepNote {
+  size_t line = 0;
+  std::string event_kind;
+  std::string message;
+};
+
+struct ReplayOutcome {
+  Core core;
+  size_t steps = 0;
+  std::vector<StepViolation> violations;   // every violation, in step order
+  std::vector<StepNote> ignored;           // inputs the core ignored (stale, duplicate)
+  std::vector<StepNote> warnings;
+  std::optional<ParseError> invalid;       // an event the core refused: replay stopped there
+};
+
+// check_every_step=false only checks the final state (for very large traces).
+ReplayOutcome replay(const std::vector<TraceEvent>& events, bool check_every_step = true, bool stop_at_first = false);
+
+nlohmann::json to_json(const ReplayOutcome& r);
+std::string to_table(const ReplayOutcome& r);
+
+inline constexpr const char* kInvariantIds[] = {"INV-1", "INV-2", "INV-3", "INV-4",
+                                                "INV-5", "INV-6", "INV-7", "INV-8"};
+
+}  // namespace c2c::trace
