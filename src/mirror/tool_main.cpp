@@ -91,6 +91,9 @@ int apply_cmd(const PinOptions& opts, const ApplyArgs& a) {
   }
   const DesiredTable desired = synthetic_table(a.seed, a.entries, gen.value());
   const c2c::Plan plan = diff_plan(desired, actual->entries, a.loading);
+  // The crash test waits for this line, then kills us at a random moment of the apply.
+  std::printf("apply-start %zu\n", plan.ops.size());
+  std::fflush(stdout);
   ApplyReport rep = applier.apply(plan);
   std::printf("ops %zu applied %zu absent %zu skipped %zu failed %zu rolled_back %zu deferred %zu batched %d\n",
               rep.ops.size(), rep.applied, rep.absent, rep.skipped, rep.failed, rep.rolled_back, rep.deferred.size(),

@@ -1,0 +1,197 @@
+// kill -9 of c2c-mirror-tool at random moments of an apply, then a restart that re-opens the
+// pins and reconciles against the same desired table: it must always converge with no stale
+// entry, and the generation must never go back (INV-4, INV-5, INV-7).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "mirror/apply.hpp"
+#include "mirror/generation_store.hpp"
+#include "mirror/kernel_map.hpp"
+#include "mirror/synthetic.hpp"
+#include "mirror_test_env.hpp"
+
+namespace c2c::mirror {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+namespace fs = std::filesystem;
+
+// A running c2c-mirror-tool whose stdout we read line by line.
+class ToolRun {
+ public:
+  explicit ToolRun(const std::vector<std::string>& args) {
+    int fds[2];
+    if (::pipe(fds) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::dup2(fds[1], STDOUT_FILENO);
+      ::close(fds[0]);
+      ::close(fds[1]);
+      std::vector<char*> argv;
+      argv.push_back(const_cast<char*>(C2C_MIRROR_TOOL));
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      ::execv(C2C_MIRROR_TOOL, argv.data());
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    fd_ = fds[0];
+  }
+  ~ToolRun() {
+    if (fd_ >= 0) ::close(fd_);
+    if (pid_ > 0 && !reaped_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  bool started() const { return pid_ > 0 && fd_ >= 0; }
+  // Reads until a line starting with `prefix` (returned) or EOF (""); all lines go to output().
+  std::string wait_line(const std::string& prefix) {
+    while (true) {
+      size_t nl;
+      while ((nl = buf_.find('\n')) != std::string::npos) {
+        std::string line = buf_.substr(0, nl);
+        buf_.erase(0, nl + 1);
+        out_ += line + "\n";
+        if (line.rfind(prefix, 0) == 0) return line;
+      }
+      char tmp[4096];
+      ssize_t n = ::read(fd_, tmp, sizeof tmp);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return "";
+      buf_.append(tmp, static_cast<size_t>(n));
+    }
+  }
+  void kill9() { ::kill(pid_, SIGKILL); }
+  int wait() {  // raw waitpid status; drains the pipe first
+    wait_line("\x01never");
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+    reaped_ = true;
+    return st;
+  }
+  const std::string& output() const { return out_; }
+
+ private:
+  pid_t pid_ = -1;
+  int fd_ = -1;
+  bool reaped_ = false;
+  std::string buf_, out_;
+};
+
+uint64_t generation_of(const std::string& line) {  // "generation 17"
+  return line.empty() ? 0 : std::stoull(line.substr(line.find(' ') + 1));
+}
+
+TEST(MirrorCrash, KillNineDuringApplyAlwaysConverges) {
+  C2C_REQUIRE_BPFFS();
+  const std::string root = testing::private_pin_root("crash");
+  const fs::path dir = fs::temp_directory_path() / ("c2c-mirror-crash-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string gen_file = (dir / "generation").string();
+  constexpr uint32_t kEntries = 5000;
+  constexpr int kWantKills = 50;
+  auto args = [&](uint64_t seed) {
+    return std::vector<std::string>{"--pin-root", root, "apply", "--gen-file", gen_file, "--seed",
+                                    std::to_string(seed), "--entries", std::to_string(kEntries),
+                                    "--batch-size", "128", "--lease", "4"};
+  };
+
+  // Calibrate how long an apply takes on this machine now (from "apply-start" to its report).
+  Clock::duration apply_time{};
+  uint64_t last_gen = 0;
+  {
+    ToolRun run(args(0));
+    ASSERT_TRUE(run.started());
+    last_gen = generation_of(run.wait_line("generation "));
+    ASSERT_NE(run.wait_line("apply-start"), "");
+    auto t0 = Clock::now();
+    ASSERT_NE(run.wait_line("ops "), "") << run.output();
+    apply_time = Clock::now() - t0;
+    ASSERT_EQ(run.wait(), 0) << run.output();
+  }
+  const auto max_delay_us = std::max<int64_t>(
+      200, std::chrono::duration_cast<std::chrono::microseconds>(apply_time).count());
+
+  std::mt19937_64 rng(20261130);
+  int kills_in_apply = 0, kills_early = 0, finished_first = 0, trials = 0;
+  for (uint64_t seed = 1; kills_in_apply < kWantKills && trials < 4 * kWantKills; ++seed, ++trials) {
+    // Every fifth trial dies earlier: while opening pins, taking the lease or reading the map.
+    const bool early = seed % 5 == 0;
+    {
+      ToolRun victim(args(seed));
+      ASSERT_TRUE(victim.started());
+      if (early) {
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
+      } else {
+        std::string g = victim.wait_line("generation ");
+        if (!g.empty()) {
+          ASSERT_GT(generation_of(g), last_gen) << "INV-4: a generation went back";
+          last_gen = generation_of(g);
+        }
+        ASSERT_NE(victim.wait_line("apply-start"), "") << victim.output();
+        std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int64_t>(rng() % max_delay_us)));
+      }
+      victim.kill9();
+      int st = victim.wait();
+      const bool reported = victim.output().find("\nops ") != std::string::npos;
+      if (WIFSIGNALED(st) && !reported)
+        early ? ++kills_early : ++kills_in_apply;
+      else
+        ++finished_first;
+      if (early) {  // whatever it printed before dying must not go back either
+        size_t at = victim.output().find("generation ");
+        if (at != std::string::npos) {
+          uint64_t g = generation_of(victim.output().substr(at, victim.output().find('\n', at) - at));
+          ASSERT_GT(g, last_gen) << "INV-4";
+          last_gen = g;
+        }
+      }
+    }
+    // Restart: re-open the pins, reconcile against the same desired table, to completion.
+    ToolRun again(args(seed));
+    ASSERT_TRUE(again.started());
+    uint64_t g = generation_of(again.wait_line("generation "));
+    ASSERT_GT(g, last_gen) << "INV-4: restart at seed " << seed << " went back";
+    last_gen = g;
+    ASSERT_EQ(again.wait(), 0) << again.output();
+    auto stored = load_generation(gen_file);
+    ASSERT_TRUE(stored.ok()) << stored.error();
+    ASSERT_GE(stored.value(), g) << "the used generation is covered on disk";
+
+    PinOptions o;
+    o.pin_root = root;
+    o.create = false;
+    auto maps = PinnedMaps::open(o);
+    ASSERT_TRUE(maps.ok()) << maps.error();
+    KernelPolicyMap map(maps.value()->policy_fd(), maps.value()->policy_max_entries());
+    Applier reader(map);
+    auto actual = reader.read_actual();
+    ASSERT_TRUE(actual.ok()) << actual.error();
+    const DesiredTable desired = synthetic_table(seed, kEntries, g);
+    ASSERT_EQ(actual->entries.size(), desired.size()) << "seed " << seed << ": stale or missing entries";
+    for (const auto& e : actual->entries) {
+      auto it = desired.find(e.tid);
+      ASSERT_NE(it, desired.end()) << "seed " << seed << ": stale tid " << e.tid << " (INV-5)";
+      ASSERT_EQ(e.value, it->second) << "seed " << seed << ": tid " << e.tid;
+    }
+    EXPECT_TRUE(actual->warnings.empty());
+  }
+  std::printf("crash trials %d: killed during apply %d, killed before apply %d, finished before the kill %d "
+              "(apply of %u entries took %lld us at calibration)\n",
+              trials, kills_in_apply, kills_early, finished_first, kEntries, static_cast<long long>(max_delay_us));
+  EXPECT_GE(kills_in_apply, kWantKills) << "too few kills landed inside an apply";
+  PinnedMaps::remove_pins(root);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace c2c::mirror

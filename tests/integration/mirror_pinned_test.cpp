@@ -1,0 +1,239 @@
+// The pinned policy map set on the real bpffs: BTF, re-open, refusal of foreign pins, pruning of
+// hand-injected entries, and the fail-closed full map.
+#include <bpf/bpf.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "mirror/apply.hpp"
+#include "mirror/convert.hpp"
+#include "mirror/diff.hpp"
+#include "mirror/kernel_map.hpp"
+#include "mirror/pinned_maps.hpp"
+#include "mirror/synthetic.hpp"
+#include "mirror_test_env.hpp"
+
+namespace c2c::mirror {
+namespace {
+
+using testing::private_pin_root;
+
+std::string run(const std::string& cmd, int* status = nullptr) {
+  std::string out;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  int st = ::pclose(p);
+  if (status != nullptr) *status = st;
+  return out;
+}
+
+std::string hex_bytes(const void* data, size_t n) {
+  std::string out;
+  const auto* b = static_cast<const unsigned char*>(data);
+  char tmp[4];
+  for (size_t i = 0; i < n; ++i) {
+    std::snprintf(tmp, sizeof tmp, "%02x ", b[i]);
+    out += tmp;
+  }
+  return out;
+}
+
+uint32_t map_id(int fd) {
+  bpf_map_info info;
+  std::memset(&info, 0, sizeof info);
+  __u32 len = sizeof info;
+  return bpf_map_get_info_by_fd(fd, &info, &len) == 0 ? info.id : 0;
+}
+
+struct MirrorPinned : ::testing::Test {
+  std::string root;
+  PinOptions opts;
+  void SetUp() override {
+    C2C_REQUIRE_BPFFS();
+    root = private_pin_root("pinned");
+    opts.pin_root = root;
+  }
+  void TearDown() override {
+    if (!root.empty()) PinnedMaps::remove_pins(root);
+  }
+  std::unique_ptr<PinnedMaps> open_ok(const PinOptions& o) {
+    auto m = PinnedMaps::open(o);
+    EXPECT_TRUE(m.ok()) << m.error();
+    return m.ok() ? std::move(m.value()) : nullptr;
+  }
+  static std::vector<ActualEntry> read_all(Applier& a) {
+    auto r = a.read_actual();
+    EXPECT_TRUE(r.ok()) << r.error();
+    return r.ok() ? r->entries : std::vector<ActualEntry>{};
+  }
+  static void expect_equal(const std::vector<ActualEntry>& actual, const DesiredTable& desired) {
+    ASSERT_EQ(actual.size(), desired.size());
+    for (const auto& e : actual) {
+      auto it = desired.find(e.tid);
+      ASSERT_NE(it, desired.end()) << "stale tid " << e.tid;
+      EXPECT_EQ(e.value, it->second) << "tid " << e.tid;
+    }
+  }
+};
+
+TEST_F(MirrorPinned, CreatesPinsWithBtfThatSurviveAReopen) {
+  uint32_t id = 0;
+  {
+    auto maps = open_ok(opts);
+    ASSERT_TRUE(maps);
+    EXPECT_TRUE(maps->created());
+    id = map_id(maps->policy_fd());
+    KernelPolicyMap map(maps->policy_fd(), maps->policy_max_entries());
+    Applier a(map);
+    ASSERT_TRUE(a.apply(diff_plan(synthetic_table(2, 10, 3), {}, false)).ok());
+  }
+  auto maps = open_ok(opts);
+  ASSERT_TRUE(maps);
+  EXPECT_FALSE(maps->created()) << "the second open re-uses the pins";
+  EXPECT_EQ(map_id(maps->policy_fd()), id);
+  KernelPolicyMap map(maps->policy_fd(), maps->policy_max_entries());
+  Applier a(map);
+  expect_equal(read_all(a), synthetic_table(2, 10, 3));
+
+  // bpftool prints named fields because the maps carry BTF.
+  int status = 0;
+  std::string out = run("bpftool -j map dump pinned " + root + "/" C2C_POLICY_MAP_NAME, &status);
+  ASSERT_EQ(status, 0) << out;
+  auto json = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_TRUE(json.is_array()) << out;
+  ASSERT_EQ(json.size(), 10u);
+  const auto& first = json[0].contains("formatted") ? json[0]["formatted"] : json[0];
+  EXPECT_TRUE(first["key"].contains("tid")) << first.dump();
+  EXPECT_TRUE(first["value"].contains("start_ticks")) << first.dump();
+  EXPECT_TRUE(first["value"].contains("allowed_cpus")) << first.dump();
+  EXPECT_EQ(first["value"]["abi_version"], C2C_ABI_VERSION);
+}
+
+TEST_F(MirrorPinned, RefusesAPinWithAnotherValueLayout) {
+  ASSERT_EQ(::mkdir(root.c_str(), 0700), 0);
+  int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "c2c_policy", 4, 104, C2C_POLICY_MAX_ENTRIES, nullptr);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(bpf_obj_pin(fd, (root + "/" C2C_POLICY_MAP_NAME).c_str()), 0);
+  ::close(fd);
+  auto m = PinnedMaps::open(opts);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().find("value_size is 104"), std::string::npos) << m.error();
+  EXPECT_NE(m.error().find("expects 112"), std::string::npos) << m.error();
+  EXPECT_NE(m.error().find(root + "/" C2C_POLICY_MAP_NAME), std::string::npos) << m.error();
+  struct stat st;
+  EXPECT_NE(::stat((root + "/" C2C_STATS_MAP_NAME).c_str(), &st), 0) << "nothing is created on a mismatch";
+}
+
+TEST_F(MirrorPinned, RefusesAPinWithoutBtf) {
+  ASSERT_EQ(::mkdir(root.c_str(), 0700), 0);
+  int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "c2c_policy", 4, sizeof(c2c_policy_value), C2C_POLICY_MAX_ENTRIES,
+                          nullptr);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(bpf_obj_pin(fd, (root + "/" C2C_POLICY_MAP_NAME).c_str()), 0);
+  ::close(fd);
+  auto m = PinnedMaps::open(opts);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().find("no BTF"), std::string::npos) << m.error();
+}
+
+TEST_F(MirrorPinned, RefusesAnotherAbiVersion) {
+  {
+    auto maps = open_ok(opts);
+    ASSERT_TRUE(maps);
+    c2c_meta meta{99, sizeof(c2c_policy_value), C2C_POLICY_MAX_ENTRIES, 0};
+    __u32 key = 0;
+    ASSERT_EQ(bpf_map_update_elem(maps->meta_fd(), &key, &meta, BPF_ANY), 0);
+  }
+  auto m = PinnedMaps::open(opts);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().find("abi_version is 99"), std::string::npos) << m.error();
+}
+
+TEST_F(MirrorPinned, RefusesAnotherSizeAndMissingPinsForAConsumer) {
+  PinOptions consumer = opts;
+  consumer.create = false;
+  auto none = PinnedMaps::open(consumer);
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().find("missing"), std::string::npos) << none.error();
+
+  PinOptions small = opts;
+  small.policy_max_entries = 64;
+  ASSERT_TRUE(open_ok(small));
+  auto m = PinnedMaps::open(opts);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().find("max_entries is 64"), std::string::npos) << m.error();
+  consumer.policy_max_entries = 64;
+  EXPECT_TRUE(open_ok(consumer)) << "a consumer re-opens a complete, matching set";
+}
+
+TEST_F(MirrorPinned, BpftoolInjectedEntriesArePrunedByAReconcile) {
+  auto maps = open_ok(opts);
+  ASSERT_TRUE(maps);
+  KernelPolicyMap map(maps->policy_fd(), maps->policy_max_entries());
+  Applier a(map);
+  const DesiredTable desired = synthetic_table(1, 100, 5);  // tids 1050..1149
+  ASSERT_TRUE(a.apply(diff_plan(desired, read_all(a), false)).ok());
+
+  // Two unexplained tids and one desired tid overwritten by hand.
+  for (uint32_t tid : {50u, 51u, 1060u}) {
+    c2c_policy_value v;
+    std::memset(&v, 0, sizeof v);
+    v.start_ticks = 77;
+    v.exec_class = C2C_CLASS_LATENCY_CRITICAL;
+    c2c_task_key k{tid};
+    int status = 0;
+    std::string out = run("bpftool map update pinned " + root + "/" C2C_POLICY_MAP_NAME " key hex " +
+                              hex_bytes(&k, sizeof k) + " value hex " + hex_bytes(&v, sizeof v),
+                          &status);
+    ASSERT_EQ(status, 0) << out;
+  }
+  auto seen = a.read_actual();
+  ASSERT_TRUE(seen.ok()) << seen.error();
+  EXPECT_EQ(seen->entries.size(), 102u);
+  EXPECT_EQ(seen->warnings.size(), 3u) << "entries not written by the mirror are flagged";
+
+  // While the desired state is loading, nothing is pruned.
+  Plan loading = diff_plan(desired, seen->entries, true);
+  EXPECT_EQ(loading.deferred_deletes, (std::vector<uint32_t>{50, 51}));
+  ApplyReport rep = a.apply(loading);
+  ASSERT_TRUE(rep.ok()) << rep.error;
+  EXPECT_EQ(read_all(a).size(), 102u);
+
+  // Once loaded, a reconcile prunes the injected entries and repairs the overwritten one.
+  Plan full = diff_plan(desired, read_all(a), false);
+  ASSERT_EQ(full.ops.size(), 2u);
+  rep = a.apply(full);
+  ASSERT_TRUE(rep.ok()) << rep.error;
+  EXPECT_EQ(rep.applied, 2u);
+  expect_equal(read_all(a), desired);
+  EXPECT_TRUE(diff_plan(desired, read_all(a), false).ops.empty()) << "converged";
+}
+
+TEST_F(MirrorPinned, FullMapFailsClosed) {
+  opts.policy_max_entries = 64;
+  auto maps = open_ok(opts);
+  ASSERT_TRUE(maps);
+  KernelPolicyMap map(maps->policy_fd(), maps->policy_max_entries());
+  Applier a(map);
+  const DesiredTable before = synthetic_table(0, 40, 2);  // tids 1000..1039
+  ASSERT_TRUE(a.apply(diff_plan(before, {}, false)).ok());
+
+  DesiredTable grown = before;
+  for (const auto& [tid, v] : synthetic_table(0, 30, 3)) grown[tid + 5000] = v;  // 30 new tids
+  ApplyReport rep = a.apply(diff_plan(grown, read_all(a), false));
+  EXPECT_TRUE(rep.map_full);
+  EXPECT_FALSE(rep.ok());
+  EXPECT_NE(rep.error.find("map full (64/64)"), std::string::npos) << rep.error;
+  EXPECT_EQ(rep.rolled_back, 24u) << "the 24 adds that fit were undone";
+  EXPECT_EQ(rep.failed, 6u);
+  for (const auto& s : rep.ops) EXPECT_NE(s.reason.find("map full (64/64)"), std::string::npos) << describe(s);
+  expect_equal(read_all(a), before);  // no half-applied table is visible
+}
+
+}  // namespace
+}  // namespace c2c::mirror
