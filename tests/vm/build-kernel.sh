@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Builds (or reuses) a small Linux 6.12 with sched_ext for the qemu test bed.
+#
+# The tree comes from Debian's linux-source-6.12 and is built OUTSIDE the repository, in
+#   ${C2C_KERNEL_CACHE:-/var/cache/claim2core/kernel}/<version>-<hash of kernel.config + recipe>
+# so a second run finds bzImage, vmlinux and vmlinux.h there and returns in seconds.
+# Prints the cache directory on its last stdout line. Exit codes: 0 ok, 1 failure,
+# 77 the kernel source package is missing (callers treat it as "skip").
+# --print-dir prints the cache directory without building.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+src_tar=${C2C_KERNEL_SOURCE:-/usr/src/linux-source-6.12.tar.xz}
+fragment=$here/kernel.config
+cache_root=${C2C_KERNEL_CACHE:-/var/cache/claim2core/kernel}
+jobs=${C2C_KERNEL_JOBS:-$(nproc)}
+
+log() { echo "[build-kernel $(date -u +%H:%M:%S)] $*" >&2; }
+
+if [ ! -r "$src_tar" ]; then
+  log "kernel source $src_tar missing (apt-get install -t bookworm-backports linux-source-6.12)"
+  exit 77
+fi
+for tool in make gcc flex bison bc pahole bpftool xz; do
+  command -v "$tool" >/dev/null || { log "missing build tool: $tool (see scripts/setup)"; exit 1; }
+done
+
+version=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || stat -c %Y "$src_tar")
+# Bump when the build recipe itself changes in a way that changes the artefacts.
+recipe=1
+key=$( (cat "$fragment"; echo "recipe=$recipe") | sha256sum | cut -c1-12)
+dir=$cache_root/${version//[^A-Za-z0-9.+_-]/_}-$key
+if [ "${1:-}" = "--print-dir" ]; then
+  echo "$dir"
+  exit 0
+fi
+mkdir -p "$dir"
+
+# One builder at a time (ctest and a developer may both ask); the others wait for its result.
+exec 9>"$dir/.lock"
+if ! flock -n 9; then
+  log "another build holds $dir/.lock; waiting"
+  flock 9
+fi
+
+if [ -f "$dir/.done" ] && [ -f "$dir/bzImage" ] && [ -f "$dir/vmlinux.h" ]; then
+  log "cached kernel: $dir"
+  echo "$dir"
+  exit 0
+fi
+
+logfile=$dir/build.log
+: >"$logfile"
+log "cold build into $dir (log: $logfile)"
+start=$(date +%s)
+
+if [ ! -f "$dir/src/Makefile" ]; then
+  log "extracting $src_tar"
+  rm -rf "$dir/src" && mkdir -p "$dir/src"
+  tar -xJf "$src_tar" -C "$dir/src" --strip-components=1
+fi
+
+obj=$dir/obj
+mkdir -p "$obj"
+mk() { nice make -C "$dir/src" O="$obj" ARCH=x86_64 "$@" >>"$logfile" 2>&1; }
+
+log "configuring: tinyconfig + tests/vm/kernel.config"
+mk tinyconfig
+"$dir/src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$fragment" >>"$logfile" 2>&1
+mk olddefconfig
+
+missing=()
+for opt in SCHED_CLASS_EXT DEBUG_INFO_BTF BPF_SYSCALL BPF_JIT CPUSETS BLK_DEV_INITRD SERIAL_8250_CONSOLE 64BIT SMP; do
+  grep -q "^CONFIG_${opt}=y" "$obj/.config" || missing+=("CONFIG_$opt")
+done
+if [ "${#missing[@]}" -ne 0 ]; then
+  log "FATAL: the final .config lacks ${missing[*]} (pahole >= 1.16 present? dependency dropped?)"
+  exit 1
+fi
+
+log "compiling with -j$jobs (about 11 min cold on 2 cores)"
+mk -j"$jobs" bzImage &
+pid=$!
+while kill -0 "$pid" 2>/dev/null; do
+  sleep 30
+  kill -0 "$pid" 2>/dev/null && log "... $(( $(date +%s) - start ))s, $(grep -c '^  CC' "$logfile" || true) objects compiled"
+done
+if ! wait "$pid"; then
+  log "FATAL: kernel build failed; last lines of $logfile:"
+  tail -n 30 "$logfile" >&2
+  exit 1
+fi
+
+cp "$obj/arch/x86/boot/bzImage" "$dir/bzImage"
+cp "$obj/vmlinux" "$dir/vmlinux"
+cp "$obj/.config" "$dir/config"
+bpftool btf dump file "$dir/vmlinux" format c >"$dir/vmlinux.h"
+grep -q "struct sched_ext_ops {" "$dir/vmlinux.h" || { log "FATAL: vmlinux.h has no sched_ext types"; exit 1; }
+touch "$dir/.done"
+log "done in $(( $(date +%s) - start ))s: $dir"
+echo "$dir"
