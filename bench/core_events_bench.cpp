@@ -1,0 +1,55 @@
+// Goal 1: task events per second at 1k, 10k and 100k live tasks (issue #2 item 7).
+// Goal: >= 1M task events/s on one core, and the cost per event at 100k within 2x of 1k.
+//
+// The node has a DRA policy and a node policy live (World, Population::Mixed). Each iteration
+// applies one batch of task events from a steady stream (exit, new thread, rename, TID reuse) that
+// keeps the live-task count at N. Only the apply() calls are timed (manual time, thread CPU time): building the
+// events, which the daemon's observers do anyway, is not the core's cost.
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include "core_world.hpp"
+
+namespace c2c::bench {
+namespace {
+
+constexpr size_t kBatch = 4096;
+
+void BM_CoreTaskEvents(benchmark::State& state) {
+  const size_t n = static_cast<size_t>(state.range(0));
+  World& w = cached_world("events/" + std::to_string(n), {.tasks = n, .population = Population::Mixed});
+  std::vector<Event> batch;
+  batch.reserve(kBatch);
+  size_t not_applied = 0;
+  size_t changed = 0;
+  for (auto _ : state) {
+    batch.clear();
+    w.next_events(kBatch, batch);
+    const double t0 = thread_cpu_seconds();
+    for (const Event& e : batch) {
+      ApplyResult r = w.core.apply(e);
+      not_applied += r.status != ApplyResult::Status::Applied;
+      changed += r.changed_tids.size();
+    }
+    const double t1 = thread_cpu_seconds();
+    state.SetIterationTime(t1 - t0);
+  }
+  if (not_applied != 0) {
+    state.SkipWithError("some task events were not applied: the stream is out of step with the core");
+    return;
+  }
+  const double events = static_cast<double>(state.iterations()) * kBatch;
+  state.SetItemsProcessed(static_cast<int64_t>(events));
+  state.counters["live_tasks"] = static_cast<double>(w.live_tasks());
+  state.counters["desired_entries"] = static_cast<double>(w.core.desired_size());
+  state.counters["changed_per_event"] = static_cast<double>(changed) / events;
+  // Seconds per event, printed with an SI prefix (e.g. 850n = 850 ns).
+  state.counters["time_per_event"] =
+      benchmark::Counter(kBatch, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+BENCHMARK(BM_CoreTaskEvents)->Arg(1'000)->Arg(10'000)->Arg(100'000)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace c2c::bench
