@@ -1,0 +1,13 @@
+# k8s part: decoding, bindings and the fixture table (tests/unit/k8s_*.cpp).
+if(TARGET c2c_k8s)
+  add_executable(k8s_unit_tests
+    ${CMAKE_CURRENT_LIST_DIR}/k8s_decode_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/k8s_bindings_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/k8s_fixtures_test.cpp)
+  target_link_libraries(k8s_unit_tests PRIVATE c2c_k8s GTest::gtest_main)
+  # CI keeps shared/ beside the clone; C2C_FIXTURES overrides at run time.
+  target_compile_definitions(k8s_unit_tests PRIVATE
+    C2C_FIXTURES_DEFAULT="${PROJECT_SOURCE_DIR}/../shared/fixtures/dra")
+  c2c_warnings(k8s_unit_tests)
+  gtest_discover_tests(k8s_unit_tests TEST_PREFIX "k8s." DISCOVERY_TIMEOUT 30)
+endif()
