@@ -1,0 +1,383 @@
+// The three task discovery methods (procfs walk, BPF task iterator, BPF event stream) on real,
+// named threads: same (tid, comm) set as `ps -eT -o tid=,comm=`, same start_ticks everywhere,
+// renames seen by all three, and a reused TID reported with a different start_ticks.
+#include <gtest/gtest.h>
+
+#include <linux/sched.h>
+#include <pthread.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "host/procfs_walker.hpp"
+#include "host/task_events.hpp"
+#include "host/task_iter.hpp"
+
+using namespace c2c::host;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr long kBpfFsMagic = 0xcafe4a11;
+
+// BPF needs root; bpffs is mounted when missing (CI starts on a fresh boot).
+std::string bpf_unavailable() {
+  if (::geteuid() != 0) return "needs root (CAP_BPF, CAP_PERFMON) to load BPF programs";
+  struct statfs st{};
+  if (::statfs("/sys/fs/bpf", &st) != 0 || static_cast<long>(st.f_type) != kBpfFsMagic) {
+    if (::mount("bpf", "/sys/fs/bpf", "bpf", 0, nullptr) != 0)
+      return std::string("bpffs is not mounted and cannot be: ") + std::strerror(errno);
+  }
+  return {};
+}
+
+uint32_t self_tgid() { return static_cast<uint32_t>(::getpid()); }
+
+// (tid -> comm) of this process as `ps -eT -o pid=,tid=,comm=` reports it.
+std::map<uint32_t, std::string> ps_threads(uint32_t tgid) {
+  std::map<uint32_t, std::string> out;
+  FILE* p = ::popen("ps -eT -o pid=,tid=,comm=", "r");
+  if (p == nullptr) return out;
+  char line[512];
+  while (std::fgets(line, sizeof line, p) != nullptr) {
+    unsigned pid = 0, tid = 0;
+    int consumed = 0;
+    if (std::sscanf(line, "%u %u %n", &pid, &tid, &consumed) < 2 || pid != tgid) continue;
+    std::string comm(line + consumed);
+    while (!comm.empty() && (comm.back() == '\n' || comm.back() == ' ')) comm.pop_back();
+    out[tid] = comm;
+  }
+  ::pclose(p);
+  return out;
+}
+
+std::map<uint32_t, std::string> by_tid(const std::vector<TaskInfo>& tasks, uint32_t tgid) {
+  std::map<uint32_t, std::string> out;
+  for (const auto& t : tasks)
+    if (t.tgid == tgid) out[t.tid] = t.comm;
+  return out;
+}
+
+std::map<uint32_t, uint64_t> starts(const std::vector<TaskInfo>& tasks, uint32_t tgid) {
+  std::map<uint32_t, uint64_t> out;
+  for (const auto& t : tasks)
+    if (t.tgid == tgid) out[t.tid] = t.start_ticks;
+  return out;
+}
+
+// Threads that name themselves and park until released.
+class NamedThreads {
+ public:
+  explicit NamedThreads(const std::vector<std::string>& names) {
+    for (const auto& n : names) {
+      threads_.emplace_back([this, n] {
+        if (!n.empty()) ::pthread_setname_np(::pthread_self(), n.c_str());
+        std::unique_lock lk(m_);
+        tids_.push_back(static_cast<uint32_t>(::gettid()));
+        cv_.notify_all();
+        cv_.wait(lk, [this] { return release_; });
+      });
+    }
+    std::unique_lock lk(m_);
+    cv_.wait(lk, [&] { return tids_.size() == names.size(); });
+  }
+  ~NamedThreads() {
+    {
+      std::lock_guard lk(m_);
+      release_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  std::thread& thread(size_t i) { return threads_[i]; }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool release_ = false;
+  std::vector<uint32_t> tids_;
+  std::vector<std::thread> threads_;
+};
+
+// Follows the event stream for one process: tid -> (start_ticks, comm) of live threads.
+struct EventView {
+  uint32_t tgid;
+  std::map<uint32_t, TaskInfo> live;
+  std::vector<TaskEvent> all;  // every event of the process, in order
+  void operator()(const TaskEvent& e) {
+    if (e.task.tgid != tgid) return;
+    all.push_back(e);
+    switch (e.kind) {
+      case TaskEventKind::New:
+      case TaskEventKind::Exec:
+        live[e.task.tid] = e.task;
+        break;
+      case TaskEventKind::Rename:
+        live[e.task.tid].comm = e.task.comm;
+        live[e.task.tid].start_ticks = e.task.start_ticks;
+        break;
+      case TaskEventKind::Exit:
+        live.erase(e.task.tid);
+        break;
+      case TaskEventKind::Snapshot:
+        break;
+    }
+  }
+};
+
+// Polls until `done` holds or the deadline passes.
+bool poll_until(TaskEventStream& s, const TaskEventStream::Handler& h, const std::function<bool()>& done,
+                std::chrono::milliseconds deadline = 3s) {
+  const auto end = std::chrono::steady_clock::now() + deadline;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    if (s.poll(50, h) < 0) return false;
+  }
+  return true;
+}
+
+class HostDiscovery : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string why = bpf_unavailable();
+    if (!why.empty()) GTEST_SKIP() << why;
+    std::string err;
+    events_ = TaskEventStream::open(&err);
+    if (!events_) GTEST_SKIP() << "task event stream unavailable: " << err;
+    iter_ = BpfTaskIterator::open(&err);
+    ASSERT_TRUE(iter_) << err;
+  }
+  std::unique_ptr<TaskEventStream> events_;
+  std::unique_ptr<BpfTaskIterator> iter_;
+};
+
+TEST_F(HostDiscovery, ThreeMethodsAgreeWithPs) {
+  const uint32_t tgid = self_tgid();
+  EventView view{tgid, {}, {}};
+  NamedThreads threads({"EngineCore_DP0", "EngineCore_DP1", "Tokenizer", "nccl-proxy", ""});
+  // Every new thread arrives as New (with the parent's comm) and, when named, as Rename.
+  ASSERT_TRUE(poll_until(*events_, std::ref(view), [&] {
+    int renamed = 0;
+    for (const auto& e : view.all) renamed += e.kind == TaskEventKind::Rename ? 1 : 0;
+    return view.live.size() >= 5 && renamed >= 4;
+  })) << "events seen: " << view.all.size();
+
+  ProcfsWalkOptions o;
+  o.only_tgid = tgid;
+  const auto proc = walk_procfs(o);
+  std::string err;
+  const auto iter_one = iter_->snapshot(&err, tgid);
+  ASSERT_TRUE(iter_one) << err;
+  const auto iter_all = iter_->snapshot(&err);
+  ASSERT_TRUE(iter_all) << err;
+  const auto ps = ps_threads(tgid);
+
+  const auto proc_set = by_tid(proc, tgid);
+  ASSERT_EQ(proc_set.size(), 6u);  // main + 5
+  EXPECT_EQ(proc_set, ps);
+  EXPECT_EQ(by_tid(*iter_one, tgid), ps);
+  EXPECT_EQ(by_tid(*iter_all, tgid), ps);
+  int engine = 0;
+  for (const auto& [tid, comm] : ps) engine += comm.rfind("EngineCore_DP", 0) == 0 ? 1 : 0;
+  EXPECT_EQ(engine, 2);
+
+  // The event stream saw every thread but the main one (it predates the stream).
+  std::map<uint32_t, std::string> ev_set;
+  for (const auto& [tid, t] : view.live) ev_set[tid] = t.comm;
+  auto expected = ps;
+  expected.erase(tgid);
+  EXPECT_EQ(ev_set, expected);
+
+  // start_ticks agree exactly between BPF and /proc.
+  const auto proc_start = starts(proc, tgid);
+  EXPECT_EQ(starts(*iter_one, tgid), proc_start);
+  for (const auto& [tid, t] : view.live) EXPECT_EQ(t.start_ticks, proc_start.at(tid)) << "tid " << tid;
+  for (const auto& e : view.all) {
+    if (e.kind == TaskEventKind::New) {
+      // At fork the child still carries the parent's comm.
+      EXPECT_EQ(e.task.comm, proc_set.at(tgid)) << "tid " << e.task.tid;
+    }
+  }
+  EXPECT_EQ(events_->malformed(), 0u);
+}
+
+TEST_F(HostDiscovery, RenameIsSeenByEveryMethod) {
+  const uint32_t tgid = self_tgid();
+  EventView view{tgid, {}, {}};
+  NamedThreads threads({"EngineCore_DP1"});
+  ASSERT_TRUE(poll_until(*events_, std::ref(view), [&] {
+    return !view.live.empty() && view.live.begin()->second.comm == "EngineCore_DP1";
+  }));
+  const uint32_t tid = view.live.begin()->first;
+  // Renaming another thread writes /proc/<tid>/comm (comm_write -> set_task_comm).
+  ASSERT_EQ(::pthread_setname_np(threads.thread(0).native_handle(), "EngineCore_DP7"), 0);
+  ASSERT_TRUE(poll_until(*events_, std::ref(view), [&] {
+    for (const auto& e : view.all)
+      if (e.kind == TaskEventKind::Rename && e.task.tid == tid && e.task.comm == "EngineCore_DP7") return true;
+    return false;
+  })) << "no rename event for tid " << tid;
+
+  ProcfsWalkOptions o;
+  o.only_tgid = tgid;
+  std::string err;
+  const auto iter = iter_->snapshot(&err, tgid);
+  ASSERT_TRUE(iter) << err;
+  EXPECT_EQ(by_tid(walk_procfs(o), tgid).at(tid), "EngineCore_DP7");
+  EXPECT_EQ(by_tid(*iter, tgid).at(tid), "EngineCore_DP7");
+  EXPECT_EQ(ps_threads(tgid).at(tid), "EngineCore_DP7");
+  EXPECT_EQ(view.live.at(tid).comm, "EngineCore_DP7");
+  EXPECT_EQ(view.live.at(tid).start_ticks, starts(*iter, tgid).at(tid));
+}
+
+TEST_F(HostDiscovery, PrctlRenameOfSelfArrivesAsRename) {
+  const uint32_t tgid = self_tgid();
+  EventView view{tgid, {}, {}};
+  uint32_t tid = 0;
+  std::thread t([&] {
+    tid = static_cast<uint32_t>(::gettid());
+    ::prctl(PR_SET_NAME, "EngineCore_DP3", 0, 0, 0);
+  });
+  t.join();
+  ASSERT_TRUE(poll_until(*events_, std::ref(view), [&] {
+    for (const auto& e : view.all)
+      if (e.kind == TaskEventKind::Exit && e.task.tid == tid) return true;
+    return false;
+  }));
+  std::vector<TaskEventKind> kinds;
+  for (const auto& e : view.all)
+    if (e.task.tid == tid) kinds.push_back(e.kind);
+  ASSERT_EQ(kinds.size(), 3u);
+  EXPECT_EQ(kinds[0], TaskEventKind::New);
+  EXPECT_EQ(kinds[1], TaskEventKind::Rename);
+  EXPECT_EQ(kinds[2], TaskEventKind::Exit);
+  for (const auto& e : view.all) {
+    if (e.task.tid == tid && e.kind != TaskEventKind::New) {
+      EXPECT_EQ(e.task.comm, "EngineCore_DP3");
+    }
+  }
+}
+
+// clone3 with set_tid: a child process with exactly the tid `want` (0: any).
+pid_t spawn_blocked_child(const int pipe_fds[2], pid_t want) {
+  struct clone_args args{};
+  args.exit_signal = SIGCHLD;
+  pid_t tid_arr[1] = {want};
+  if (want != 0) {
+    args.set_tid = reinterpret_cast<uintptr_t>(tid_arr);
+    args.set_tid_size = 1;
+  }
+  const long r = ::syscall(SYS_clone3, &args, sizeof args);
+  if (r == 0) {
+    // Child of a multithreaded parent: raw syscalls only. Block until the parent closes the pipe.
+    // Its copy of the write end must go, or closing the parent's would not end the read.
+    ::close(pipe_fds[1]);
+    char c;
+    while (::read(pipe_fds[0], &c, 1) < 0 && errno == EINTR) {
+    }
+    ::_exit(0);
+  }
+  return static_cast<pid_t>(r);
+}
+
+TEST_F(HostDiscovery, ReusedTidGetsDifferentStartTicks) {
+  int p1[2], p2[2];
+  ASSERT_EQ(::pipe(p1), 0);
+  const pid_t a = spawn_blocked_child(p1, 0);
+  ASSERT_GT(a, 0) << std::strerror(errno);
+  const uint32_t tid = static_cast<uint32_t>(a);
+  std::string err;
+  const auto first = read_proc_task("/proc", tid, tid);
+  const auto first_iter = iter_->snapshot(&err, tid);
+  ::close(p1[1]);
+  ::waitpid(a, nullptr, 0);
+  ::close(p1[0]);
+  ASSERT_TRUE(first);
+  ASSERT_TRUE(first_iter) << err;
+  ASSERT_EQ(first_iter->size(), 1u);
+  EXPECT_EQ(first_iter->front().start_ticks, first->start_ticks);
+
+  std::this_thread::sleep_for(30ms);  // start_ticks has a 10 ms resolution
+  ASSERT_EQ(::pipe(p2), 0);
+  const pid_t b = spawn_blocked_child(p2, a);
+  if (b < 0) {
+    const int e = errno;
+    ::close(p2[0]);
+    ::close(p2[1]);
+    GTEST_SKIP() << "clone3(set_tid=" << a << ") failed: " << std::strerror(e);
+  }
+  ASSERT_EQ(b, a) << "clone3 ignored set_tid";
+  const auto second = read_proc_task("/proc", tid, tid);
+  const auto second_iter = iter_->snapshot(&err, tid);
+  EventView view{tid, {}, {}};
+  const bool got = poll_until(*events_, std::ref(view), [&] {
+    int news = 0;
+    for (const auto& e : view.all) news += e.kind == TaskEventKind::New ? 1 : 0;
+    return news >= 2;
+  });
+  ::close(p2[1]);
+  ::waitpid(b, nullptr, 0);
+  ::close(p2[0]);
+
+  ASSERT_TRUE(second);
+  ASSERT_TRUE(second_iter) << err;
+  ASSERT_EQ(second_iter->size(), 1u);
+  EXPECT_NE(second->start_ticks, first->start_ticks) << "same tid, same start: identity would be ambiguous";
+  EXPECT_GT(second->start_ticks, first->start_ticks);
+  EXPECT_EQ(second_iter->front().start_ticks, second->start_ticks);
+  ASSERT_TRUE(got) << "events seen for tid " << tid << ": " << view.all.size();
+  // New(tid, first start), Exit(tid, first start), New(tid, second start).
+  std::vector<std::pair<TaskEventKind, uint64_t>> seq;
+  for (const auto& e : view.all) seq.emplace_back(e.kind, e.task.start_ticks);
+  ASSERT_GE(seq.size(), 3u);
+  EXPECT_EQ(seq[0], std::make_pair(TaskEventKind::New, first->start_ticks));
+  EXPECT_EQ(seq[1], std::make_pair(TaskEventKind::Exit, first->start_ticks));
+  EXPECT_EQ(seq[2], std::make_pair(TaskEventKind::New, second->start_ticks));
+}
+
+TEST_F(HostDiscovery, ExecOfNonLeaderReportsOldTid) {
+  // A child process whose second thread execs: the exec event carries the leader's tid and the
+  // exec'ing thread's former tid.
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::thread t([] {
+      const char* argv[] = {"/bin/true", nullptr};
+      ::execv(argv[0], const_cast<char* const*>(argv));
+      ::_exit(127);
+    });
+    t.join();
+    ::_exit(126);
+  }
+  const uint32_t tgid = static_cast<uint32_t>(child);
+  EventView view{tgid, {}, {}};
+  ASSERT_TRUE(poll_until(*events_, std::ref(view), [&] {
+    for (const auto& e : view.all)
+      if (e.kind == TaskEventKind::Exec) return true;
+    return false;
+  }));
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  for (const auto& e : view.all) {
+    if (e.kind != TaskEventKind::Exec) continue;
+    EXPECT_EQ(e.task.tid, tgid);
+    EXPECT_NE(e.old_tid, tgid);
+    EXPECT_NE(e.old_tid, 0u);
+    EXPECT_EQ(e.task.comm, "true");
+  }
+}
+
+}  // namespace
