@@ -88,9 +88,9 @@ void BM_CoreMemory(benchmark::State& state, Population pop) {
   state.counters["sizeof_Origin"] = sizeof(Origin);
 }
 
-BENCHMARK_CAPTURE(BM_CoreMemory, node_policy, Population::AllNodeMatched)->Arg(100'000)->Iterations(1)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_CoreMemory, dra_policy, Population::AllDraMatched)->Arg(100'000)->Iterations(1)->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_CoreMemory, mixed, Population::Mixed)->Arg(100'000)->Iterations(1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_CoreMemory, node_policy, Population::AllNodeMatched)->Arg(100'000)->Iterations(1)->Repetitions(1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_CoreMemory, dra_policy, Population::AllDraMatched)->Arg(100'000)->Iterations(1)->Repetitions(1)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_CoreMemory, mixed, Population::Mixed)->Arg(100'000)->Iterations(1)->Repetitions(1)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace c2c::bench
