@@ -1,0 +1,36 @@
+// A small libcurl client for the API server: plain GETs (lists) and line-streamed GETs (watches).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+
+#include "k8s/kube_config.hpp"
+
+namespace c2c::k8s {
+
+struct HttpResult {
+  long status = 0;          // HTTP status, 0 when no response
+  std::string body;         // for get()
+  std::string error;        // transport error (curl), empty when the transfer completed
+  bool ok() const { return error.empty() && status == 200; }
+};
+
+class HttpClient {
+ public:
+  explicit HttpClient(KubeConfig cfg);
+  // GET server+path; gives up after timeout_s.
+  HttpResult get(const std::string& path, long timeout_s = 60) const;
+  // GET server+path and call on_line for every complete line of the body as it arrives.
+  // Returns when the server ends the response, the connection breaks (error set), on_line
+  // returns false, or `stop` becomes true.
+  HttpResult stream(const std::string& path, const std::function<bool(const std::string&)>& on_line,
+                    const std::atomic<bool>& stop, long timeout_s) const;
+
+ private:
+  KubeConfig cfg_;
+};
+
+std::string url_encode(const std::string& s);
+
+}  // namespace c2c::k8s
