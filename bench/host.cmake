@@ -1,0 +1,10 @@
+# Part `host`: task discovery speed (BPF iterator vs procfs walk vs ps) and event latency.
+# Run as root: build-<dir>/bench/host_discovery_bench [--threads N] [--samples N]
+if(C2C_BUILD_BENCH AND TARGET c2c_host)
+  add_executable(host_discovery_bench ${CMAKE_CURRENT_LIST_DIR}/host_discovery_bench.cpp)
+  target_link_libraries(host_discovery_bench PRIVATE c2c_host)
+  c2c_warnings(host_discovery_bench)
+  if("bpf" IN_LIST C2C_PARTS)
+    add_dependencies(host_discovery_bench c2c_bpf_task_iter c2c_bpf_task_events)
+  endif()
+endif()
