@@ -1,0 +1,20 @@
+# The claim2core sched_ext scheduler (part: sched). It needs the vmlinux.h and scx headers of the
+# 6.12 kernel built by tests/vm/build-kernel.sh (the host kernel has no sched_ext types), so it is
+# only built when that kernel is cached. tests/vm/run-scenarios.sh builds the kernel, re-runs the
+# configure step and builds this target, so the VM test never depends on a stale object.
+execute_process(
+  COMMAND ${PROJECT_SOURCE_DIR}/tests/vm/build-kernel.sh --print-dir
+  OUTPUT_VARIABLE C2C_VM_KERNEL_DIR OUTPUT_STRIP_TRAILING_WHITESPACE
+  RESULT_VARIABLE c2c_vm_kernel_rc ERROR_QUIET)
+set(C2C_VM_KERNEL_DIR "${C2C_VM_KERNEL_DIR}" CACHE INTERNAL "cache dir of the test-bed kernel")
+set(C2C_SCHED_BPF_OBJECT "" CACHE INTERNAL "")
+if(c2c_vm_kernel_rc EQUAL 0 AND EXISTS ${C2C_VM_KERNEL_DIR}/.done)
+  set(c2c_scx_include ${C2C_VM_KERNEL_DIR}/src/tools/sched_ext/include)
+  c2c_bpf_object(claim2core claim2core.bpf.c ${C2C_VM_KERNEL_DIR}
+                 -I${c2c_scx_include} -I${c2c_scx_include}/bpf-compat)
+  set(C2C_SCHED_BPF_OBJECT ${C2C_BPF_OUT}/claim2core.bpf.o CACHE INTERNAL "")
+  message(STATUS "sched: building claim2core.bpf.o against ${C2C_VM_KERNEL_DIR}")
+else()
+  message(STATUS "sched: test-bed kernel not cached yet (tests/vm/build-kernel.sh); "
+                 "claim2core.bpf.o is built by the vm_scenarios test")
+endif()

@@ -1,0 +1,224 @@
+#include "sched/loader.hpp"
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace c2c::sched {
+namespace {
+
+constexpr unsigned long kBpfFsMagic = 0xcafe4a11;
+
+std::string errtext(int err) { return std::strerror(err < 0 ? -err : err); }
+
+std::string read_trimmed(const char* path) {
+  std::ifstream in(path);
+  std::string s;
+  if (!in || !std::getline(in, s)) return "";
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
+// Validates that a pinned map has the shape the scheduler expects before reusing it, so a stale
+// pin from another ABI version fails loudly naming the mismatching field.
+void check_pinned(int fd, const std::string& path, uint32_t type, uint32_t key_size,
+                  uint32_t value_size) {
+  bpf_map_info info{};
+  uint32_t len = sizeof info;
+  if (int err = bpf_map_get_info_by_fd(fd, &info, &len); err)
+    throw LoadError("sched: cannot inspect pinned map " + path + ": " + errtext(err));
+  auto fail = [&](const char* field, uint32_t got, uint32_t want) {
+    throw LoadError("sched: pinned map " + path + " has " + field + "=" + std::to_string(got) +
+                    ", expected " + std::to_string(want) + " (ABI v" +
+                    std::to_string(C2C_ABI_VERSION) + "); remove the stale pin");
+  };
+  if (info.type != type) fail("map_type", info.type, type);
+  if (info.key_size != key_size) fail("key_size", info.key_size, key_size);
+  if (info.value_size != value_size) fail("value_size", info.value_size, value_size);
+}
+
+// Reuses the map pinned at pin_root/<name> if present, else asks libbpf to pin it there at load.
+// Returns whether a pinned map was reused.
+bool reuse_or_pin(bpf_object* obj, const char* name, const std::string& pin_root, uint32_t type,
+                  uint32_t key_size, uint32_t value_size) {
+  bpf_map* map = bpf_object__find_map_by_name(obj, name);
+  if (!map) throw LoadError(std::string("sched: object has no map named ") + name);
+  const std::string path = pin_root + "/" + name;
+  int fd = bpf_obj_get(path.c_str());
+  if (fd >= 0) {
+    try {
+      check_pinned(fd, path, type, key_size, value_size);
+    } catch (...) {
+      close(fd);
+      throw;
+    }
+    int err = bpf_map__reuse_fd(map, fd);
+    close(fd);  // reuse_fd dups it
+    if (err) throw LoadError("sched: reusing pinned map " + path + ": " + errtext(err));
+    return true;
+  }
+  if (errno != ENOENT)
+    throw LoadError("sched: opening pinned map " + path + ": " + errtext(errno));
+  if (int err = bpf_map__set_pin_path(map, path.c_str()); err)
+    throw LoadError("sched: setting pin path " + path + ": " + errtext(err));
+  return false;
+}
+
+// Finds the offset of the global `uei` inside the .data section through the object's BTF.
+std::optional<size_t> uei_offset(bpf_object* obj) {
+  btf* b = bpf_object__btf(obj);
+  if (!b) return std::nullopt;
+  int id = btf__find_by_name_kind(b, ".data", BTF_KIND_DATASEC);
+  if (id < 0) return std::nullopt;
+  const btf_type* sec = btf__type_by_id(b, static_cast<uint32_t>(id));
+  const auto* vars = btf_var_secinfos(sec);
+  for (unsigned i = 0; i < btf_vlen(sec); ++i) {
+    const btf_type* var = btf__type_by_id(b, vars[i].type);
+    if (var && std::string_view(btf__name_by_offset(b, var->name_off)) == "uei")
+      return vars[i].offset;
+  }
+  return std::nullopt;
+}
+
+c2c_stats read_stats_fd(int fd) {
+  int ncpu = libbpf_num_possible_cpus();
+  if (ncpu <= 0) throw LoadError("sched: cannot count possible CPUs: " + errtext(ncpu));
+  static_assert(sizeof(c2c_stats) % 8 == 0, "per-CPU values are 8-byte aligned");
+  std::vector<c2c_stats> per_cpu(static_cast<size_t>(ncpu));
+  uint32_t key = 0;
+  if (bpf_map_lookup_elem(fd, &key, per_cpu.data()) != 0)
+    throw LoadError("sched: reading c2c_stats: " + errtext(errno));
+  return sum_stats(per_cpu);
+}
+
+}  // namespace
+
+std::string scx_state() { return read_trimmed("/sys/kernel/sched_ext/state"); }
+std::string scx_root_ops() { return read_trimmed("/sys/kernel/sched_ext/root/ops"); }
+
+void ensure_pin_dir(const std::string& dir) {
+  struct statfs fs {};
+  if (statfs("/sys/fs/bpf", &fs) != 0 || static_cast<unsigned long>(fs.f_type) != kBpfFsMagic) {
+    if (mount("bpf", "/sys/fs/bpf", "bpf", 0, nullptr) != 0)
+      throw LoadError("sched: /sys/fs/bpf is not bpffs and mounting it failed: " + errtext(errno));
+  }
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    throw LoadError("sched: creating pin dir " + dir + ": " + errtext(errno));
+}
+
+c2c_stats read_pinned_stats(const std::string& pin_path) {
+  int fd = bpf_obj_get(pin_path.c_str());
+  if (fd < 0) throw LoadError("sched: opening " + pin_path + ": " + errtext(errno));
+  try {
+    check_pinned(fd, pin_path, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(c2c_stats));
+    c2c_stats s = read_stats_fd(fd);
+    close(fd);
+    return s;
+  } catch (...) {
+    close(fd);
+    throw;
+  }
+}
+
+std::unique_ptr<Scheduler> Scheduler::load(const LoaderOptions& opts) {
+  const std::string state = scx_state();
+  if (state.empty())
+    throw LoadError("sched: /sys/kernel/sched_ext/state missing: kernel lacks CONFIG_SCHED_CLASS_EXT");
+  if (state != "disabled")
+    throw LoadError("sched: sched_ext state is '" + state + "' (another scheduler loaded?)");
+  ensure_pin_dir(opts.pin_root);
+
+  std::unique_ptr<Scheduler> s(new Scheduler());
+  s->obj_ = bpf_object__open_file(opts.object_path.c_str(), nullptr);
+  if (!s->obj_) {
+    int err = errno;
+    s->obj_ = nullptr;
+    throw LoadError("sched: opening BPF object " + opts.object_path + ": " + errtext(err));
+  }
+  s->policy_reused_ = reuse_or_pin(s->obj_, C2C_POLICY_MAP_NAME, opts.pin_root, BPF_MAP_TYPE_HASH,
+                                   sizeof(c2c_task_key), sizeof(c2c_policy_value));
+  reuse_or_pin(s->obj_, C2C_STATS_MAP_NAME, opts.pin_root, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
+               sizeof(c2c_stats));
+
+  if (int err = bpf_object__load(s->obj_); err)
+    throw LoadError("sched: loading " + opts.object_path + " failed: " + errtext(err) +
+                    " (verifier log above)");
+
+  bpf_map* ops = bpf_object__find_map_by_name(s->obj_, "claim2core_ops");
+  if (!ops) throw LoadError("sched: object has no struct_ops map claim2core_ops");
+  s->link_ = bpf_map__attach_struct_ops(ops);
+  if (!s->link_) {
+    int err = errno;
+    throw LoadError("sched: attaching struct_ops failed: " + errtext(err) +
+                    (err == EBUSY ? " (another sched_ext scheduler is loaded)" : ""));
+  }
+
+  // The exit record lives in the .data map, which libbpf mmaps after load.
+  if (auto off = uei_offset(s->obj_)) {
+    bpf_map* m = nullptr;
+    bpf_object__for_each_map(m, s->obj_) {
+      std::string_view name = bpf_map__name(m);
+      if (name.size() >= 5 && name.substr(name.size() - 5) == ".data") break;
+    }
+    size_t size = 0;
+    if (m) {
+      auto* base = static_cast<const char*>(bpf_map__initial_value(m, &size));
+      if (base && *off + sizeof(UserExitInfo) <= size)
+        s->uei_ = reinterpret_cast<const UserExitInfo*>(base + *off);
+    }
+  }
+  if (!s->uei_) throw LoadError("sched: cannot locate the exit record (uei) in .data");
+
+  bpf_map* st = bpf_object__find_map_by_name(s->obj_, C2C_STATS_MAP_NAME);
+  s->stats_fd_ = st ? bpf_map__fd(st) : -1;
+
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(opts.enable_timeout_ms);
+  while (scx_state() != "enabled") {
+    if (auto r = s->exit_report())
+      throw LoadError("sched: scheduler exited while enabling: " + exit_json(*r));
+    if (std::chrono::steady_clock::now() > deadline)
+      throw LoadError("sched: state still '" + scx_state() + "' after " +
+                      std::to_string(opts.enable_timeout_ms) + " ms");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return s;
+}
+
+Scheduler::~Scheduler() {
+  detach();
+  if (obj_) bpf_object__close(obj_);
+}
+
+void Scheduler::detach() {
+  if (link_) {
+    bpf_link__destroy(link_);
+    link_ = nullptr;
+  }
+}
+
+std::optional<ExitReport> Scheduler::exit_report() const {
+  if (!uei_) return std::nullopt;
+  // The BPF side publishes kind last with a full barrier (UEI_RECORD); pair it.
+  int32_t kind = __atomic_load_n(&uei_->kind, __ATOMIC_ACQUIRE);
+  if (kind == 0) return std::nullopt;
+  return to_report(*uei_);
+}
+
+c2c_stats Scheduler::stats() const {
+  if (stats_fd_ < 0) throw LoadError("sched: stats map not available");
+  return read_stats_fd(stats_fd_);
+}
+
+}  // namespace c2c::sched

@@ -1,0 +1,68 @@
+// Loads the claim2core sched_ext scheduler (bpf/claim2core.bpf.c) through libbpf's object API
+// (libbpf 1.4.6: no skeletons, no struct_ops auto-attach), reusing the pinned policy and stats
+// maps when they exist and pinning them when they do not, and keeps the struct_ops link.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "sched/exit_info.hpp"
+#include "sched/stats.hpp"
+
+struct bpf_object;
+struct bpf_link;
+
+namespace c2c::sched {
+
+// A load or attach failure; what() names the step, the path or field, and the errno text.
+class LoadError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct LoaderOptions {
+  std::string object_path;                // claim2core.bpf.o
+  std::string pin_root = C2C_PIN_ROOT;    // where c2c_policy and c2c_stats are pinned
+  int enable_timeout_ms = 10000;          // how long to wait for state "enabled"
+};
+
+// /sys/kernel/sched_ext/state ("enabled", "disabled", ...) or "" when sched_ext is absent.
+std::string scx_state();
+// /sys/kernel/sched_ext/root/ops (the loaded scheduler's name) or "" when none is loaded.
+std::string scx_root_ops();
+
+// Mounts bpffs at /sys/fs/bpf if it is not mounted and creates dir; throws LoadError on failure.
+void ensure_pin_dir(const std::string& dir);
+
+// Reads and sums the stats of a pinned c2c_stats map (for tools that did not load it).
+c2c_stats read_pinned_stats(const std::string& pin_path = C2C_STATS_PIN);
+
+class Scheduler {
+ public:
+  // open -> reuse/pin maps -> load -> attach -> wait for "enabled". Throws LoadError.
+  static std::unique_ptr<Scheduler> load(const LoaderOptions& opts);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // The exit record, once the scheduler has exited (kind != 0); nullopt while it runs.
+  std::optional<ExitReport> exit_report() const;
+  // Summed per-CPU statistics.
+  c2c_stats stats() const;
+  // Destroys the link (the kernel disables the scheduler: SCX_EXIT_UNREG); idempotent.
+  void detach();
+  bool policy_map_reused() const { return policy_reused_; }
+
+ private:
+  Scheduler() = default;
+  bpf_object* obj_ = nullptr;
+  bpf_link* link_ = nullptr;
+  const UserExitInfo* uei_ = nullptr;  // inside the mmapped .data map
+  int stats_fd_ = -1;
+  bool policy_reused_ = false;
+};
+
+}  // namespace c2c::sched

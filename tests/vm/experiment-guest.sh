@@ -1,0 +1,71 @@
+# Sourced by guest-init.sh (c2c.mode=experiment): the 2x2 experiment, raw runs only. Each run
+# prints one "C2C-RESULT {json}" line; tests/vm/experiment.sh aggregates medians on the host.
+#
+# Cells: allocation (topology-aware off/on) x runtime scheduling (claim2core off/on).
+#   allocation off: the latency-critical (LC) claim and the background claim both get CPUs 0-1
+#                   (no locality information: one shared pool);
+#   allocation on:  a fake device is local to CPU 1, so the LC claim gets cpuset {1} and the
+#                   background claim the rest, {0};
+#   scheduling off: the kernel's default scheduler (EEVDF), no policies;
+#   scheduling on:  claim2core loaded, the LC probe boosted (class lc), stress-ng workers in
+#                   class background.
+# KPIs per run: the LC probe's wakeup latency p50/p99/p99.9 (1 ms period), its context switches
+# and migrations, system-wide context switches (/proc/stat ctxt), background bogo ops.
+# Then hackbench with no policies, default scheduler vs claim2core loaded.
+EXP_RUNS=${EXP_RUNS:-3}
+EXP_MS=${EXP_MS:-3000}
+BG_WORKERS=${BG_WORKERS:-4}
+
+cg_set() {  # cg_set <name> <cpus>
+  mkdir -p /sys/fs/cgroup/$1
+  echo "$2" > /sys/fs/cgroup/$1/cpuset.cpus
+}
+ctxt_total() { awk '$1=="ctxt"{print $2}' /proc/stat; }
+
+exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
+  if [ "$2" = on ]; then cg_set lc 1; cg_set bg 0; else cg_set lc 0-1; cg_set bg 0-1; fi
+  if [ "$3" = on ]; then start_sched || { failed="$failed sched-$1"; return; }; fi
+  secs=$(( EXP_MS / 1000 + 2 ))
+  sh -c "echo \$\$ > /sys/fs/cgroup/bg/cgroup.procs; exec stress-ng --cpu $BG_WORKERS --timeout ${secs}s --metrics-brief" \
+    >/tmp/bg.out 2>&1 &
+  BG=$!
+  sleep 0.5
+  if [ "$3" = on ]; then
+    for w in $(pgrep -P $BG stress-ng); do c2c-vm-tool put --tid $w --class background >/dev/null; done
+    policy="--class lc --boost-ms 60000"
+  else
+    policy=""
+  fi
+  c0=$(ctxt_total)
+  lat=$(c2c-vm-tool latency --cgroup /sys/fs/cgroup/lc --duration-ms $EXP_MS $policy)
+  c1=$(ctxt_total)
+  wait $BG
+  ops=$(awk '$4=="cpu"{print $5}' /tmp/bg.out | tail -n 1)
+  [ -n "$ops" ] || ops=0
+  if [ "$3" = on ]; then kill -TERM $SCHED_PID; wait $SCHED_PID; fi
+  echo "C2C-RESULT {\"experiment\":\"2x2\",\"cell\":\"$1\",\"alloc\":\"$2\",\"sched\":\"$3\",\"rep\":$4,\"probe\":$lat,\"sys_ctx_switches\":$((c1 - c0)),\"bg_bogo_ops\":$ops}"
+  echo "$lat" | grep -q '"samples":0' && failed="$failed run-$1-$4"
+}
+
+hb_run() {  # hb_run <sched on|off> <rep>
+  [ "$1" = on ] && { start_sched || { failed="$failed hb-sched"; return; }; }
+  t=$(hackbench -g 4 -l 100 2>/dev/null | awk '/^Time:/{print $2}')
+  [ "$1" = on ] && { kill -TERM $SCHED_PID; wait $SCHED_PID; }
+  [ -n "$t" ] || { failed="$failed hackbench-$1"; t=0; }
+  echo "C2C-RESULT {\"experiment\":\"hackbench\",\"sched\":\"$1\",\"rep\":$2,\"seconds\":$t}"
+}
+
+run_experiment() {
+  echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control
+  rep=1
+  # Interleave cells so that drift in the (emulated) machine spreads over all of them.
+  while [ $rep -le $EXP_RUNS ]; do
+    exp_run A off off $rep
+    exp_run B off on $rep
+    exp_run C on off $rep
+    exp_run D on on $rep
+    hb_run off $rep
+    hb_run on $rep
+    rep=$((rep + 1))
+  done
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The 2x2 experiment (allocation topology-aware off/on x runtime scheduling off/on) in the qemu
+# guest, plus hackbench with no policies. Prints the A/B/C/D table of medians and the goals.
+# Not a timed test: under TCG absolute numbers are slow; ratios within one run are what count.
+#
+#   tests/vm/experiment.sh --build-dir DIR [--runs N] [--ms MILLISECONDS]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build="" runs=3 ms=3000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --ms) ms=$2; shift 2 ;;
+    *) echo "experiment: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -n "$build" ] || { echo "experiment: --build-dir required" >&2; exit 2; }
+out=$(mktemp /tmp/c2c-experiment.XXXXXX.jsonl)
+timeout_s=$(( 120 + runs * (4 * (ms / 1000 + 6) + 60) ))
+"$here/run-scenarios.sh" --build-dir "$build" --mode experiment --timeout "$timeout_s" \
+  --append "EXP_RUNS=$runs EXP_MS=$ms" --results "$out"
+/usr/bin/python3 "$here/experiment_table.py" "$out"

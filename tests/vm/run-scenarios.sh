@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The vm_scenarios test: builds (or reuses) the test-bed kernel, builds the scheduler object,
+# loader and scenario tool in the given CMake build dir, packs an initramfs and boots it.
+#
+#   run-scenarios.sh --build-dir DIR [--mode scenarios|experiment] [--timeout SECONDS]
+#                    [--append KERNEL-ARGS] [--results FILE (copy of the C2C-RESULT JSON lines)]
+#
+# Exit codes: 0 pass, 1 fail, 77 skipped (qemu or the kernel source package missing).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build="" mode=scenarios timeout_s=240 append="" results=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build=$(cd "$2" && pwd); shift 2 ;;
+    --mode) mode=$2; shift 2 ;;
+    --timeout) timeout_s=$2; shift 2 ;;
+    --append) append=$2; shift 2 ;;
+    --results) results=$2; shift 2 ;;
+    *) echo "run-scenarios: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -n "$build" ] || { echo "run-scenarios: --build-dir required" >&2; exit 2; }
+log() { echo "[run-scenarios $(date -u +%H:%M:%S)] $*" >&2; }
+
+if ! command -v qemu-system-x86_64 >/dev/null; then
+  log "SKIP: qemu-system-x86_64 missing (scripts/setup installs qemu-system-x86)"; exit 77
+fi
+set +e
+kdir=$("$here/build-kernel.sh" | tail -n 1)
+rc=$?
+set -e
+if [ $rc -eq 77 ]; then log "SKIP: kernel source missing"; exit 77; fi
+[ $rc -eq 0 ] && [ -f "$kdir/bzImage" ] || { log "FAIL: kernel build failed (rc=$rc)"; exit 1; }
+
+# The scheduler object is only defined once the kernel is cached: re-configure if it is missing.
+targets=(c2c-sched c2c-vm-tool c2c_bpf_claim2core)
+if ! cmake --build "$build" --target help 2>/dev/null | grep -q c2c_bpf_claim2core; then
+  log "re-configuring $build now that the kernel is cached"
+  cmake "$build" >/dev/null
+fi
+nice cmake --build "$build" --target "${targets[@]}" >&2
+obj=$build/bpf/claim2core.bpf.o
+sched=$build/src/sched/c2c-sched
+tool=$build/tests/vm/c2c-vm-tool
+for f in "$obj" "$sched" "$tool"; do [ -f "$f" ] || { log "FAIL: $f was not built"; exit 1; }; done
+
+work=$(mktemp -d /tmp/c2c-vm.XXXXXX)
+bins=(--bin "$sched" --bin "$tool")
+for b in stress-ng jq cyclictest hackbench; do
+  p=$(command -v "$b" || true)
+  if [ -n "$p" ]; then bins+=(--bin "$p"); else log "note: $b not installed on the host"; fi
+done
+extra_files=()
+[ -s "$here/experiment-guest.sh" ] && extra_files+=(--file "$here/experiment-guest.sh:/c2c/experiment-guest.sh")
+"$here/make-initramfs.sh" "$work/initramfs.cpio.gz" "${bins[@]}" \
+  --file "$obj:/c2c/claim2core.bpf.o" ${extra_files[@]+"${extra_files[@]}"}
+
+set +e
+"$here/run-guest.sh" --kernel "$kdir/bzImage" --initrd "$work/initramfs.cpio.gz" \
+  --timeout "$timeout_s" --append "c2c.mode=$mode $append" --log "$work/console.log"
+rc=$?
+set -e
+log "console log: $work/console.log"
+grep -a "^C2C-RESULT" "$work/console.log" | sed 's/^C2C-RESULT //' | tr -d '\r' >"$work/results.jsonl" || true
+log "$(wc -l <"$work/results.jsonl") results in $work/results.jsonl"
+[ -z "$results" ] || cp "$work/results.jsonl" "$results"
+case $rc in
+  0) exit 0 ;;
+  77) exit 77 ;;
+  *) exit 1 ;;
+esac

@@ -1,0 +1,366 @@
+// c2c-vm-tool: the guest side of the real-kernel scenarios (tests/vm/guest-init.sh runs it).
+// Each scenario subcommand drives real threads, reads real kernel state (/proc, the pinned
+// scheduler maps) and prints ONE JSON line with "pass": true|false and the evidence.
+// Exit status: 0 pass, 1 fail, 2 usage/environment error.
+//
+//   put --tid T [--tgid G] --class C [--slice-us U] [--boost-ms B] [--allowed L] [--preferred L]
+//   stats                          summed scheduler statistics
+//   latency  [--class C --boost-ms B --allowed L --preferred L] [--cgroup DIR] [--duration-ms D]
+//   reuse                          TID reuse: a stale entry is ignored and counted (INV-2)
+//   slice    --cpu N [--slice-us U] a slice-only policy changes the slice
+//   spin     [--duration-ms D]     progress of a busy and a sleeping thread (unload scenario)
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "sched/loader.hpp"
+#include "sched/stats.hpp"
+#include "vm_policy.hpp"
+#include "vm_proc.hpp"
+
+using nlohmann::json;
+using namespace c2c;
+using namespace c2c::vm;
+
+namespace {
+
+uint64_t mono_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+void burn_until(uint64_t end_ns) {
+  while (mono_ns() < end_ns) {
+  }
+}
+
+std::optional<CpuSet> parse_cpus(const std::string& text, const char* field) {
+  if (text.empty()) return std::nullopt;
+  std::string err;
+  auto s = CpuSet::parse(text, &err);
+  if (!s) throw std::invalid_argument(std::string(field) + ": " + err);
+  return s;
+}
+
+uint64_t percentile(std::vector<uint64_t> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  auto idx = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(idx, v.size() - 1)];
+}
+
+void join_cgroup(const std::string& dir) {
+  if (dir.empty()) return;
+  std::ofstream out(dir + "/cgroup.procs");
+  out << getpid() << std::endl;
+  if (!out) throw std::runtime_error("cgroup " + dir + ": cannot join");
+}
+
+void pin_self(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(static_cast<unsigned>(cpu), &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0)
+    throw std::runtime_error("sched_setaffinity cpu " + std::to_string(cpu) + ": " + std::strerror(errno));
+}
+
+// ---- latency: a periodic sleeper's wakeup lateness, optionally under a policy ---------------
+int cmd_latency(const PolicySpec* spec, const std::string& cgroup, int duration_ms, int period_us) {
+  join_cgroup(cgroup);
+  const std::string cpuset = cpus_allowed_list();
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> go{false}, done{false};
+  std::vector<uint64_t> lat;
+  std::set<int> getcpu_seen;
+  lat.reserve(static_cast<size_t>(duration_ms) * 1000 / static_cast<size_t>(period_us) + 16);
+
+  std::thread probe([&] {
+    tid = gettid_now();
+    while (!go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const uint64_t end = mono_ns() + static_cast<uint64_t>(duration_ms) * 1000000ull;
+    uint64_t next = mono_ns();
+    while (true) {
+      next += static_cast<uint64_t>(period_us) * 1000ull;
+      timespec ts{static_cast<time_t>(next / 1000000000ull), static_cast<long>(next % 1000000000ull)};
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+      const uint64_t now = mono_ns();
+      lat.push_back(now - next);
+      getcpu_seen.insert(sched_getcpu());
+      if (now >= end) break;
+      if (now > next + 50ull * period_us * 1000ull) next = now;  // do not replay a long stall
+    }
+    done = true;
+  });
+  while (tid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::unique_ptr<PolicyMap> map;
+  if (spec) {
+    map = std::make_unique<PolicyMap>();
+    map->put_task(getpid(), tid, *spec);
+  }
+  go = true;
+  std::set<int> stat_seen;  // field 39 of /proc/<tid>/stat, sampled from outside the thread
+  const uint64_t csw0 = read_ctxt_switches(getpid(), tid, true) + read_ctxt_switches(getpid(), tid, false);
+  const uint64_t mig0 = read_nr_migrations(getpid(), tid);
+  uint64_t csw1 = csw0, mig1 = mig0;
+  while (!done) {
+    if (auto st = read_task_stat(getpid(), tid)) stat_seen.insert(st->processor);
+    csw1 = read_ctxt_switches(getpid(), tid, true) + read_ctxt_switches(getpid(), tid, false);
+    mig1 = read_nr_migrations(getpid(), tid);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
+  probe.join();
+  if (map) map->del(static_cast<uint32_t>(tid.load()));
+
+  auto allowed = CpuSet::parse(cpuset);
+  bool inside = allowed.has_value();
+  for (int c : getcpu_seen) inside = inside && allowed->test(static_cast<unsigned>(c));
+  for (int c : stat_seen) inside = inside && allowed->test(static_cast<unsigned>(c));
+  json j{{"scenario", "latency"}, {"policy", spec != nullptr}, {"boost", spec && spec->boost_ns > 0},
+         {"samples", lat.size()}, {"p50_us", percentile(lat, 0.5) / 1000},
+         {"p99_us", percentile(lat, 0.99) / 1000}, {"p999_us", percentile(lat, 0.999) / 1000},
+         {"max_us", percentile(lat, 1.0) / 1000}, {"cpuset", cpuset},
+         {"ctx_switches", csw1 - csw0}, {"migrations", mig1 - mig0},
+         {"cpus_getcpu", getcpu_seen}, {"cpus_stat39", stat_seen}, {"inside_cpuset", inside},
+         {"pass", inside && !lat.empty()}};
+  std::cout << j.dump() << std::endl;
+  return inside && !lat.empty() ? 0 : 1;
+}
+
+// ---- reuse: an entry left behind for an exited thread must not apply to its TID's next owner ----
+int cmd_reuse(int max_spawns) {
+  PolicyMap map;
+  PolicySpec spec;
+  spec.exec_class = C2C_CLASS_THROUGHPUT;  // a class no other task in the guest uses
+  spec.slice_ns = 5'000'000;
+
+  // Thread A gets the policy and runs a while: the positive control (the entry IS used for A).
+  std::atomic<pid_t> a_tid{0};
+  std::atomic<bool> a_go{false};
+  std::thread a([&] {
+    a_tid = gettid_now();
+    while (!a_go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    for (int i = 0; i < 20; ++i) {  // sleep/run cycles: each wakeup is an enqueue
+      burn_until(mono_ns() + 2'000'000);
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  });
+  while (a_tid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const pid_t target = a_tid;
+  const auto a_stat = read_task_stat(getpid(), target);
+  if (!a_stat) throw std::runtime_error("reuse: cannot read thread A's stat");
+  map.put(static_cast<uint32_t>(target), make_value(spec, getpid(), a_stat->start_ticks));
+  const c2c_stats s0 = sched::read_pinned_stats();
+  a_go = true;
+  a.join();
+  const c2c_stats s1 = sched::read_pinned_stats();
+  // The entry stays behind (as if the daemon had not collected it yet). Let the clock move on
+  // so the next owner of the TID has a different start time.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+
+  std::atomic<bool> b_found{false};
+  uint64_t b_start = 0;
+  int spawns = 0;
+  for (; spawns < max_spawns && !b_found; ++spawns) {
+    std::thread t([&] {
+      if (gettid_now() != target) return;
+      b_found = true;
+      // B's own identity, read by B itself so it is certainly B's.
+      if (auto st = read_task_stat(getpid(), target)) b_start = st->start_ticks;
+      for (int i = 0; i < 20; ++i) {
+        burn_until(mono_ns() + 2'000'000);
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+    });
+    t.join();
+  }
+  const c2c_stats s2 = sched::read_pinned_stats();
+  map.del(static_cast<uint32_t>(target));
+
+  const uint64_t a_dispatched = s1.dispatched[C2C_CLASS_THROUGHPUT] - s0.dispatched[C2C_CLASS_THROUGHPUT];
+  const uint64_t b_dispatched = s2.dispatched[C2C_CLASS_THROUGHPUT] - s1.dispatched[C2C_CLASS_THROUGHPUT];
+  const uint64_t b_mismatches = s2.identity_mismatches - s1.identity_mismatches;
+  const bool pass = b_found && b_start != 0 && b_start != a_stat->start_ticks && a_dispatched > 0 &&
+                    b_dispatched == 0 && b_mismatches > 0;
+  json j{{"scenario", "tid_reuse"}, {"tid", target}, {"a_start_ticks", a_stat->start_ticks},
+         {"b_start_ticks", b_start}, {"reused", b_found.load()}, {"spawns", spawns},
+         {"a_throughput_dispatches", a_dispatched}, {"b_throughput_dispatches", b_dispatched},
+         {"b_identity_mismatches", b_mismatches}, {"pass", pass}};
+  std::cout << j.dump() << std::endl;
+  return pass ? 0 : 1;
+}
+
+// ---- slice: two CPU hogs sharing one CPU switch as often as their slice says ------------------
+int cmd_slice(int cpu, uint64_t slice_us, int duration_ms) {
+  PolicyMap map;
+  auto run_pair = [&](bool with_policy) {
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false}, stop{false};
+    pid_t tids[2] = {0, 0};
+    std::vector<std::thread> ts;
+    for (int i = 0; i < 2; ++i)
+      ts.emplace_back([&, i] {
+        pin_self(cpu);
+        tids[i] = gettid_now();
+        ++ready;
+        while (!go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        while (!stop) {
+        }
+      });
+    while (ready < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (with_policy) {
+      PolicySpec spec;
+      spec.exec_class = C2C_CLASS_NORMAL;
+      spec.slice_ns = slice_us * 1000ull;
+      for (pid_t t : tids) map.put_task(getpid(), t, spec);
+    }
+    go = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // settle
+    uint64_t before = 0, after = 0;
+    for (pid_t t : tids) before += read_ctxt_switches(getpid(), t, false);
+    const uint64_t t0 = mono_ns();
+    std::this_thread::sleep_for(std::chrono::milliseconds(duration_ms));
+    for (pid_t t : tids) after += read_ctxt_switches(getpid(), t, false);
+    const double secs = static_cast<double>(mono_ns() - t0) / 1e9;
+    stop = true;
+    for (auto& t : ts) t.join();
+    if (with_policy)
+      for (pid_t t : tids) map.del(static_cast<uint32_t>(t));
+    return static_cast<double>(after - before) / secs;
+  };
+  const c2c_stats s0 = sched::read_pinned_stats();
+  const double base = run_pair(false);
+  const c2c_stats s1 = sched::read_pinned_stats();
+  const double custom = run_pair(true);
+  const c2c_stats s2 = sched::read_pinned_stats();
+  const uint64_t normal_base = s1.dispatched[C2C_CLASS_NORMAL] - s0.dispatched[C2C_CLASS_NORMAL];
+  const uint64_t normal_custom = s2.dispatched[C2C_CLASS_NORMAL] - s1.dispatched[C2C_CLASS_NORMAL];
+  // 20 ms default vs e.g. 1 ms: expect many times more involuntary switches; 4x is a safe floor.
+  const bool pass = custom > 4.0 * std::max(base, 1.0) && normal_custom > 0;
+  json j{{"scenario", "slice"}, {"cpu", cpu}, {"slice_us", slice_us},
+         {"nvcsw_per_s_default", base}, {"nvcsw_per_s_custom", custom},
+         {"normal_dispatches_default", normal_base}, {"normal_dispatches_custom", normal_custom},
+         {"pass", pass}};
+  std::cout << j.dump() << std::endl;
+  return pass ? 0 : 1;
+}
+
+// ---- spin: a busy and a periodic thread; reports the longest gap each saw -------------------
+int cmd_spin(int duration_ms) {
+  const uint64_t end = mono_ns() + static_cast<uint64_t>(duration_ms) * 1000000ull;
+  uint64_t busy_gap = 0, sleep_gap = 0, busy_loops = 0, wakeups = 0;
+  std::thread busy([&] {
+    uint64_t last = mono_ns();
+    for (uint64_t now = last; now < end; now = mono_ns()) {
+      busy_gap = std::max(busy_gap, now - last);
+      last = now;
+      ++busy_loops;
+    }
+  });
+  std::thread sleeper([&] {
+    uint64_t last = mono_ns();
+    while (last < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      const uint64_t now = mono_ns();
+      sleep_gap = std::max(sleep_gap, now - last);
+      last = now;
+      ++wakeups;
+    }
+  });
+  busy.join();
+  sleeper.join();
+  // Nothing may stall for a second, whatever happens to the scheduler meanwhile.
+  const bool pass = busy_gap < 1'000'000'000ull && sleep_gap < 1'000'000'000ull && wakeups > 0;
+  json j{{"scenario", "spin"}, {"busy_max_gap_ms", busy_gap / 1000000}, {"sleep_max_gap_ms", sleep_gap / 1000000},
+         {"busy_loops", busy_loops}, {"wakeups", wakeups}, {"pass", pass}};
+  std::cout << j.dump() << std::endl;
+  return pass ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"claim2core guest scenario tool"};
+  app.require_subcommand(1);
+  std::string cls, allowed, preferred, cgroup;
+  int tid = 0, tgid = 0, duration_ms = 2000, period_us = 1000, cpu = 0, max_spawns = 200000;
+  uint64_t slice_us = 0, boost_ms = 0;
+
+  auto add_policy_opts = [&](CLI::App* c) {
+    c->add_option("--class", cls, "lc|comm|throughput|background|normal");
+    c->add_option("--slice-us", slice_us);
+    c->add_option("--boost-ms", boost_ms);
+    c->add_option("--allowed", allowed, "CPU list");
+    c->add_option("--preferred", preferred, "CPU list");
+  };
+  auto* put = app.add_subcommand("put", "write one policy entry for a live task");
+  put->add_option("--tid", tid)->required();
+  put->add_option("--tgid", tgid);
+  add_policy_opts(put);
+  auto* stats = app.add_subcommand("stats", "print the scheduler statistics");
+  auto* lat = app.add_subcommand("latency", "wakeup latency probe");
+  add_policy_opts(lat);
+  lat->add_option("--cgroup", cgroup);
+  lat->add_option("--duration-ms", duration_ms);
+  lat->add_option("--period-us", period_us)->check(CLI::PositiveNumber);
+  auto* reuse = app.add_subcommand("reuse", "TID reuse scenario (INV-2)");
+  reuse->add_option("--max-spawns", max_spawns);
+  auto* slice = app.add_subcommand("slice", "slice-only policy scenario");
+  slice->add_option("--cpu", cpu)->required();
+  slice->add_option("--slice-us", slice_us)->default_val(1000);
+  slice->add_option("--duration-ms", duration_ms)->default_val(1000);
+  auto* spin = app.add_subcommand("spin", "progress probe for the unload scenario");
+  spin->add_option("--duration-ms", duration_ms);
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    auto spec = [&]() -> std::optional<PolicySpec> {
+      if (cls.empty()) return std::nullopt;
+      PolicySpec s;
+      s.exec_class = parse_class(cls);
+      s.slice_ns = slice_us * 1000ull;
+      s.boost_ns = boost_ms * 1000000ull;
+      s.allowed = parse_cpus(allowed, "policy.allowedCpus");
+      s.preferred = parse_cpus(preferred, "policy.preferredCpus");
+      return s;
+    };
+    if (*put) {
+      PolicyMap map;
+      auto s = spec();
+      if (!s) throw std::invalid_argument("policy.class: required for put");
+      map.put_task(tgid ? tgid : tid, tid, *s);
+      return 0;
+    }
+    if (*stats) {
+      std::cout << sched::stats_json(sched::read_pinned_stats()) << std::endl;
+      return 0;
+    }
+    if (*lat) {
+      auto s = spec();
+      return cmd_latency(s ? &*s : nullptr, cgroup, duration_ms, period_us);
+    }
+    if (*reuse) return cmd_reuse(max_spawns);
+    if (*slice) return cmd_slice(cpu, slice_us, duration_ms);
+    if (*spin) return cmd_spin(duration_ms);
+  } catch (const std::exception& e) {
+    std::cout << json{{"error", e.what()}, {"pass", false}}.dump() << std::endl;
+    return 2;
+  }
+  return 2;
+}

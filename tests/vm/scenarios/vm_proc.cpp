@@ -1,0 +1,60 @@
+#include "vm_proc.hpp"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+namespace c2c::vm {
+
+std::optional<TaskStat> read_task_stat(pid_t tgid, pid_t tid) {
+  std::ifstream in("/proc/" + std::to_string(tgid) + "/task/" + std::to_string(tid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream rest(text.substr(close + 1));
+  std::vector<std::string> f;  // f[0] is field 3 (state)
+  for (std::string tok; rest >> tok;) f.push_back(tok);
+  if (f.size() < 37) return std::nullopt;
+  TaskStat s;
+  s.start_ticks = std::stoull(f[22 - 3]);
+  s.processor = std::stoi(f[39 - 3]);
+  return s;
+}
+
+uint64_t read_ctxt_switches(pid_t tgid, pid_t tid, bool voluntary) {
+  std::ifstream in("/proc/" + std::to_string(tgid) + "/task/" + std::to_string(tid) + "/status");
+  const std::string key = voluntary ? "voluntary_ctxt_switches:" : "nonvoluntary_ctxt_switches:";
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key, 0) == 0) return std::stoull(line.substr(key.size()));
+  return 0;
+}
+
+uint64_t read_nr_migrations(pid_t tgid, pid_t tid) {
+  std::ifstream in("/proc/" + std::to_string(tgid) + "/task/" + std::to_string(tid) + "/sched");
+  const std::string key = "se.nr_migrations";
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key, 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return std::stoull(line.substr(colon + 1));
+    }
+  return 0;
+}
+
+std::string cpus_allowed_list() {
+  std::ifstream in("/proc/self/status");
+  const std::string key = "Cpus_allowed_list:";
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(key, 0) == 0) {
+      auto v = line.substr(key.size());
+      v.erase(0, v.find_first_not_of(" \t"));
+      return v;
+    }
+  return "";
+}
+
+pid_t gettid_now() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+
+}  // namespace c2c::vm

@@ -1,0 +1,30 @@
+// /proc readers for the guest scenarios: task identity (stat field 22), current CPU (field 39),
+// context-switch counters. Fields are parsed after the LAST ')' because comm may contain ')'.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+
+namespace c2c::vm {
+
+struct TaskStat {
+  uint64_t start_ticks = 0;  // field 22
+  int processor = -1;        // field 39
+};
+
+std::optional<TaskStat> read_task_stat(pid_t tgid, pid_t tid);
+
+// "nonvoluntary_ctxt_switches" / "voluntary_ctxt_switches" of /proc/<tgid>/task/<tid>/status.
+uint64_t read_ctxt_switches(pid_t tgid, pid_t tid, bool voluntary);
+
+// se.nr_migrations of /proc/<tgid>/task/<tid>/sched (CONFIG_SCHED_DEBUG); 0 if absent.
+uint64_t read_nr_migrations(pid_t tgid, pid_t tid);
+
+// Cpus_allowed_list of /proc/self/status.
+std::string cpus_allowed_list();
+
+pid_t gettid_now();
+
+}  // namespace c2c::vm
