@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "host/procfs_walker.hpp"
+#include "host/task_cgroup.hpp"
 #include "host/task_events.hpp"
 #include "host/task_iter.hpp"
 
@@ -377,6 +378,34 @@ TEST_F(HostDiscovery, ExecOfNonLeaderReportsOldTid) {
     EXPECT_NE(e.old_tid, tgid);
     EXPECT_NE(e.old_tid, 0u);
     EXPECT_EQ(e.task.comm, "true");
+  }
+}
+
+TEST_F(HostDiscovery, IteratorRecordsResolveToCgroupPathAndCpuset) {
+  ParseError perr;
+  const auto mounts = CgroupMounts::discover(&perr);
+  ASSERT_TRUE(mounts) << perr.to_string();
+  if (!mounts->unified()) GTEST_SKIP() << "no cgroup2 mount: BPF cgroup ids cannot be resolved";
+  const auto own = parse_proc_cgroup(*read_file("/proc/self/cgroup"), &perr);
+  ASSERT_TRUE(own) << perr.to_string();
+  std::string v2_path;
+  for (const auto& l : *own)
+    if (l.unified()) v2_path = l.path;
+  ASSERT_FALSE(v2_path.empty());
+
+  NamedThreads threads({"EngineCore_DP0"});
+  std::string err;
+  auto snap = iter_->snapshot(&err, self_tgid());
+  ASSERT_TRUE(snap) << err;
+  ASSERT_EQ(snap->size(), 2u);
+  const auto idx = CgroupIdIndex::build(*mounts->unified());
+  const auto expected_cpuset = effective_cpuset(*mounts, *own, &perr);
+  for (auto& t : *snap) {
+    EXPECT_NE(t.cgroup_id, 0u);
+    EXPECT_EQ(idx.path(t.cgroup_id), v2_path) << "tid " << t.tid;
+    ASSERT_TRUE(fill_cgroup_from_proc(t, &*mounts, &perr)) << perr.to_string();
+    EXPECT_EQ(t.cgroup, primary_cgroup_path(*own));
+    EXPECT_EQ(t.cpuset, expected_cpuset);
   }
 }
 
