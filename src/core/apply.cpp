@@ -549,6 +549,10 @@ struct Handlers {
     if (next == s.actual) return ignored("actual state unchanged");
     s.actual = std::move(next);
     forget_reasons();
+    // Pinned entries found while the desired state is still loading predate this daemon.
+    if (s.loading)
+      for (const auto& [tid, v] : s.actual)
+        if (!s.desired.count(tid)) s.removal_reasons.emplace(tid, "not re-derived after the restart (INV-7)");
     return {};
   }
 
