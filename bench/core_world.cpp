@@ -28,6 +28,10 @@ uint64_t xorshift(uint64_t& s) {
   return s;
 }
 
+// Renames flip one thread per process between a matching and a non-matching name; half of those
+// threads match at the start, so the desired table keeps its size while the stream runs.
+constexpr size_t kRenamedSlot = 4;
+
 bool node_match(const std::string& comm) { return comm.rfind("EngineCore", 0) == 0; }
 
 }  // namespace
@@ -200,6 +204,8 @@ void World::populate() {
           s.comm = "NCCL-proxy";
         } else if (i == 4) {
           s.comm = "EngineCore_DP0";
+        } else if (i == kRenamedSlot + 1) {
+          s.comm = g % 2 == 0 ? "EngineCore_DP1" : "worker";
         }
       }
     }
@@ -253,7 +259,8 @@ void World::next_events(size_t count, std::vector<Event>& out) {
         break;
       }
       case 2: {  // a thread renames itself; whether the node policy matches it flips
-        Slot& s = random_thread(&g);
+        g = &groups[rand() % groups.size()];
+        Slot& s = g->threads[kRenamedSlot];
         s.comm = node_match(s.comm) ? "worker" : "EngineCore_DP1";
         out.emplace_back(TaskRenamed{{s.tid, s.start}, s.comm});
         break;

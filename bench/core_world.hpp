@@ -67,9 +67,10 @@ class World {
 
   size_t live_tasks() const { return groups.size() * kThreadsPerGroup; }
 
-  // Appends `count` task events that keep the live-task count constant, in a fixed mix of four:
-  // a thread exits, a new thread appears in its place, another thread is renamed (its match
-  // flips), and a third thread's TID is reused by a newer task whose exit was missed (INV-2).
+  // Appends `count` task events that keep the live-task count constant (and the desired table's
+  // size about constant), in a fixed mix of four: a thread exits, a new thread appears in its
+  // place, another thread is renamed (whether the node policy matches it flips), and a third
+  // thread's TID is reused by a newer task whose exit was missed (INV-2).
   void next_events(size_t count, std::vector<Event>& out);
 
   // Builds the node (node info, claims, pods, policies); used by the constructor and by the
