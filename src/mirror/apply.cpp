@@ -117,7 +117,6 @@ ApplyReport Applier::apply(const Plan& plan) {
   }
   rep.ops.resize(plan.ops.size());
   std::vector<size_t> deletes, updates, adds;
-  std::vector<c2c_policy_value> vals(plan.ops.size());
   for (size_t i = 0; i < plan.ops.size(); ++i) {
     const PlanOp& op = plan.ops[i];
     rep.ops[i].tid = op.tid;
@@ -127,12 +126,18 @@ ApplyReport Applier::apply(const Plan& plan) {
       case PlanOp::Kind::Update: updates.push_back(i); break;
       case PlanOp::Kind::Add: adds.push_back(i); break;
     }
-    if (op.kind != PlanOp::Kind::Delete) vals[i] = to_abi(op.value);
   }
+  // The encoded values, in the order each phase writes them (kept for a fail-closed rollback).
+  auto encode = [&](const std::vector<size_t>& idx) {
+    std::vector<c2c_policy_value> out(idx.size());
+    for (size_t k = 0; k < idx.size(); ++k) out[k] = to_abi(plan.ops[idx[k]].value);
+    return out;
+  };
+  const std::vector<c2c_policy_value> upd_vals = encode(updates), add_vals = encode(adds);
 
   delete_keys(deletes, plan, rep);
-  std::optional<size_t> full = write_keys(updates, vals, rep);
-  if (!full) full = write_keys(adds, vals, rep);
+  std::optional<size_t> full = write_keys(updates, upd_vals, rep);
+  if (!full) full = write_keys(adds, add_vals, rep);
   if (full) {
     // Everything after the failing key in its phase, and every Add if it was the Update phase.
     std::vector<size_t> pending;
@@ -140,7 +145,7 @@ ApplyReport Applier::apply(const Plan& plan) {
       if (i != *full && rep.ops[i].attempts == 0) pending.push_back(i);
     for (size_t i : adds)
       if (i != *full && rep.ops[i].attempts == 0) pending.push_back(i);
-    fail_closed(*full, pending, adds, vals, rep);
+    fail_closed(*full, pending, adds, add_vals, rep);
   }
 
   rep.batched = batch_ok_;
@@ -158,13 +163,29 @@ ApplyReport Applier::apply(const Plan& plan) {
 
 void Applier::delete_keys(const std::vector<size_t>& idx, const Plan& plan, ApplyReport& rep) {
   // Compare before delete: read each entry and keep only those still holding the expected task.
+  // Many deletes compare against one fresh batched read of the map instead of one lookup
+  // syscall each; both read the map just before deleting, so the guarantee is the same.
+  std::vector<uint64_t> snapshot;  // (tid << 32 | index into raw_vals_), sorted
+  bool batched_read = false;
+  const bool use_snapshot = idx.size() >= opts_.snapshot_compare_min && read_raw(&batched_read).empty();
+  if (use_snapshot) {
+    snapshot.resize(raw_count_);
+    for (size_t k = 0; k < raw_count_; ++k) snapshot[k] = (uint64_t{raw_keys_[k]} << 32) | k;
+    std::sort(snapshot.begin(), snapshot.end());
+  }
+  auto current = [&](uint32_t tid, c2c_policy_value* out) {
+    auto it = std::lower_bound(snapshot.begin(), snapshot.end(), uint64_t{tid} << 32);
+    if (it == snapshot.end() || (*it >> 32) != tid) return ENOENT;
+    *out = raw_vals_[*it & 0xffffffffu];
+    return 0;
+  };
   std::vector<size_t> doomed;
   doomed.reserve(idx.size());
   for (size_t i : idx) {
     OpStatus& st = rep.ops[i];
     const RuntimeValue& want = plan.ops[i].value;
     c2c_policy_value cur;
-    int err = with_retry(st, [&] { return map_.lookup(st.tid, &cur); });
+    int err = use_snapshot ? current(st.tid, &cur) : with_retry(st, [&] { return map_.lookup(st.tid, &cur); });
     if (err == ENOENT) {
       st.state = OpState::Absent;
       st.reason = "already gone";
@@ -239,14 +260,10 @@ void Applier::delete_keys(const std::vector<size_t>& idx, const Plan& plan, Appl
   }
 }
 
-std::optional<size_t> Applier::write_keys(const std::vector<size_t>& idx, const std::vector<c2c_policy_value>& vals,
-                                          ApplyReport& rep) {
+std::optional<size_t> Applier::write_keys(const std::vector<size_t>& idx,
+                                          const std::vector<c2c_policy_value>& values, ApplyReport& rep) {
   std::vector<uint32_t> keys(idx.size());
-  std::vector<c2c_policy_value> values(idx.size());
-  for (size_t k = 0; k < idx.size(); ++k) {
-    keys[k] = rep.ops[idx[k]].tid;
-    values[k] = vals[idx[k]];
-  }
+  for (size_t k = 0; k < idx.size(); ++k) keys[k] = rep.ops[idx[k]].tid;
   // Returns true when the map is full at key k.
   auto one_by_one = [&](size_t k) {
     OpStatus& st = rep.ops[idx[k]];
@@ -316,12 +333,12 @@ void Applier::fail_closed(size_t full_at, const std::vector<size_t>& pending, co
     rep.ops[i].reason = full + ": not attempted";
   }
   size_t undone = 0;
-  for (size_t i : adds) {
-    OpStatus& st = rep.ops[i];
+  for (size_t k = 0; k < adds.size(); ++k) {
+    OpStatus& st = rep.ops[adds[k]];
     if (st.state != OpState::Applied) continue;
     c2c_policy_value cur;
     int err = with_retry(st, [&] { return map_.lookup(st.tid, &cur); });
-    if (err == 0 && !same_bytes(cur, vals[i])) continue;  // a newer write landed: not ours to undo
+    if (err == 0 && !same_bytes(cur, vals[k])) continue;  // a newer write landed: not ours to undo
     if (err == 0) err = with_retry(st, [&] { return map_.remove(st.tid); });
     if (err == 0 || err == ENOENT) {
       st.state = OpState::RolledBack;
@@ -339,24 +356,35 @@ void Applier::fail_closed(size_t full_at, const std::vector<size_t>& pending, co
               "default path (fail closed)";
 }
 
-Result<ReadResult> Applier::read_actual() {
-  using R = Result<ReadResult>;
-  ReadResult out;
-  std::vector<std::pair<uint32_t, c2c_policy_value>> raw;
+std::string Applier::read_raw(bool* batched) {
+  // The buffers live in the Applier and only grow: a daemon reconciling every few seconds then
+  // reads into memory that is already mapped (page faults are costly, in VMs above all).
+  size_t got = 0;
+  auto room = [&](size_t n) {
+    if (raw_cap_ >= got + n) return;
+    // Default-initialised (not zeroed): pages are touched only where the kernel writes entries.
+    std::unique_ptr<uint32_t[]> keys(new uint32_t[got + n]);
+    std::unique_ptr<c2c_policy_value[]> vals(new c2c_policy_value[got + n]);
+    std::copy(raw_keys_.get(), raw_keys_.get() + got, keys.get());
+    std::copy(raw_vals_.get(), raw_vals_.get() + got, vals.get());
+    raw_keys_ = std::move(keys);
+    raw_vals_ = std::move(vals);
+    raw_cap_ = got + n;
+  };
   bool use_batch = batch_ok_;
   if (use_batch) {
-    size_t chunk = std::min<size_t>(opts_.batch_size, std::max<uint32_t>(map_.max_entries(), 1));
-    std::vector<uint32_t> keys(chunk);
-    std::vector<c2c_policy_value> values(chunk);
+    // By default one call returns the whole map: the kernel walks it bucket by bucket and copies
+    // out until `count` is reached, so a buffer of max_entries needs a single syscall.
+    const size_t cap = std::max<size_t>(map_.max_entries(), 1);
+    size_t chunk = opts_.read_chunk != 0 ? opts_.read_chunk : cap;
     uint64_t in = 0, next = 0;
     bool first = true;
     unsigned transient = 0;
     while (true) {
-      uint32_t count = static_cast<uint32_t>(chunk);
-      int err = map_.lookup_batch(first ? nullptr : &in, &next, keys.data(), values.data(), &count);
-      if (err == 0 || err == ENOENT) {
-        for (uint32_t k = 0; k < std::min<size_t>(count, chunk); ++k) raw.emplace_back(keys[k], values[k]);
-      }
+      room(chunk);
+      uint32_t count = static_cast<uint32_t>(std::min<size_t>(chunk, UINT32_MAX));
+      int err = map_.lookup_batch(first ? nullptr : &in, &next, raw_keys_.get() + got, raw_vals_.get() + got, &count);
+      if (err == 0 || err == ENOENT) got += std::min<size_t>(count, chunk);
       if (err == ENOENT) break;
       if (err == 0) {
         in = next;
@@ -365,14 +393,11 @@ Result<ReadResult> Applier::read_actual() {
         continue;
       }
       if (err == ENOSPC) {  // one bucket holds more than `chunk` entries: grow, read the step again
-        if (chunk > 4ull * map_.max_entries() + 64) return R::fail("lookup_batch: ENOSPC with a buffer of " +
-                                                                    std::to_string(chunk) + " entries");
+        if (chunk > 8 * cap + 1024) return "lookup_batch: ENOSPC with a buffer of " + std::to_string(chunk) + " entries";
         chunk *= 2;
-        keys.resize(chunk);
-        values.resize(chunk);
         continue;
       }
-      if (first && raw.empty() && batch_unsupported(err)) {
+      if (first && got == 0 && batch_unsupported(err)) {
         use_batch = false;
         break;
       }
@@ -380,12 +405,12 @@ Result<ReadResult> Applier::read_actual() {
         sleep_(backoff_delay(opts_.retry, transient - 1));
         continue;
       }
-      return R::fail("reading the policy map (lookup_batch) failed: " + std::string(std::strerror(err)));
+      return "reading the policy map (lookup_batch) failed: " + std::string(std::strerror(err));
     }
   }
   if (!use_batch) {
     // Keys first, then values: deleting or re-reading during get_next_key would restart it.
-    raw.clear();
+    got = 0;
     std::vector<uint32_t> keys;
     std::unordered_set<uint32_t> seen;
     uint32_t prev = 0, key = 0;
@@ -393,28 +418,41 @@ Result<ReadResult> Applier::read_actual() {
     while (true) {
       int err = map_.next_key(first ? nullptr : &prev, &key);
       if (err == ENOENT) break;
-      if (err != 0) return R::fail("reading the policy map (get_next_key) failed: " + std::string(std::strerror(err)));
+      if (err != 0) return "reading the policy map (get_next_key) failed: " + std::string(std::strerror(err));
       // A key deleted under us makes the kernel restart from the first key: skip repeats, and
       // stop if that never ends.
       if (seen.insert(key).second) keys.push_back(key);
-      if (seen.size() > map_.max_entries()) return R::fail("reading the policy map: more keys than max_entries");
+      if (seen.size() > map_.max_entries()) return "reading the policy map: more keys than max_entries";
       prev = key;
       first = false;
     }
+    room(keys.size());
     for (uint32_t k : keys) {
-      c2c_policy_value v;
-      int err = map_.lookup(k, &v);
+      int err = map_.lookup(k, &raw_vals_[got]);
       if (err == ENOENT) continue;  // deleted since we saw its key
-      if (err != 0) return R::fail("reading tid " + std::to_string(k) + " failed: " + std::strerror(err));
-      raw.emplace_back(k, v);
+      if (err != 0) return "reading tid " + std::to_string(k) + " failed: " + std::strerror(err);
+      raw_keys_[got++] = k;
     }
   }
-  out.batched = use_batch;
-  std::sort(raw.begin(), raw.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  out.entries.reserve(raw.size());
+  raw_count_ = got;
+  *batched = use_batch;
+  return "";
+}
+
+Result<ReadResult> Applier::read_actual() {
+  using R = Result<ReadResult>;
+  ReadResult out;
+  if (std::string e = read_raw(&out.batched); !e.empty()) return R::fail(e);
+  // Sort (tid, index) pairs rather than moving 112-byte values around.
+  std::vector<uint64_t> order(raw_count_);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = (uint64_t{raw_keys_[i]} << 32) | i;
+  std::sort(order.begin(), order.end());
+  out.entries.reserve(order.size());
   size_t bad = 0;
-  for (const auto& [tid, v] : raw) {
-    if (!out.entries.empty() && out.entries.back().tid == tid) continue;
+  for (uint64_t o : order) {
+    const uint32_t tid = static_cast<uint32_t>(o >> 32);
+    const c2c_policy_value& v = raw_vals_[o & 0xffffffffu];
+    if (!out.entries.empty() && out.entries.back().tid == tid) continue;  // a restarted walk
     out.entries.push_back(ActualEntry{tid, from_abi(v)});
     if (auto why = check_decoded(v)) {
       if (++bad <= 20) out.warnings.push_back("tid " + std::to_string(tid) + ": " + *why);

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -61,6 +62,10 @@ struct ApplyOptions {
   RetryPolicy retry;
   size_t batch_size = 8192;  // keys per batch call
   bool use_batch = true;     // false: one call per key (also the automatic fallback)
+  size_t read_chunk = 0;     // entries per lookup_batch call; 0: the whole map in one call
+  // From this many deletes on, compare-before-delete uses one fresh read of the whole map
+  // instead of one lookup per key.
+  size_t snapshot_compare_min = 256;
 };
 
 struct ApplyReport {
@@ -92,16 +97,23 @@ class Applier {
  private:
   int with_retry(OpStatus& st, const std::function<int()>& call);
   void delete_keys(const std::vector<size_t>& idx, const Plan& plan, ApplyReport& rep);
-  // Returns the op index that hit a full map, or nullopt.
-  std::optional<size_t> write_keys(const std::vector<size_t>& idx, const std::vector<c2c_policy_value>& vals,
+  // Writes values[k] for op idx[k]; returns the op index that hit a full map, or nullopt.
+  std::optional<size_t> write_keys(const std::vector<size_t>& idx, const std::vector<c2c_policy_value>& values,
                                    ApplyReport& rep);
+  // vals[k] is what was written for op adds[k].
   void fail_closed(size_t full_at, const std::vector<size_t>& pending, const std::vector<size_t>& adds,
                    const std::vector<c2c_policy_value>& vals, ApplyReport& rep);
+
+  // Reads the whole map into raw_keys_/raw_vals_[0, raw_count_); "" or the error.
+  std::string read_raw(bool* batched);
 
   PolicyMapIo& map_;
   ApplyOptions opts_;
   Sleeper sleep_;
   bool batch_ok_ = true;
+  std::unique_ptr<uint32_t[]> raw_keys_;
+  std::unique_ptr<c2c_policy_value[]> raw_vals_;
+  size_t raw_cap_ = 0, raw_count_ = 0;
 };
 
 }  // namespace c2c::mirror

@@ -4,29 +4,41 @@
 
 namespace c2c::mirror {
 
+// Reasons fit the std::string small-buffer (<= 15 chars): a 100k-entry plan then allocates
+// nothing per op for them.
 Plan diff_plan(const DesiredTable& desired, const std::vector<ActualEntry>& actual, bool loading) {
   Plan plan;
-  std::unordered_map<uint32_t, const RuntimeValue*> have;
-  have.reserve(actual.size());
-  for (const ActualEntry& a : actual) have.emplace(a.tid, &a.value);
+  std::vector<uint32_t> want;
+  want.reserve(desired.size());
+  for (const auto& kv : desired) want.push_back(kv.first);
+  std::sort(want.begin(), want.end());
 
-  for (const auto& [tid, want] : desired) {
-    auto it = have.find(tid);
-    if (it == have.end()) {
-      plan.ops.push_back(PlanOp{PlanOp::Kind::Add, tid, want, "desired, not in the map"});
-    } else if (!(*it->second == want)) {
-      plan.ops.push_back(PlanOp{PlanOp::Kind::Update, tid, want, "map value differs from the desired one"});
+  // read_actual() returns entries sorted by tid; sort a copy of the order only if a caller did not.
+  std::vector<const ActualEntry*> have;
+  have.reserve(actual.size());
+  for (const ActualEntry& a : actual) have.push_back(&a);
+  if (!std::is_sorted(have.begin(), have.end(), [](auto* x, auto* y) { return x->tid < y->tid; }))
+    std::sort(have.begin(), have.end(), [](auto* x, auto* y) { return x->tid < y->tid; });
+
+  plan.ops.reserve(want.size() + have.size());
+  size_t i = 0, j = 0;
+  while (i < want.size() || j < have.size()) {
+    if (j == have.size() || (i < want.size() && want[i] < have[j]->tid)) {
+      plan.ops.push_back(PlanOp{PlanOp::Kind::Add, want[i], desired.at(want[i]), "not in map"});
+      ++i;
+    } else if (i == want.size() || have[j]->tid < want[i]) {
+      if (loading)
+        plan.deferred_deletes.push_back(have[j]->tid);
+      else  // unexplained by any desired entry (INV-5)
+        plan.ops.push_back(PlanOp{PlanOp::Kind::Delete, have[j]->tid, have[j]->value, "INV-5 stale"});
+      ++j;
+    } else {
+      const RuntimeValue& w = desired.at(want[i]);
+      if (!(have[j]->value == w)) plan.ops.push_back(PlanOp{PlanOp::Kind::Update, want[i], w, "value differs"});
+      ++i;
+      ++j;
     }
   }
-  for (const ActualEntry& a : actual) {
-    if (desired.count(a.tid) != 0) continue;
-    if (loading)
-      plan.deferred_deletes.push_back(a.tid);
-    else
-      plan.ops.push_back(PlanOp{PlanOp::Kind::Delete, a.tid, a.value, "not explained by any desired entry (INV-5)"});
-  }
-  std::sort(plan.ops.begin(), plan.ops.end(), [](const PlanOp& x, const PlanOp& y) { return x.tid < y.tid; });
-  std::sort(plan.deferred_deletes.begin(), plan.deferred_deletes.end());
   return plan;
 }
 

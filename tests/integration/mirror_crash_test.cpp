@@ -97,12 +97,12 @@ TEST(MirrorCrash, KillNineDuringApplyAlwaysConverges) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::string gen_file = (dir / "generation").string();
-  constexpr uint32_t kEntries = 5000;
+  constexpr uint32_t kEntries = 2000;
   constexpr int kWantKills = 50;
   auto args = [&](uint64_t seed) {
     return std::vector<std::string>{"--pin-root", root, "apply", "--gen-file", gen_file, "--seed",
                                     std::to_string(seed), "--entries", std::to_string(kEntries),
-                                    "--batch-size", "128", "--lease", "4"};
+                                    "--batch-size", "64", "--lease", "4"};
   };
 
   // Calibrate how long an apply takes on this machine now (from "apply-start" to its report).

@@ -255,7 +255,7 @@ TEST_F(MirrorApply, FullMapRollbackSparesANewerWrite) {
 }
 
 TEST_F(MirrorApply, ReadsEverythingAcrossBatchesAndFlagsForeignEntries) {
-  opts.batch_size = 3;
+  opts.read_chunk = 3;
   for (uint32_t t = 10; t > 0; --t) map.entries[t] = to_abi(val(t, 1));
   c2c_policy_value injected{};
   injected.start_ticks = 99;
@@ -264,18 +264,43 @@ TEST_F(MirrorApply, ReadsEverythingAcrossBatchesAndFlagsForeignEntries) {
   ASSERT_TRUE(read.ok()) << read.error();
   EXPECT_TRUE(read->batched);
   ASSERT_EQ(read->entries.size(), 11u);
+  EXPECT_GE(map.batch_calls, 4u) << "read in steps of 3";
   for (uint32_t i = 0; i < 11; ++i) EXPECT_EQ(read->entries[i].tid, i + 1);
   ASSERT_EQ(read->warnings.size(), 1u);
   EXPECT_NE(read->warnings[0].find("tid 11"), std::string::npos);
 }
 
 TEST_F(MirrorApply, ReadGrowsItsBufferOnEnospc) {
-  opts.batch_size = 1;
+  opts.read_chunk = 1;
   map.min_read_chunk = 4;
   for (uint32_t t = 1; t <= 9; ++t) map.entries[t] = to_abi(val(t, 1));
   auto read = make().read_actual();
   ASSERT_TRUE(read.ok()) << read.error();
   EXPECT_EQ(read->entries.size(), 9u);
+}
+
+}  // namespace
+}  // namespace c2c::mirror
+
+namespace c2c::mirror {
+namespace {
+
+// The same compare-before-delete through one batched snapshot read (many deletes).
+TEST_F(MirrorApply, SnapshotCompareBeforeDeleteKeepsOtherTasksAndNewerWrites) {
+  opts.snapshot_compare_min = 1;
+  map.entries[5] = to_abi(val(500, 1));   // reused tid
+  map.entries[6] = to_abi(val(600, 8));   // newer write
+  map.entries[7] = to_abi(val(700, 3));   // ours to delete
+  Plan plan{{del(5, val(499, 1)), del(6, val(600, 7)), del(7, val(700, 3)), del(8, val(800, 1))}, {}};
+  const size_t single_before = map.single_calls;
+  ApplyReport rep = make().apply(plan);
+  EXPECT_EQ(rep.ops[0].state, OpState::Skipped);
+  EXPECT_EQ(rep.ops[1].state, OpState::Skipped);
+  EXPECT_EQ(rep.ops[2].state, OpState::Applied);
+  EXPECT_EQ(rep.ops[3].state, OpState::Absent);
+  EXPECT_EQ(map.single_calls, single_before) << "no per-key lookups";
+  EXPECT_EQ(map.entries.count(5) + map.entries.count(6), 2u);
+  EXPECT_EQ(map.entries.count(7), 0u);
 }
 
 }  // namespace

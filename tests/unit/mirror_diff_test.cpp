@@ -28,7 +28,7 @@ TEST(MirrorDiff, AddsUpdatesAndDeletesSortedByTid) {
   EXPECT_EQ(p.ops[2].tid, 9u);
   EXPECT_EQ(p.ops[2].kind, PlanOp::Kind::Delete);
   EXPECT_EQ(p.ops[2].value, val(90, 1)) << "a Delete carries the value it expects to remove";
-  EXPECT_NE(p.ops[2].reason.find("INV-5"), std::string::npos);
+  EXPECT_NE(p.ops[2].reason.find("INV-5"), std::string::npos) << p.ops[2].reason;
   EXPECT_TRUE(p.deferred_deletes.empty());
 }
 
