@@ -3,6 +3,7 @@
 add_executable(mirror_integration_tests
   ${CMAKE_CURRENT_LIST_DIR}/mirror_pinned_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mirror_crash_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/mirror_core_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/mirror_test_env.hpp)
 target_link_libraries(mirror_integration_tests PRIVATE c2c_mirror GTest::gtest_main nlohmann_json::nlohmann_json)
 target_compile_definitions(mirror_integration_tests PRIVATE
