@@ -35,11 +35,13 @@ int main(int argc, char** argv) {
   std::string context;
   std::string server_override;
   long watch_timeout = 300;
+  long page_size = 500;
   app.add_option("--node", node, "this node's name (default: $NODE_NAME)");
   app.add_option("--kubeconfig", kubeconfig, "kubeconfig file (default: $KUBECONFIG, else in-cluster config)");
   app.add_option("--context", context, "kubeconfig context (default: current-context)");
   app.add_option("--server", server_override, "API server URL, overriding the config (e.g. http://127.0.0.1:8080)");
   app.add_option("--watch-timeout", watch_timeout, "seconds per watch request")->check(CLI::Range(1L, 3600L));
+  app.add_option("--page-size", page_size, "list page size (limit=)")->check(CLI::Range(1L, 10000L));
   CLI11_PARSE(app, argc, argv);
   if (node.empty()) {
     std::cerr << "claim2core-observer: --node (or NODE_NAME) is required\n";
@@ -61,6 +63,7 @@ int main(int argc, char** argv) {
   c2c::k8s::ObserverOptions opt;
   opt.node = node;
   opt.watch_timeout_s = watch_timeout;
+  opt.list_page_size = page_size;
   c2c::k8s::Observer observer(*cfg, opt, out);
   observer.run(g_stop);
   return 0;
