@@ -9,10 +9,12 @@ spec.nodeName=) for resourceclaims, resourceslices and pods, with a control API:
   POST /_control/expire  compact history: running watches get a 410 ERROR event, old RVs get 410
   POST /_control/cut     close every running watch abruptly (no final chunk), then unfreeze
   GET  /_control/stats   request counts
+Options: --tls CERT KEY serves HTTPS; --token T requires "Authorization: Bearer T" on API paths.
 Prints the port it listens on as the first line of stdout.
 """
 import json
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -41,6 +43,7 @@ class State:
 
 
 S = State()
+TOKEN = None
 
 
 def key(obj):
@@ -113,6 +116,8 @@ class Handler(BaseHTTPRequestHandler):
         if url.path == "/_control/stats":
             with S.cond:
                 return self.send_json(200, S.stats)
+        if TOKEN is not None and self.headers.get("Authorization") != "Bearer " + TOKEN:
+            return self.send_json(401, {"kind": "Status", "code": 401, "reason": "Unauthorized"})
         if url.path not in RESOURCES:
             return self.send_json(404, {"kind": "Status", "code": 404, "message": "not found"})
         resource, api, list_kind = RESOURCES[url.path]
@@ -190,8 +195,17 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
+    global TOKEN
+    args = sys.argv[1:]
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
+    if "--token" in args:
+        TOKEN = args[args.index("--token") + 1]
+    if "--tls" in args:
+        i = args.index("--tls")
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(args[i + 1], args[i + 2])
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     print(server.server_address[1], flush=True)
     server.serve_forever()
 

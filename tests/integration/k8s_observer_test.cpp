@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
@@ -31,7 +33,7 @@ using namespace std::chrono_literals;
 
 class FakeApiServer {
  public:
-  bool start(std::string* why) {
+  bool start(std::string* why, std::vector<std::string> args = {}) {
     if (access("/usr/bin/python3", X_OK) != 0) {
       *why = "/usr/bin/python3 is missing";
       return false;
@@ -42,7 +44,10 @@ class FakeApiServer {
     if (pid_ == 0) {
       dup2(fds[1], 1);
       close(fds[0]);
-      execl("/usr/bin/python3", "python3", C2C_K8S_FAKE_APISERVER, static_cast<char*>(nullptr));
+      std::vector<char*> argv = {const_cast<char*>("python3"), const_cast<char*>(C2C_K8S_FAKE_APISERVER)};
+      for (auto& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv("/usr/bin/python3", argv.data());
       _exit(127);
     }
     close(fds[1]);
@@ -55,6 +60,7 @@ class FakeApiServer {
       return false;
     }
     port_ = std::stoi(line);
+    tls_ = std::find(args.begin(), args.end(), "--tls") != args.end();
     return true;
   }
   ~FakeApiServer() {
@@ -63,7 +69,7 @@ class FakeApiServer {
       waitpid(pid_, nullptr, 0);
     }
   }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const { return (tls_ ? "https" : "http") + std::string("://127.0.0.1:") + std::to_string(port_); }
 
   json post(const std::string& op, const json& body) const {
     CURL* c = curl_easy_init();
@@ -75,6 +81,8 @@ class FakeApiServer {
       return s * n;
     });
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &out);
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);  // the control channel only
+    curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
     CURLcode rc = curl_easy_perform(c);
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -91,6 +99,7 @@ class FakeApiServer {
  private:
   pid_t pid_ = -1;
   int port_ = 0;
+  bool tls_ = false;
 };
 
 // Keeps the set the observer reported and flags impossible diffs.
@@ -269,6 +278,82 @@ TEST(K8sObserver, SurvivesGoneAndCutConnectionsWithoutLosingOrDuplicatingBinding
                                                         "uid-four/gpu-4@pod-four"}));
   EXPECT_GE(observer.stats().watches[0].load(), 3);
   EXPECT_TRUE(listener.errors().empty()) << listener.errors().front();
+}
+
+// TLS with a kubeconfig (CA data + bearer token), as against a real API server.
+TEST(K8sObserver, KubeconfigWithCaDataAndTokenOverTls) {
+  C2C_REQUIRE_FIXTURES(dir);
+  if (access("/usr/bin/openssl", X_OK) != 0) GTEST_SKIP() << "/usr/bin/openssl is missing (needed to make a test certificate)";
+  char tmpl[] = "/tmp/c2c-k8s-tls-XXXXXX";
+  std::filesystem::path tmp = mkdtemp(tmpl);
+  std::string cert = (tmp / "cert.pem").string(), key = (tmp / "key.pem").string();
+  std::string cmd = "/usr/bin/openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
+                    "-addext subjectAltName=IP:127.0.0.1 -keyout " + key + " -out " + cert + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  FakeApiServer server;
+  std::string why;
+  if (!server.start(&why, {"--tls", cert, key, "--token", "s3cret"})) GTEST_SKIP() << why;
+  server.apply("resourceclaims", load(dir / "resourceclaim-v1-allocated-reserved-k8s-tutorial.yaml"));
+
+  std::ifstream in(cert);
+  std::stringstream pem;
+  pem << in.rdbuf();
+  // certificate-authority-data is base64 of the PEM.
+  std::string b64;
+  {
+    static const char* tbl = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string s = pem.str();
+    size_t i = 0;
+    for (; i + 2 < s.size(); i += 3) {
+      uint32_t v = (uint32_t(uint8_t(s[i])) << 16) | (uint32_t(uint8_t(s[i + 1])) << 8) | uint8_t(s[i + 2]);
+      for (int k = 3; k >= 0; --k) b64.push_back(tbl[(v >> (6 * k)) & 63]);
+    }
+    if (i < s.size()) {
+      uint32_t v = uint32_t(uint8_t(s[i])) << 16;
+      if (i + 1 < s.size()) v |= uint32_t(uint8_t(s[i + 1])) << 8;
+      b64.push_back(tbl[(v >> 18) & 63]);
+      b64.push_back(tbl[(v >> 12) & 63]);
+      b64.push_back(i + 1 < s.size() ? tbl[(v >> 6) & 63] : '=');
+      b64.push_back('=');
+    }
+  }
+  auto kubeconfig = [&](const std::string& token) {
+    std::string path = (tmp / ("config-" + token)).string();
+    std::ofstream(path) << "current-context: t\nclusters: [{name: c, cluster: {server: \"" << server.url()
+                        << "\", certificate-authority-data: " << b64 << "}}]\n"
+                        << "contexts: [{name: t, context: {cluster: c, user: u}}]\n"
+                        << "users: [{name: u, user: {token: " << token << "}}]\n";
+    std::string err;
+    auto cfg = kubeconfig_from_file(path, "", &err);
+    EXPECT_TRUE(cfg) << err;
+    return cfg.value_or(KubeConfig{});
+  };
+  ObserverOptions opt;
+  opt.node = "kind-worker";
+  opt.retry_backoff_ms = 100;
+
+  RecordingListener good;
+  {
+    Observer observer(kubeconfig("s3cret"), opt, good);
+    std::atomic<bool> stop{false};
+    std::thread runner([&] { observer.run(stop); });
+    bool synced = good.wait_for({"d3e48dbf-40da-47c3-a7b9-f7d54d1051c3/gpu-0@c4dadf20-392a-474d-a47b-ab82080c8bd7"});
+    stop = true;
+    runner.join();
+    EXPECT_TRUE(synced);
+  }
+  RecordingListener bad;
+  {
+    Observer observer(kubeconfig("wrong"), opt, bad);
+    std::atomic<bool> stop{false};
+    std::thread runner([&] { observer.run(stop); });
+    bool refused = bad.wait_notice("HTTP 401", 10s);
+    stop = true;
+    runner.join();
+    EXPECT_TRUE(refused);
+    EXPECT_TRUE(bad.summary().empty());
+  }
+  std::filesystem::remove_all(tmp);
 }
 
 TEST(K8sObserver, UnreachableServerIsRetriedAndReported) {
