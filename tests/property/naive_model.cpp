@@ -1,0 +1,658 @@
+// The naive reference model: every rule below is transcribed from spec/state-machine.md (section
+// numbers in comments). Nothing is incremental: each applied event recomputes the whole table.
+#include "naive_model.hpp"
+
+#include <re2/re2.h>
+
+#include <algorithm>
+#include <memory>
+#include <tuple>
+#include <type_traits>
+
+namespace c2c::naive {
+
+namespace {
+
+constexpr Nanos kMinSlice = 10'000;
+constexpr Nanos kMaxSlice = 100'000'000;
+constexpr Nanos kMinBoost = 1'000'000;
+constexpr Nanos kMaxBoost = 3'600'000'000'000ull;
+
+Outcome applied() { return {}; }
+Outcome ignored(std::string why) { return {Status::Ignored, "", std::move(why)}; }
+Outcome invalid(std::string field, std::string why) {
+  return {Status::Invalid, std::move(field), std::move(why)};
+}
+
+// Compiled patterns are cached by text: compiling on every recomputation would dominate the run.
+const RE2* compiled(const std::string& pattern) {
+  static std::map<std::string, std::unique_ptr<RE2>> cache;
+  auto it = cache.find(pattern);
+  if (it == cache.end()) {
+    RE2::Options o;
+    o.set_log_errors(false);
+    it = cache.emplace(pattern, std::make_unique<RE2>(pattern, o)).first;
+  }
+  return it->second.get();
+}
+bool regex_ok(const std::string& pattern) {
+  return pattern.size() <= 1024 && compiled(pattern)->ok();
+}
+// §3: RE2, unanchored unless the pattern anchors itself.
+bool matches(const std::string& pattern, const std::string& text) {
+  const RE2* re = compiled(pattern);
+  return re->ok() && RE2::PartialMatch(text, *re);
+}
+
+bool dns1123(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  static const RE2 re("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$");
+  return RE2::FullMatch(name, re);
+}
+
+bool boosts(ExecClass c) {
+  return c == ExecClass::LatencyCritical || c == ExecClass::CommunicationProgress;
+}
+Nanos default_slice(ExecClass c) {
+  switch (c) {
+    case ExecClass::LatencyCritical: return 2'000'000;
+    case ExecClass::CommunicationProgress: return 1'000'000;
+    default: return 20'000'000;
+  }
+}
+
+// §2: an entry is its value plus its lineage (origin and strategy); a change in either changes D.
+bool same_entry_except_generation(const Entry& x, const Entry& y) {
+  RuntimeValue a = x.value;
+  RuntimeValue b = y.value;
+  a.generation = 0;
+  b.generation = 0;
+  return a == b && x.kind == y.kind && x.policy == y.policy &&
+         x.policy_generation == y.policy_generation && x.pod_uid == y.pod_uid &&
+         x.claims == y.claims && x.role == y.role && x.strategy == y.strategy;
+}
+
+// Component-wise "ancestor or equal" on cgroup paths: /a/pod1 does not contain /a/pod10.
+bool cgroup_contains(const std::string& ancestor, const std::string& path) {
+  if (ancestor.empty()) return false;
+  if (path == ancestor) return true;
+  if (ancestor == "/") return !path.empty() && path[0] == '/';
+  return path.size() > ancestor.size() && path.compare(0, ancestor.size(), ancestor) == 0 &&
+         path[ancestor.size()] == '/';
+}
+size_t depth(const std::string& path) { return static_cast<size_t>(std::count(path.begin(), path.end(), '/')); }
+
+std::optional<Outcome> check_dra(const DraExecutionPolicy& p) {
+  if (!dns1123(p.name)) return invalid("metadata.name", "not a DNS-1123 name");
+  if (p.generation < 0) return invalid("metadata.generation", "negative");
+  if (p.resource_claims.empty()) return invalid("spec.resourceClaims", "empty");
+  if (p.task_roles.empty()) return invalid("spec.taskRoles", "empty");
+  for (const auto& r : p.task_roles) {
+    if (r.registered_role.empty() && r.comm_regex.empty())
+      return invalid("spec.taskRoles[].selector", "no selector");
+    if (!r.comm_regex.empty() && !regex_ok(r.comm_regex))
+      return invalid("spec.taskRoles[].selector.commandRegex", "does not compile");
+    if (r.exec_class == ExecClass::Unmatched)
+      return invalid("spec.taskRoles[].executionClass", "unmatched");
+  }
+  if (p.max_boost < kMinBoost || p.max_boost > kMaxBoost)
+    return invalid("spec.safety.maxBoostDuration", "out of bounds");
+  if (p.fallback != "default-scheduler") return invalid("spec.safety.fallback", "unsupported");
+  return std::nullopt;
+}
+
+std::optional<Outcome> check_node_policy(const NodeSchedulingPolicy& p) {
+  if (!dns1123(p.name)) return invalid("metadata.name", "not a DNS-1123 name");
+  if (p.generation < 0) return invalid("metadata.generation", "negative");
+  if (p.node_names.empty() && p.node_selectors.empty() && p.dra_selectors.empty())
+    return invalid("spec.nodeNames", "no node selector");
+  if (!regex_ok(p.command_regex)) return invalid("spec.commandRegex", "does not compile");
+  if (p.priority < 0 || p.priority > 1000) return invalid("spec.priority", "out of bounds");
+  if (p.execution_time != 0 && (p.execution_time < kMinSlice || p.execution_time > kMaxSlice))
+    return invalid("spec.executionTime", "out of bounds");
+  return std::nullopt;
+}
+
+// §4 generation rules for an upsert. `stored` is the live object (null when absent or
+// tombstoned); returns nullopt when the upsert goes ahead with generation `gen`.
+template <typename T>
+std::optional<Outcome> generation_rule(int64_t gen, int64_t hwm, const T* stored, const T& incoming) {
+  if (gen < hwm) return ignored("INV-3: older generation");
+  if (gen == hwm) {
+    if (stored == nullptr) return ignored("INV-3: tombstoned; needs a newer generation");
+    if (*stored == incoming) return ignored("duplicate");
+    return invalid("generation", "changed without a new generation");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+CpuSet intersect(const CpuSet& a, const CpuSet& b) {
+  auto w = a.words();
+  for (size_t i = 0; i < w.size(); ++i) w[i] &= b.words()[i];
+  return CpuSet::from_words(w);
+}
+CpuSet unite(const CpuSet& a, const CpuSet& b) {
+  auto w = a.words();
+  for (size_t i = 0; i < w.size(); ++i) w[i] |= b.words()[i];
+  return CpuSet::from_words(w);
+}
+bool is_empty(const CpuSet& a) {
+  for (auto w : a.words())
+    if (w != 0) return false;
+  return true;
+}
+
+int64_t NaiveModel::claim_high_water(const std::string& uid) const {
+  auto it = claim_hwm_.find(uid);
+  return it == claim_hwm_.end() ? 0 : it->second;
+}
+int64_t NaiveModel::policy_high_water(PolicyKind k, const std::string& name) const {
+  auto it = policy_hwm_.find({k, name});
+  return it == policy_hwm_.end() ? 0 : it->second;
+}
+std::optional<int64_t> NaiveModel::policy_generation(PolicyKind k, const std::string& name) const {
+  if (k == PolicyKind::Dra) {
+    auto it = dra_.find(name);
+    if (it != dra_.end()) return it->second.generation;
+  } else {
+    auto it = nsp_.find(name);
+    if (it != nsp_.end()) return it->second.generation;
+  }
+  return std::nullopt;
+}
+
+Outcome NaiveModel::apply(const Event& e) {
+  // Work on a copy: a refused or ignored event must leave nothing half-applied.
+  NaiveModel next = *this;
+  Outcome out = std::visit(
+      [&next](const auto& ev) -> Outcome {
+        using T = std::decay_t<decltype(ev)>;
+        if constexpr (std::is_same_v<T, ClaimAllocated> || std::is_same_v<T, ClaimUpdated>) {
+          return next.on_claim(ev.claim);
+        } else {
+          return next.on(ev);
+        }
+      },
+      e);
+  if (out.status == Status::Applied) *this = std::move(next);
+  return out;
+}
+
+// ---------------------------------------------------------------- events (§5)
+
+Outcome NaiveModel::on(const NodeInfoEvent& e) {
+  if (e.node.default_max_boost < kMinBoost || e.node.default_max_boost > kMaxBoost)
+    return invalid("node.defaultMaxBoost", "out of bounds");
+  if (e.node == node_) return ignored("node info unchanged");
+  node_ = e.node;
+  install(derive(), RemovalTag::Other);
+  return applied();
+}
+
+Outcome NaiveModel::on_claim(const Claim& c) {
+  if (c.uid.empty()) return invalid("claim.uid", "empty");
+  if (c.generation <= 0) return invalid("claim.generation", "must be positive");
+  auto live = claims_.find(c.uid);
+  if (auto r = generation_rule(c.generation, claim_high_water(c.uid),
+                               live == claims_.end() ? nullptr : &live->second, c))
+    return *r;
+  claims_[c.uid] = c;
+  claim_hwm_[c.uid] = c.generation;
+  install(derive(), RemovalTag::Other);
+  return applied();
+}
+
+Outcome NaiveModel::on(const ClaimDeallocated& e) {
+  auto live = claims_.find(e.uid);
+  if (live == claims_.end()) {
+    // A deallocation that overtook its allocation still leaves a tombstone (INV-3), so that the
+    // late allocation of that generation cannot resurrect the claim.
+    if (e.generation <= claim_high_water(e.uid)) return ignored("claim not allocated");
+    claim_hwm_[e.uid] = e.generation;
+    return applied();
+  }
+  if (e.generation != 0 && e.generation < live->second.generation)
+    return ignored("INV-3: deallocation of an older generation");
+  claim_hwm_[e.uid] = std::max(claim_high_water(e.uid), e.generation);
+  claims_.erase(live);
+  install(derive(), RemovalTag::ClaimDeallocated);
+  return applied();
+}
+
+Outcome NaiveModel::on(const PodBound& e) {
+  if (e.pod.uid.empty()) return invalid("pod.uid", "empty");
+  auto it = pods_.find(e.pod.uid);
+  if (it != pods_.end() && it->second == e.pod) return ignored("duplicate");
+  pods_[e.pod.uid] = e.pod;
+  install(derive(), RemovalTag::Other);
+  return applied();
+}
+
+Outcome NaiveModel::on(const PodRemoved& e) {
+  if (pods_.erase(e.uid) == 0) return ignored("unknown pod");
+  install(derive(), RemovalTag::Other);
+  return applied();
+}
+
+Outcome NaiveModel::on(const TaskSeen& e) {
+  const Task& t = e.task;
+  if (t.key.tid == 0) return invalid("task.tid", "zero");
+  if (t.comm.size() > 15) return invalid("task.comm", "longer than 15 bytes");
+  auto it = tasks_.find(t.key.tid);
+  if (it != tasks_.end()) {
+    if (t.key.start < it->second.key.start) return ignored("older start than the live task");
+    if (it->second == t) return ignored("duplicate");
+  }
+  tasks_[t.key.tid] = t;  // a newer start is TID reuse: the old task is gone (INV-2)
+  install(derive(), RemovalTag::Other);
+  return applied();
+}
+
+Outcome NaiveModel::on(const TaskRenamed& e) {
+  if (e.comm.size() > 15) return invalid("comm", "longer than 15 bytes");
+  auto it = tasks_.find(e.key.tid);
+  if (it == tasks_.end() || it->second.key != e.key) return ignored("not the live task");
+  if (it->second.comm == e.comm) return ignored("duplicate");
+  it->second.comm = e.comm;
+  install(derive(), RemovalTag::Other);
+  return applied();
+}
+
+Outcome NaiveModel::on(const TaskExited& e) {
+  auto it = tasks_.find(e.key.tid);
+  if (it == tasks_.end() || it->second.key != e.key) return ignored("not the live task");
+  tasks_.erase(it);
+  install(derive(), RemovalTag::Other);
+  return applied();
+}
+
+Outcome NaiveModel::on(const DraPolicyUpsert& e) {
+  if (auto bad = check_dra(e.policy)) return *bad;
+  DraExecutionPolicy p = e.policy;
+  const int64_t hwm = policy_high_water(PolicyKind::Dra, p.name);
+  if (p.generation == 0) p.generation = hwm + 1;  // §4: 0 means "the next one"
+  auto live = dra_.find(p.name);
+  if (auto r = generation_rule(p.generation, hwm, live == dra_.end() ? nullptr : &live->second, p))
+    return *r;
+  dra_[p.name] = p;
+  policy_hwm_[{PolicyKind::Dra, p.name}] = p.generation;
+  install(derive(), RemovalTag::Other);
+  return applied();
+}
+
+Outcome NaiveModel::on(const NodePolicyUpsert& e) {
+  if (auto bad = check_node_policy(e.policy)) return *bad;
+  NodeSchedulingPolicy p = e.policy;
+  const int64_t hwm = policy_high_water(PolicyKind::Node, p.name);
+  if (p.generation == 0) p.generation = hwm + 1;
+  auto live = nsp_.find(p.name);
+  if (auto r = generation_rule(p.generation, hwm, live == nsp_.end() ? nullptr : &live->second, p))
+    return *r;
+  nsp_[p.name] = p;
+  policy_hwm_[{PolicyKind::Node, p.name}] = p.generation;
+  install(derive(), RemovalTag::Other);
+  return applied();
+}
+
+Outcome NaiveModel::on(const PolicyDelete& e) {
+  auto current = policy_generation(e.kind, e.name);
+  if (!current) return ignored("no such policy");
+  if (e.generation != 0 && e.generation < *current) return ignored("INV-3: older generation");
+  auto& hwm = policy_hwm_[{e.kind, e.name}];
+  hwm = std::max(hwm, e.generation);
+  if (e.kind == PolicyKind::Dra) dra_.erase(e.name); else nsp_.erase(e.name);
+  install(derive(), RemovalTag::Other);
+  return applied();
+}
+
+Outcome NaiveModel::on(const PreviewAck& e) {
+  if (e.kind == PolicyKind::Node) return ignored("node policies do not require a preview");
+  auto current = policy_generation(e.kind, e.name);
+  if (!current) return ignored("no such policy");
+  const int64_t gen = e.generation;  // no "0 means current" for an acknowledgement
+  if (gen != *current) return ignored("not the current generation");
+  auto& acked = previewed_[{e.kind, e.name}];
+  if (acked == gen) return ignored("duplicate");
+  acked = gen;
+  install(derive(), RemovalTag::Other);
+  return applied();
+}
+
+Outcome NaiveModel::on(const TimeAdvance& e) {
+  if (e.now < now_) return invalid("now", "time went back");
+  if (e.now == now_) return ignored("time unchanged");
+  now_ = e.now;
+  install(derive(), RemovalTag::Other);  // derive() renews leases at half-life (§3)
+  return applied();
+}
+
+Outcome NaiveModel::on(const DaemonRestart& e) {
+  uint64_t max_actual = 0;
+  for (const auto& [tid, v] : actual_) max_actual = std::max(max_actual, v.generation);
+  // §4/INV-4: a restart moves G past its previous value, past the persisted generation and past
+  // anything the kernel holds.
+  g_ = std::max({g_, e.persisted_generation, max_actual}) + 1;
+  ++epoch_;
+  loading_ = true;
+  claims_.clear();
+  pods_.clear();
+  tasks_.clear();
+  desired_.clear();
+  removal_.clear();
+  for (const auto& [tid, v] : actual_) removal_[tid] = RemovalTag::Restart;
+  return applied();
+}
+
+Outcome NaiveModel::on(const SyncComplete&) {
+  if (!loading_) return ignored("not loading");
+  loading_ = false;
+  return applied();
+}
+
+Outcome NaiveModel::on(const BpfObserved& e) {
+  std::map<uint32_t, RuntimeValue> next;
+  for (size_t i = 0; i < e.entries.size(); ++i) {
+    if (!next.emplace(e.entries[i].tid, e.entries[i].value).second)
+      return invalid("entries[" + std::to_string(i) + "].tid", "duplicate tid");
+  }
+  if (next == actual_) return ignored("actual state unchanged");
+  actual_ = std::move(next);
+  // Entries found while the state is still loading are the previous daemon's (trace-format.md).
+  if (loading_) {
+    for (const auto& [tid, v] : actual_)
+      if (desired_.count(tid) == 0) removal_.emplace(tid, RemovalTag::Restart);
+  }
+  return applied();
+}
+
+Outcome NaiveModel::on(const BpfSynced&) {
+  if (plan().ops.empty()) return ignored("nothing to apply");
+  std::map<uint32_t, RuntimeValue> next;
+  for (const auto& [tid, d] : desired_) next[tid] = d.value;
+  for (const auto& [tid, v] : actual_) {
+    if (desired_.count(tid) != 0) continue;
+    if (loading_) next[tid] = v;  // deferred delete: kept until the state is loaded (INV-7)
+    else removal_.erase(tid);
+  }
+  actual_ = std::move(next);
+  return applied();
+}
+
+// ---------------------------------------------------------------- derivation (§3)
+
+const Pod* NaiveModel::pod_of(const Task& t) const {
+  const Pod* best = nullptr;
+  for (const auto& [uid, p] : pods_) {
+    if (!cgroup_contains(p.cgroup, t.cgroup)) continue;
+    if (best == nullptr || depth(p.cgroup) > depth(best->cgroup)) best = &p;
+  }
+  return best;
+}
+
+CpuSet NaiveModel::envelope(const Task& t) const {
+  if (t.cpuset) return *t.cpuset;
+  if (const Pod* p = pod_of(t); p != nullptr && p->cpuset) return *p->cpuset;
+  return node_.cpus;
+}
+
+bool NaiveModel::claim_live_for(const std::string& uid, const std::string& pod_uid) const {
+  auto it = claims_.find(uid);
+  if (it == claims_.end()) return false;
+  const Claim& c = it->second;
+  if (!c.node.empty() && c.node != node_.name) return false;
+  return std::find(c.reserved_for.begin(), c.reserved_for.end(), pod_uid) != c.reserved_for.end();
+}
+
+bool NaiveModel::node_selected(const NodeSchedulingPolicy& p) const {
+  if (!p.node_names.empty() &&
+      std::find(p.node_names.begin(), p.node_names.end(), node_.name) == p.node_names.end())
+    return false;
+  for (const auto& [k, v] : p.node_selectors) {
+    auto it = node_.labels.find(k);
+    if (it == node_.labels.end() || it->second != v) return false;
+  }
+  if (p.dra_selectors.empty()) return true;
+  for (const auto& sel : p.dra_selectors) {
+    for (const auto& [uid, c] : claims_) {
+      if (!c.node.empty() && c.node != node_.name) continue;
+      for (const auto& d : c.devices) {
+        if (d.driver == sel.driver && (sel.pool.empty() || d.pool == sel.pool) &&
+            (sel.device.empty() || d.device == sel.device))
+          return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::optional<NaiveModel::Candidate> NaiveModel::dra_candidate(const DraExecutionPolicy& p,
+                                                              const Task& t) const {
+  auto acked = previewed_.find({PolicyKind::Dra, p.name});
+  const bool active = !p.require_preview || (acked != previewed_.end() && acked->second == p.generation);
+  if (!active) return std::nullopt;
+  const Pod* pod = pod_of(t);
+  if (pod == nullptr) return std::nullopt;
+  for (const auto& [k, v] : p.match_labels) {
+    auto it = pod->labels.find(k);
+    if (it == pod->labels.end() || it->second != v) return std::nullopt;
+  }
+  const TaskRole* role = nullptr;
+  for (const auto& r : p.task_roles) {
+    if ((!r.registered_role.empty() && r.registered_role == t.role) ||
+        (!r.comm_regex.empty() && matches(r.comm_regex, t.comm))) {
+      role = &r;
+      break;
+    }
+  }
+  if (role == nullptr) return std::nullopt;
+
+  std::vector<const Claim*> live;
+  bool stale = false;
+  for (const auto& name : p.resource_claims) {
+    auto it = pod->claims.find(name);
+    if (it != pod->claims.end() && claim_live_for(it->second, pod->uid))
+      live.push_back(&claims_.at(it->second));
+    else
+      stale = true;
+  }
+  if (stale && p.fail_closed_on_stale_claim) return std::nullopt;
+  if (live.empty()) return std::nullopt;
+
+  CpuSet allocated;
+  bool any_cpus = false;
+  CpuSet numa;
+  CpuSet pcie;
+  for (const Claim* c : live) {
+    for (const auto& d : c->devices) {
+      if (d.cpus) {
+        allocated = unite(allocated, *d.cpus);
+        any_cpus = true;
+      }
+      for (int n : d.numa_nodes) {
+        auto it = node_.numa_cpus.find(n);
+        if (it != node_.numa_cpus.end()) numa = unite(numa, it->second);
+      }
+      if (!d.pcie_root.empty()) {
+        auto it = node_.pcie_root_cpus.find(d.pcie_root);
+        if (it != node_.pcie_root_cpus.end()) pcie = unite(pcie, it->second);
+      }
+    }
+  }
+  const CpuSet env = envelope(t);
+  const CpuSet allowed = (p.respect_allocated_cpuset && any_cpus) ? intersect(env, allocated) : env;
+  if (is_empty(allowed)) return std::nullopt;  // allocation outside the envelope: refused (INV-6)
+  CpuSet preferred = allowed;
+  if (p.prefer_same_numa) {
+    CpuSet x = intersect(preferred, numa);
+    if (!is_empty(x)) preferred = x;
+  }
+  if (p.prefer_same_pcie_root) {
+    CpuSet x = intersect(preferred, pcie);
+    if (!is_empty(x)) preferred = x;
+  }
+
+  Candidate c;
+  Entry& e = c.entry;
+  e.kind = PolicyKind::Dra;
+  e.policy = p.name;
+  e.policy_generation = p.generation;
+  e.pod_uid = pod->uid;
+  for (const Claim* cl : live) e.claims.push_back(ClaimRef{cl->uid, cl->generation});
+  e.role = role->name;
+  e.strategy = Strategy::ExactTid;
+  RuntimeValue& v = e.value;
+  v.exec_class = role->exec_class;
+  v.slice_ns = default_slice(role->exec_class);
+  if (boosts(role->exec_class)) {
+    v.max_boost = p.max_boost;
+    v.flags |= kFlagBoost;
+  }
+  v.allowed = allowed;
+  v.preferred = preferred;
+  v.flags |= kFlagAllowedCpus;
+  if (preferred != allowed) v.flags |= kFlagPreferredCpus;
+  c.priority = 0;
+  return c;
+}
+
+std::optional<NaiveModel::Candidate> NaiveModel::node_candidate(const NodeSchedulingPolicy& p,
+                                                               const Task& t, Strategy s) const {
+  Candidate c;
+  Entry& e = c.entry;
+  e.kind = PolicyKind::Node;
+  e.policy = p.name;
+  e.policy_generation = p.generation;
+  e.strategy = s;
+  RuntimeValue& v = e.value;
+  v.exec_class = p.priority > 0 ? ExecClass::LatencyCritical : ExecClass::Normal;
+  if (p.execution_time > 0) {
+    v.slice_ns = p.execution_time;
+    v.flags |= kFlagCustomSlice;
+  } else {
+    v.slice_ns = default_slice(v.exec_class);
+  }
+  if (boosts(v.exec_class)) {
+    v.max_boost = node_.default_max_boost;
+    v.flags |= kFlagBoost;
+  }
+  v.allowed = envelope(t);
+  v.preferred = v.allowed;
+  if (is_empty(v.allowed)) return std::nullopt;
+  v.flags |= kFlagAllowedCpus;
+  if (s == Strategy::Tgid) v.flags |= kFlagInherited;
+  c.priority = p.priority;
+  return c;
+}
+
+std::vector<NaiveModel::Candidate> NaiveModel::candidates(const Task& t) const {
+  std::vector<Candidate> out;
+  for (const auto& [name, p] : dra_) {
+    if (auto c = dra_candidate(p, t)) out.push_back(std::move(*c));
+  }
+  for (const auto& [name, p] : nsp_) {
+    if (node_selected(p) && matches(p.command_regex, t.comm)) {
+      if (auto c = node_candidate(p, t, Strategy::ExactTid)) out.push_back(std::move(*c));
+    }
+  }
+  // Exact TID first, then TGID: the leader's comm decides for threads nobody matched.
+  if (out.empty() && t.key.tid != t.tgid) {
+    auto leader = tasks_.find(t.tgid);
+    if (leader != tasks_.end()) {
+      for (const auto& [name, p] : nsp_) {
+        if (node_selected(p) && matches(p.command_regex, leader->second.comm)) {
+          if (auto c = node_candidate(p, t, Strategy::Tgid)) out.push_back(std::move(*c));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::map<uint32_t, Entry> NaiveModel::derive() const {
+  std::map<uint32_t, Entry> out;
+  for (const auto& [tid, t] : tasks_) {
+    std::vector<Candidate> cands = candidates(t);
+    if (cands.empty()) continue;
+    // §3 conflicts: exact-tid, then DRA before node, then higher priority, then name.
+    auto rank = [](const Candidate& c) {
+      return std::make_tuple(static_cast<int>(c.entry.strategy), static_cast<int>(c.entry.kind),
+                             -c.priority, c.entry.policy);
+    };
+    const Candidate& win =
+        *std::min_element(cands.begin(), cands.end(),
+                          [&](const Candidate& a, const Candidate& b) { return rank(a) < rank(b); });
+    Entry e = win.entry;
+    e.value.start = t.key.start;
+    e.value.tgid = t.tgid;
+    e.cgroup = t.cgroup;
+    e.comm = t.comm;
+    e.epoch = epoch_;
+    if ((e.value.flags & kFlagBoost) != 0) {
+      // Boost lease (INV-8): an unchanged boost keeps its lease, renewed at half-life.
+      const Nanos max = e.value.max_boost;
+      e.value.boost_until = now_ + max;
+      auto old = desired_.find(tid);
+      if (old != desired_.end() && old->second.value.start == t.key.start &&
+          (old->second.value.flags & kFlagBoost) != 0 && old->second.value.max_boost == max) {
+        const Nanos until = old->second.value.boost_until;
+        const bool due = until <= now_ || until - now_ <= max / 2;
+        e.value.boost_until = due ? now_ + max : until;
+      }
+    }
+    out.emplace(tid, std::move(e));
+  }
+  return out;
+}
+
+void NaiveModel::install(std::map<uint32_t, Entry> next, RemovalTag tag) {
+  bool changed = false;
+  for (auto& [tid, e] : next) {
+    auto old = desired_.find(tid);
+    if (old != desired_.end() && same_entry_except_generation(old->second, e)) {
+      e.value.generation = old->second.value.generation;
+    } else {
+      e.value.generation = g_ + 1;
+      changed = true;
+    }
+    removal_.erase(tid);
+  }
+  for (const auto& [tid, e] : desired_) {
+    if (next.count(tid) == 0) {
+      changed = true;
+      removal_[tid] = tag;
+    }
+  }
+  if (changed) ++g_;
+  desired_ = std::move(next);
+}
+
+// ---------------------------------------------------------------- plan (§6)
+
+NaivePlan NaiveModel::plan() const {
+  NaivePlan p;
+  std::map<uint32_t, int> tids;
+  for (const auto& [tid, e] : desired_) tids[tid] = 0;
+  for (const auto& [tid, v] : actual_) tids[tid] = 0;
+  for (const auto& [tid, unused] : tids) {
+    auto d = desired_.find(tid);
+    auto a = actual_.find(tid);
+    if (d != desired_.end() && a == actual_.end()) {
+      p.ops.push_back(Op{PlanOp::Kind::Add, tid, d->second.value, false, std::nullopt});
+    } else if (d != desired_.end()) {
+      if (d->second.value != a->second)
+        p.ops.push_back(Op{PlanOp::Kind::Update, tid, d->second.value,
+                           d->second.value.start != a->second.start, std::nullopt});
+    } else if (loading_) {
+      p.deferred.push_back(tid);
+    } else {
+      auto r = removal_.find(tid);
+      p.ops.push_back(Op{PlanOp::Kind::Delete, tid, a->second, false,
+                         r == removal_.end() ? std::nullopt : std::optional<RemovalTag>(r->second)});
+    }
+  }
+  return p;
+}
+
+}  // namespace c2c::naive

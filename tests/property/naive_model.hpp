@@ -1,0 +1,147 @@
+// A deliberately naive reference model of the claim-to-task state machine, written from
+// spec/state-machine.md only (never from src/core/*.cpp). It keeps plain maps of claims, pods,
+// tasks and policies and, after every event, recomputes the whole desired table from scratch.
+// It shares only the plain data types of the core's headers (events, entities, RuntimeValue) so
+// that the two can be compared field by field; set algebra, matching, conflicts, leases,
+// generations and plans are all re-implemented here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/events.hpp"
+#include "core/model.hpp"
+#include "core/runtime_entry.hpp"
+
+namespace c2c::naive {
+
+enum class Status : uint8_t { Applied, Ignored, Invalid };
+
+struct Outcome {
+  Status status = Status::Applied;
+  std::string field;    // Invalid: the offending field
+  std::string message;  // Ignored/Invalid: why
+};
+
+// One desired entry with its lineage, in the shape of c2c::Lineage plus the derivation epoch.
+struct Entry {
+  RuntimeValue value;
+  PolicyKind kind = PolicyKind::Node;
+  std::string policy;
+  int64_t policy_generation = 0;
+  std::string pod_uid;
+  std::vector<ClaimRef> claims;
+  std::string role;
+  Strategy strategy = Strategy::ExactTid;
+  std::string cgroup;
+  std::string comm;
+  uint32_t epoch = 0;
+};
+
+// Why an entry left the desired table: only the invariant tag is specified.
+enum class RemovalTag : uint8_t { Other, ClaimDeallocated /*INV-1*/, Restart /*INV-7*/ };
+
+struct Op {
+  PlanOp::Kind kind = PlanOp::Kind::Add;
+  uint32_t tid = 0;
+  RuntimeValue value;
+  bool tid_reused = false;                    // Update whose start differs (INV-2)
+  std::optional<RemovalTag> removal;          // Delete: recorded reason; nullopt = unexplained (INV-5)
+};
+
+struct NaivePlan {
+  std::vector<Op> ops;  // sorted by tid
+  std::vector<uint32_t> deferred;
+};
+
+class NaiveModel {
+ public:
+  Outcome apply(const Event& e);
+  NaivePlan plan() const;
+
+  // Read access for the generator and the comparison.
+  uint64_t generation() const { return g_; }
+  uint32_t epoch() const { return epoch_; }
+  Nanos now() const { return now_; }
+  bool loading() const { return loading_; }
+  const NodeInfo& node() const { return node_; }
+  const std::map<uint32_t, Entry>& desired() const { return desired_; }
+  const std::map<uint32_t, RuntimeValue>& actual() const { return actual_; }
+  const std::map<uint32_t, Task>& tasks() const { return tasks_; }
+  const std::map<std::string, Claim>& claims() const { return claims_; }
+  const std::map<std::string, Pod>& pods() const { return pods_; }
+  const std::map<std::string, DraExecutionPolicy>& dra() const { return dra_; }
+  const std::map<std::string, NodeSchedulingPolicy>& nsp() const { return nsp_; }
+  int64_t claim_high_water(const std::string& uid) const;
+  int64_t policy_high_water(PolicyKind k, const std::string& name) const;
+  std::optional<int64_t> policy_generation(PolicyKind k, const std::string& name) const;
+
+ private:
+  struct Candidate {
+    Entry entry;
+    int32_t priority = 0;
+  };
+
+  // Event handlers: mutate *this (a scratch copy) and return the outcome.
+  Outcome on(const NodeInfoEvent& e);
+  Outcome on_claim(const Claim& c);
+  Outcome on(const ClaimDeallocated& e);
+  Outcome on(const PodBound& e);
+  Outcome on(const PodRemoved& e);
+  Outcome on(const TaskSeen& e);
+  Outcome on(const TaskRenamed& e);
+  Outcome on(const TaskExited& e);
+  Outcome on(const DraPolicyUpsert& e);
+  Outcome on(const NodePolicyUpsert& e);
+  Outcome on(const PolicyDelete& e);
+  Outcome on(const PreviewAck& e);
+  Outcome on(const TimeAdvance& e);
+  Outcome on(const DaemonRestart& e);
+  Outcome on(const SyncComplete& e);
+  Outcome on(const BpfObserved& e);
+  Outcome on(const BpfSynced& e);
+
+  // The whole desired table, recomputed from the observed state and the policies.
+  std::map<uint32_t, Entry> derive() const;
+  std::vector<Candidate> candidates(const Task& t) const;
+  std::optional<Candidate> dra_candidate(const DraExecutionPolicy& p, const Task& t) const;
+  std::optional<Candidate> node_candidate(const NodeSchedulingPolicy& p, const Task& t,
+                                          Strategy s) const;
+  const Pod* pod_of(const Task& t) const;
+  CpuSet envelope(const Task& t) const;
+  bool node_selected(const NodeSchedulingPolicy& p) const;
+  bool claim_live_for(const std::string& uid, const std::string& pod_uid) const;
+  // Installs a freshly derived table: keeps unchanged leases, stamps changed entries with G+1.
+  void install(std::map<uint32_t, Entry> next, RemovalTag tag);
+
+  NodeInfo node_;
+  uint64_t g_ = 0;
+  uint32_t epoch_ = 0;
+  Nanos now_ = 0;
+  bool loading_ = false;
+
+  std::map<std::string, DraExecutionPolicy> dra_;
+  std::map<std::string, NodeSchedulingPolicy> nsp_;
+  std::map<std::pair<PolicyKind, std::string>, int64_t> previewed_;
+  std::map<std::pair<PolicyKind, std::string>, int64_t> policy_hwm_;
+  std::map<std::string, int64_t> claim_hwm_;
+
+  std::map<std::string, Claim> claims_;
+  std::map<std::string, Pod> pods_;
+  std::map<uint32_t, Task> tasks_;
+
+  std::map<uint32_t, Entry> desired_;
+  std::map<uint32_t, RuntimeValue> actual_;
+  std::map<uint32_t, RemovalTag> removal_;
+};
+
+// Set algebra written here on the raw words, so that a bug in CpuSet's operators cannot hide.
+CpuSet intersect(const CpuSet& a, const CpuSet& b);
+CpuSet unite(const CpuSet& a, const CpuSet& b);
+bool is_empty(const CpuSet& a);
+
+}  // namespace c2c::naive

@@ -1,0 +1,378 @@
+#include "trace_gen.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
+namespace c2c::property {
+
+namespace {
+
+constexpr uint32_t kTids = 7;
+const char* const kComms[] = {"EngineCore",  "EngineCore_DP1", "EngineCore_x", "python3",
+                              "NCCL-proxy",  "decode_loop"};
+// Pod p1 may sit inside p0's cgroup; p2's "/kp/p10" is a string prefix trap for "/kp/p1".
+const char* const kPodCgroups[3][2] = {{"/kp/p0", "/kp/p0"},
+                                       {"/kp/p1", "/kp/p0/inner"},
+                                       {"/kp/p10", "/kp/p2"}};
+const char* const kTaskCgroups[] = {"/kp/p0/ctr", "/kp/p0/inner/ctr", "/kp/p1", "/kp/p10/ctr",
+                                    "/kp/p2", "/sys/svc", "/kp/p1/ctr"};
+const char* const kClaims[] = {"c0", "c1", "c2"};
+const char* const kPods[] = {"p0", "p1", "p2"};
+const char* const kNodeRegex[] = {"^EngineCore(_DP[0-9]+)?$", "EngineCore", "python", "^NCCL"};
+constexpr Nanos kSec = 1'000'000'000ull;
+
+CpuSet cpus(const char* text) { return *CpuSet::parse(text); }
+
+std::optional<CpuSet> pick_cpuset(uint8_t v, std::initializer_list<const char*> options) {
+  const size_t i = v % (options.size() + 1);
+  if (i == 0) return std::nullopt;
+  return cpus(*(options.begin() + (i - 1)));
+}
+
+// Generation for an upsert, relative to the high-water mark: mostly the next one, sometimes the
+// same (duplicate or illegal change), an older one, a jump, or 0 ("the next one" for policies).
+int64_t pick_generation(uint8_t v, int64_t hwm) {
+  switch (v % 7) {
+    case 0: case 1: case 2: return hwm + 1;
+    case 3: return hwm;
+    case 4: return std::max<int64_t>(hwm - 1, 1);
+    case 5: return hwm + 2;
+    default: return 0;
+  }
+}
+
+// Generation named by a delete/deallocation/preview, relative to the live one.
+int64_t pick_ref_generation(uint8_t v, int64_t current) {
+  switch (v % 5) {
+    case 0: case 1: return current;
+    case 2: return 0;
+    case 3: return current - 1;
+    default: return current + 1;
+  }
+}
+
+uint64_t pick_start(uint8_t v, const naive::NaiveModel& m, uint32_t tid) {
+  auto it = m.tasks().find(tid);
+  const uint64_t live = it == m.tasks().end() ? 0 : it->second.key.start;
+  switch (v % 6) {
+    case 0: case 1: return live != 0 ? live : 10;
+    case 2: return live + 10;          // reuse of the tid by a newer task
+    case 3: return live > 5 ? live - 5 : 7;  // an older, already gone task
+    case 4: return 10;
+    default: return 20;
+  }
+}
+
+Claim make_claim(const Step& s, const naive::NaiveModel& m) {
+  Claim c;
+  c.uid = kClaims[s.p[0] % 3];
+  const int64_t hwm = m.claim_high_water(c.uid);
+  c.generation = pick_generation(s.p[1], hwm);
+  if (c.generation == 0 && s.p[7] % 3 != 0) c.generation = hwm + 1;  // 0 is rare (invalid)
+  // Same generation as the live claim: usually an exact duplicate, sometimes a changed spec.
+  auto live = m.claims().find(c.uid);
+  if (live != m.claims().end() && c.generation == live->second.generation && s.p[7] % 2 == 0)
+    return live->second;
+  const char* nodes[] = {"n1", "n1", "", "n2"};
+  c.node = nodes[s.p[2] % 4];
+  AllocatedDevice d;
+  d.request = "r";
+  d.driver = s.p[3] % 2 == 0 ? "gpu.x" : "cpu.x";
+  d.pool = (s.p[3] / 2) % 2 == 0 ? "pool0" : "pool1";
+  d.device = (s.p[3] / 4) % 2 == 0 ? "d0" : "d1";
+  switch (s.p[4] % 3) {
+    case 1: d.numa_nodes = {0}; break;
+    case 2: d.numa_nodes = {1}; break;
+    default: break;
+  }
+  const char* roots[] = {"", "r0", "r1"};
+  d.pcie_root = roots[(s.p[4] / 3) % 3];
+  d.cpus = pick_cpuset(s.p[5], {"2-3", "6-7", "0-7", "2-5"});
+  // Only c1 is a CPU claim: a pod with two CPU-allocating claims is open finding
+  // findings/inv6-two-cpu-claims.jsonl (derivation uses their union, check() each claim).
+  const bool cpu_claim = c.uid == "c1" || explore_open_findings();
+  if (!cpu_claim) d.cpus.reset();
+  c.devices.push_back(d);
+  if (s.p[7] % 5 == 1 && cpu_claim) {
+    AllocatedDevice d2 = d;
+    d2.device = "d2";
+    d2.numa_nodes = {1};
+    d2.cpus = cpus("5");
+    c.devices.push_back(d2);
+  }
+  const uint8_t mask = static_cast<uint8_t>(s.p[6] % 8 == 0 ? 7 : s.p[6] % 8);
+  for (unsigned i = 0; i < 3; ++i)
+    if ((mask >> i) & 1u) c.reserved_for.push_back(kPods[i]);
+  return c;
+}
+
+Pod make_pod(const Step& s) {
+  Pod p;
+  const unsigned i = s.p[0] % 3;
+  p.uid = kPods[i];
+  p.namespace_ = "ns";
+  p.name = std::string("pod-") + kPods[i];
+  switch (s.p[1] % 3) {
+    case 0: p.labels = {{"role", "decode"}}; break;
+    case 1: p.labels = {{"role", "prefill"}}; break;
+    default: break;
+  }
+  switch (s.p[2] % 4) {
+    case 0: p.claims = {{"gpu", kClaims[i]}, {"cpu", kClaims[(i + 1) % 3]}}; break;
+    case 1: p.claims = {{"gpu", kClaims[i]}}; break;
+    case 2: p.claims = {{"gpu", kClaims[(i + 2) % 3]}, {"cpu", kClaims[i]}}; break;
+    default: break;
+  }
+  p.cgroup = kPodCgroups[i][s.p[3] % 2];
+  p.cpuset = pick_cpuset(s.p[4], {"0-3", "2-5", "4-7"});
+  return p;
+}
+
+Task make_task(const Step& s, const naive::NaiveModel& m) {
+  Task t;
+  t.key.tid = 1 + s.p[0] % kTids;
+  t.key.start = pick_start(s.p[1], m, t.key.tid);
+  // Threads of the groups led by tids 1 and 4; a leader is its own tgid (as in Linux; an
+  // inconsistent group is open finding findings/tgid-fallback-order-dependent.jsonl).
+  const uint32_t tgids[] = {t.key.tid, 1, 4};
+  t.tgid = tgids[s.p[2] % 3];
+  if ((t.key.tid == 1 || t.key.tid == 4) && !explore_open_findings()) t.tgid = t.key.tid;
+  t.comm = s.p[3] % 16 == 15 ? "a-comm-of-17-byte" : kComms[s.p[3] % 6];
+  t.cgroup = kTaskCgroups[s.p[4] % 7];
+  t.role = s.p[5] % 3 == 2 ? "decode" : "";
+  t.cpuset = pick_cpuset(s.p[6], {"0-1", "4-7", "0-7"});
+  // Same start as the live task: often an identical re-observation (a duplicate).
+  auto it = m.tasks().find(t.key.tid);
+  if (it != m.tasks().end() && it->second.key == t.key && s.p[7] % 3 == 0) return it->second;
+  return t;
+}
+
+DraExecutionPolicy make_dra(const Step& s, const naive::NaiveModel& m) {
+  DraExecutionPolicy p;
+  p.name = s.p[0] % 2 == 0 ? "dra-a" : "dra-b";
+  p.generation = pick_generation(s.p[1], m.policy_high_water(PolicyKind::Dra, p.name));
+  switch (s.p[2] % 3) {
+    case 0: p.match_labels = {{"role", "decode"}}; break;
+    case 1: break;
+    default: p.match_labels = {{"role", "prefill"}}; break;
+  }
+  switch (s.p[3] % 3) {
+    case 0: p.resource_claims = {"gpu"}; break;
+    case 1: p.resource_claims = {"gpu", "cpu"}; break;
+    default: p.resource_claims = {"cpu"}; break;
+  }
+  p.respect_allocated_cpuset = (s.p[4] & 1u) == 0;
+  p.prefer_same_numa = (s.p[4] & 2u) != 0;
+  p.prefer_same_pcie_root = (s.p[4] & 4u) != 0;
+  const TaskRole roles[] = {
+      {"decode", "decode", "", ExecClass::LatencyCritical},
+      {"nccl", "", "^NCCL", ExecClass::CommunicationProgress},
+      {"engine", "", "EngineCore", ExecClass::Throughput},
+      {"bg", "", "python", ExecClass::Background},
+  };
+  const unsigned r = s.p[5] % 4;
+  p.task_roles = {roles[r]};
+  if ((s.p[5] / 4) % 2 == 1) p.task_roles.push_back(roles[(r + 1) % 4]);
+  p.require_preview = s.p[6] % 4 == 0;
+  p.max_boost = (s.p[6] / 4) % 2 == 0 ? 30 * kSec : 2 * kSec;
+  p.fail_closed_on_stale_claim = s.p[7] % 2 == 0;
+  switch (s.p[7] % 17) {  // rare invalid manifests
+    case 15: p.task_roles[0].comm_regex = "(unclosed"; break;
+    case 16: p.max_boost = 0; break;
+    case 13: p.task_roles.clear(); break;
+    default: break;
+  }
+  // Same generation as the stored one: usually an exact duplicate.
+  if (auto it = m.dra().find(p.name); it != m.dra().end() && it->second.generation == p.generation &&
+                                       s.p[7] % 3 == 0)
+    return it->second;
+  return p;
+}
+
+NodeSchedulingPolicy make_node_policy(const Step& s, const naive::NaiveModel& m) {
+  NodeSchedulingPolicy p;
+  p.name = s.p[0] % 2 == 0 ? "np-a" : "np-b";
+  p.generation = pick_generation(s.p[1], m.policy_high_water(PolicyKind::Node, p.name));
+  switch (s.p[2] % 4) {
+    case 0: p.node_names = {"n1"}; break;
+    case 1: break;
+    case 2: p.node_names = {"n2"}; break;
+    default: p.node_names = {"n1", "n2"}; break;
+  }
+  switch (s.p[3] % 3) {
+    case 1: p.node_selectors = {{"zone", "a"}}; break;
+    case 2: p.node_selectors = {{"zone", "b"}}; break;
+    default: break;
+  }
+  switch ((s.p[3] / 3) % 3) {
+    case 1: p.dra_selectors = {DraSelector{"gpu.x", "", ""}}; break;
+    case 2: p.dra_selectors = {DraSelector{"cpu.x", "pool1", ""}}; break;
+    default: break;
+  }
+  if (p.node_names.empty() && p.node_selectors.empty() && p.dra_selectors.empty() && s.p[7] % 4 != 0)
+    p.node_names = {"n1"};  // a selector-less policy is invalid: keep that rare
+  p.command_regex = kNodeRegex[s.p[4] % 4];
+  const int32_t prios[] = {0, 1, 5};
+  p.priority = prios[s.p[5] % 3];
+  const Nanos slices[] = {0, 2'000'000, 500'000};
+  p.execution_time = slices[s.p[6] % 3];
+  switch (s.p[7] % 17) {
+    case 15: p.command_regex = "(unclosed"; break;
+    case 16: p.priority = 2000; break;
+    case 13: p.execution_time = 1; break;
+    default: break;
+  }
+  if (auto it = m.nsp().find(p.name); it != m.nsp().end() && it->second.generation == p.generation &&
+                                       s.p[7] % 3 == 0)
+    return it->second;
+  return p;
+}
+
+std::vector<ActualEntry> make_observed(const Step& s, const naive::NaiveModel& m) {
+  std::vector<ActualEntry> out;
+  const uint8_t mode = s.p[0] % 7;
+  if (mode == 5) {  // what the desired table says (e.g. a write we did not record)
+    for (const auto& [tid, e] : m.desired()) out.push_back({tid, e.value});
+    return out;
+  }
+  if (mode == 6) return out;  // an empty map (e.g. the pins were removed)
+  for (const auto& [tid, v] : m.actual()) out.push_back({tid, v});
+  RuntimeValue garbage;
+  garbage.start = 10 + s.p[2] % 3 * 10;
+  garbage.generation = std::min<uint64_t>(m.generation(), 1 + s.p[3] % 3);
+  garbage.slice_ns = 2'000'000;
+  garbage.exec_class = ExecClass::LatencyCritical;
+  garbage.allowed = cpus("0-3");
+  garbage.preferred = garbage.allowed;
+  garbage.tgid = 1;
+  garbage.flags = kFlagAllowedCpus;
+  if (mode == 1) {  // a foreign entry on a tid that may or may not be a live task's
+    const uint32_t tid = s.p[1] % 2 == 0 ? 99u : 1 + s.p[1] % kTids;
+    auto it = std::find_if(out.begin(), out.end(), [&](const ActualEntry& a) { return a.tid == tid; });
+    if (it != out.end()) it->value = garbage; else out.push_back({tid, garbage});
+  } else if (mode == 2 && !out.empty()) {  // an entry whose start is stale (TID reuse, INV-2)
+    out[s.p[1] % out.size()].value.start += 1;
+  } else if (mode == 3 && !out.empty()) {  // a duplicate tid: invalid input
+    out.push_back(out[s.p[1] % out.size()]);
+  } else if (mode == 4 && !out.empty()) {  // an entry lost from the kernel
+    out.erase(out.begin() + static_cast<std::ptrdiff_t>(s.p[1] % out.size()));
+  }
+  return out;
+}
+
+NodeInfo make_node(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
+  NodeInfo n;
+  n.name = a % 3 == 2 ? "n2" : "n1";
+  n.labels = {{"zone", b % 2 == 0 ? "a" : "b"}};
+  n.cpus = c % 3 == 2 ? cpus("0-3") : cpus("0-7");
+  n.numa_cpus = {{0, cpus("0-3")}, {1, cpus("4-7")}};
+  n.pcie_root_cpus = {{"r0", cpus("0-1")}, {"r1", cpus("4-5")}};
+  n.default_max_boost = d % 3 == 1 ? 2 * kSec : 30 * kSec;
+  return n;
+}
+
+}  // namespace
+
+bool explore_open_findings() {
+  static const bool on = [] {
+    const char* v = std::getenv("C2C_PROPERTY_OPEN_FINDINGS");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return on;
+}
+
+void showValue(const Step& s, std::ostream& os) {
+  os << "Step{" << static_cast<int>(s.kind);
+  for (auto v : s.p) os << ',' << static_cast<int>(v);
+  os << '}';
+}
+
+rc::Gen<Step> gen_step() {
+  using K = StepKind;
+  auto kind = rc::gen::weightedElement<StepKind>({
+      {8, K::TaskSeen},    {2, K::TaskRenamed},   {3, K::TaskExited},  {3, K::ClaimAllocated},
+      {1, K::ClaimUpdated}, {2, K::ClaimDeallocated}, {3, K::PodBound}, {1, K::PodRemoved},
+      {3, K::DraUpsert},   {3, K::NodeUpsert},    {1, K::PolicyDelete}, {2, K::Preview},
+      {3, K::TimeAdvance}, {1, K::Restart},       {2, K::SyncComplete}, {2, K::BpfObserved},
+      {4, K::BpfSynced},   {1, K::NodeInfo},
+  });
+  auto params = rc::gen::container<std::array<uint8_t, 8>>(rc::gen::inRange<uint8_t>(0, 64));
+  return rc::gen::map(rc::gen::pair(kind, params), [](const std::pair<StepKind, std::array<uint8_t, 8>>& kp) {
+    return Step{kp.first, kp.second};
+  });
+}
+
+rc::Gen<std::vector<Step>> gen_trace() { return rc::gen::container<std::vector<Step>>(gen_step()); }
+
+Event initial_node_event() { return NodeInfoEvent{make_node(0, 0, 0, 0)}; }
+
+Event concretize(const Step& s, const naive::NaiveModel& m) {
+  switch (s.kind) {
+    case StepKind::TaskSeen: return TaskSeen{make_task(s, m)};
+    case StepKind::TaskRenamed: {
+      const uint32_t tid = 1 + s.p[0] % kTids;
+      return TaskRenamed{TaskKey{tid, pick_start(s.p[1], m, tid)},
+                         s.p[3] % 16 == 15 ? "a-comm-of-17-byte" : kComms[s.p[3] % 6]};
+    }
+    case StepKind::TaskExited: {
+      const uint32_t tid = 1 + s.p[0] % kTids;
+      return TaskExited{TaskKey{tid, pick_start(s.p[1], m, tid)}};
+    }
+    case StepKind::ClaimAllocated: return ClaimAllocated{make_claim(s, m)};
+    case StepKind::ClaimUpdated: return ClaimUpdated{make_claim(s, m)};
+    case StepKind::ClaimDeallocated: {
+      const std::string uid = kClaims[s.p[0] % 3];
+      auto it = m.claims().find(uid);
+      const int64_t current = it == m.claims().end() ? m.claim_high_water(uid) : it->second.generation;
+      return ClaimDeallocated{uid, std::max<int64_t>(0, pick_ref_generation(s.p[1], current))};
+    }
+    case StepKind::PodBound: return PodBound{make_pod(s)};
+    case StepKind::PodRemoved: return PodRemoved{kPods[s.p[0] % 3]};
+    case StepKind::DraUpsert: return DraPolicyUpsert{make_dra(s, m)};
+    case StepKind::NodeUpsert: return NodePolicyUpsert{make_node_policy(s, m)};
+    case StepKind::PolicyDelete:
+    case StepKind::Preview: {
+      const PolicyKind kind = (s.kind == StepKind::Preview ? s.p[0] % 4 != 0 : s.p[0] % 2 == 0)
+                                  ? PolicyKind::Dra : PolicyKind::Node;
+      const std::string name = kind == PolicyKind::Dra ? (s.p[1] % 2 == 0 ? "dra-a" : "dra-b")
+                                                       : (s.p[1] % 2 == 0 ? "np-a" : "np-b");
+      const int64_t current = m.policy_generation(kind, name).value_or(m.policy_high_water(kind, name));
+      const int64_t gen = std::max<int64_t>(0, pick_ref_generation(s.p[2], current));
+      if (s.kind == StepKind::Preview) return PreviewAck{kind, name, gen};
+      return PolicyDelete{kind, name, gen};
+    }
+    case StepKind::TimeAdvance: {
+      const Nanos deltas[] = {0, 1 * kSec, 5 * kSec, 15 * kSec, 40 * kSec, 1};
+      const unsigned i = s.p[0] % 7;
+      if (i == 6) return TimeAdvance{m.now() >= kSec ? m.now() - kSec : 0};  // time going back
+      return TimeAdvance{m.now() + deltas[i]};
+    }
+    case StepKind::Restart: {
+      const uint64_t g = m.generation();
+      switch (s.p[0] % 4) {
+        case 0: return DaemonRestart{0};
+        case 1: {  // the generation file lags behind
+          uint64_t persisted = g > 2 ? g - 2 : 1;
+          uint64_t max_actual = 0;
+          for (const auto& [tid, v] : m.actual()) max_actual = std::max(max_actual, v.generation);
+          // Open finding findings/inv4-restart-lagging-persisted.jsonl: when neither the file nor
+          // the kernel holds G, the core does not move G past its previous value. Explored only
+          // with C2C_PROPERTY_OPEN_FINDINGS=1 until the lead decides.
+          if (max_actual < g && !explore_open_findings()) persisted = g;
+          return DaemonRestart{persisted};
+        }
+        case 2: return DaemonRestart{g + 3};              // it is ahead (a crash after the lease write)
+        default: return DaemonRestart{g};
+      }
+    }
+    case StepKind::SyncComplete: return SyncComplete{};
+    case StepKind::BpfObserved: return BpfObserved{make_observed(s, m)};
+    case StepKind::BpfSynced: return BpfSynced{};
+    case StepKind::NodeInfo: return NodeInfoEvent{make_node(s.p[0], s.p[1], s.p[2], s.p[3])};
+    case StepKind::kCount: break;
+  }
+  return SyncComplete{};
+}
+
+}  // namespace c2c::property

@@ -1,0 +1,48 @@
+// Generation of event traces over a deliberately SMALL universe, so that things collide: 3 claims,
+// 3 pods (one nested inside another, one whose cgroup is a string prefix of another), 7 tids with
+// reuse, comms that do and do not match ^EngineCore(_DP[0-9]+)?$, 2 node and 2 DRA policies with
+// overlapping selectors, cpusets that sometimes lie outside the envelope, restarts with a lagging
+// or a leading persisted generation, foreign and garbage kernel entries, stale and duplicate
+// inputs and some invalid ones.
+//
+// A generated step is abstract (a kind and eight small numbers); concretize() turns it into an
+// Event using the reference model's current state (e.g. "the claim's next generation", "the live
+// task's start"), so that a shrunk trace stays meaningful: removing a step re-targets later ones.
+#pragma once
+
+#include <rapidcheck.h>
+
+#include <array>
+#include <cstdint>
+#include <ostream>
+#include <vector>
+
+#include "core/events.hpp"
+#include "naive_model.hpp"
+
+namespace c2c::property {
+
+enum class StepKind : uint8_t {
+  TaskSeen, TaskRenamed, TaskExited, ClaimAllocated, ClaimUpdated, ClaimDeallocated, PodBound,
+  PodRemoved, DraUpsert, NodeUpsert, PolicyDelete, Preview, TimeAdvance, Restart, SyncComplete,
+  BpfObserved, BpfSynced, NodeInfo, kCount
+};
+
+struct Step {
+  StepKind kind = StepKind::TaskSeen;
+  std::array<uint8_t, 8> p{};
+};
+
+void showValue(const Step& s, std::ostream& os);
+
+rc::Gen<Step> gen_step();
+rc::Gen<std::vector<Step>> gen_trace();
+
+// C2C_PROPERTY_OPEN_FINDINGS=1 also generates the inputs of open findings (findings/*.jsonl).
+bool explore_open_findings();
+
+// The node every trace starts from (the daemon always learns its node first).
+Event initial_node_event();
+Event concretize(const Step& s, const naive::NaiveModel& m);
+
+}  // namespace c2c::property
