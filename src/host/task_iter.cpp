@@ -107,6 +107,7 @@ std::optional<std::vector<TaskInfo>> BpfTaskIterator::snapshot(std::string* err,
   bpf_program* prog = bpf_object__find_program_by_name(obj_, "c2c_task_iter");
   bpf_link* link = bpf_program__attach_iter(prog, &opts);
   if (link == nullptr) {
+    if (errno == ESRCH) return std::vector<TaskInfo>{};  // the process is gone: no threads, as in /proc
     if (err) *err = "attach task iterator for pid " + std::to_string(*tgid) + ": " + errno_text(errno);
     return std::nullopt;
   }

@@ -26,6 +26,7 @@
 #include "host/task_cgroup.hpp"
 #include "host/task_events.hpp"
 #include "host/task_iter.hpp"
+#include "host/task_snapshot.hpp"
 
 using namespace c2c::host;
 using namespace std::chrono_literals;
@@ -407,6 +408,25 @@ TEST_F(HostDiscovery, IteratorRecordsResolveToCgroupPathAndCpuset) {
     EXPECT_EQ(t.cgroup, primary_cgroup_path(*own));
     EXPECT_EQ(t.cpuset, expected_cpuset);
   }
+}
+
+TEST_F(HostDiscovery, SnapshotterUsesTheIteratorAsRoot) {
+  TaskSnapshotter s(true);
+  ASSERT_EQ(s.source(), SnapshotSource::BpfIterator) << s.fallback_reason();
+  NamedThreads threads({"EngineCore_DP0", "EngineCore_DP1"});
+  const auto own = s.snapshot(self_tgid());
+  EXPECT_EQ(by_tid(own, self_tgid()), ps_threads(self_tgid()));
+}
+
+TEST_F(HostDiscovery, IteratorForAnExitedProcessIsEmpty) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  ::waitpid(child, nullptr, 0);
+  std::string err;
+  const auto snap = iter_->snapshot(&err, static_cast<uint32_t>(child));
+  ASSERT_TRUE(snap) << err;
+  EXPECT_TRUE(snap->empty());
 }
 
 }  // namespace
