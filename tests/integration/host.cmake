@@ -10,3 +10,10 @@ if(TARGET c2c_host)
   gtest_discover_tests(host_discovery_integration TEST_PREFIX "host.integration." DISCOVERY_TIMEOUT 30
                        PROPERTIES TIMEOUT 60)
 endif()
+
+# The command-line tool end to end: a /proc/<pid>/comm write arrives as one rename event.
+if(TARGET c2c-host-tool)
+  add_test(NAME host.integration.tool_events_rename
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/host_tool_events.sh $<TARGET_FILE:c2c-host-tool>)
+  set_tests_properties(host.integration.tool_events_rename PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)
+endif()

@@ -12,3 +12,14 @@ if(TARGET c2c_host)
   c2c_warnings(host_unit_tests)
   gtest_discover_tests(host_unit_tests TEST_PREFIX "host." DISCOVERY_TIMEOUT 30)
 endif()
+
+# The command-line tool on a fixture path (no privileges needed).
+if(TARGET c2c-host-tool)
+  add_test(NAME host.tool.pod_cgroup
+           COMMAND c2c-host-tool pod-cgroup
+                   /kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-burstable.slice/kubelet-kubepods-burstable-podc4dadf20_392a_474d_a47b_ab82080c8bd7.slice/crio-413715dc061efe71c16ef989f2f2ff5cf999a7dc905bb7078eda82cbb38210ec.scope)
+  set_tests_properties(host.tool.pod_cgroup PROPERTIES PASS_REGULAR_EXPRESSION
+    "\"container_id\":\"413715dc061efe71c16ef989f2f2ff5cf999a7dc905bb7078eda82cbb38210ec\".*\"pod_uid\":\"c4dadf20-392a-474d-a47b-ab82080c8bd7\".*\"runtime\":\"cri-o\"")
+  add_test(NAME host.tool.pod_cgroup_rejects COMMAND c2c-host-tool pod-cgroup /user.slice/user-0.slice)
+  set_tests_properties(host.tool.pod_cgroup_rejects PROPERTIES WILL_FAIL TRUE)
+endif()
