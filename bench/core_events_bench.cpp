@@ -18,7 +18,7 @@ constexpr size_t kBatch = 4096;
 
 void BM_CoreTaskEvents(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
-  World& w = cached_world("events/" + std::to_string(n), {.tasks = n, .population = Population::Mixed});
+  World& w = cached_world({.tasks = n, .population = Population::Mixed});
   std::vector<Event> batch;
   batch.reserve(kBatch);
   const size_t desired_before = w.core.desired_size();

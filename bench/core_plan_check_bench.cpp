@@ -15,8 +15,7 @@ namespace {
 
 World& drifted_world(size_t n, size_t* expected_ops) {
   static size_t ops = 0;
-  const std::string key = "plan/" + std::to_string(n);
-  World& w = cached_world(key, {.tasks = n, .population = Population::AllNodeMatched, .dra_policy = false});
+  World& w = cached_world({.tasks = n, .population = Population::AllNodeMatched, .dra_policy = false});
   if (w.core.actual().empty()) {
     must_apply(w.core, BpfSynced{});
     std::vector<ActualEntry> observed;

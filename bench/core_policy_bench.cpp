@@ -40,8 +40,7 @@ void time_one_apply(benchmark::State& state, World& w, Fn next_event) {
 
 void BM_CoreNodePolicyChange(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
-  World& w = cached_world("node-policy/" + std::to_string(n),
-                          {.tasks = n, .population = Population::AllNodeMatched, .dra_policy = false});
+  World& w = cached_world({.tasks = n, .population = Population::AllNodeMatched, .dra_policy = false});
   time_one_apply(state, w, [&w] {
     NodeSchedulingPolicy p = w.node_policy;
     p.generation = 0;  // "the next generation"
@@ -53,8 +52,7 @@ void BM_CoreNodePolicyChange(benchmark::State& state) {
 
 void BM_CoreDraPolicyChange(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
-  World& w = cached_world("dra-policy/" + std::to_string(n),
-                          {.tasks = n, .population = Population::AllDraMatched, .node_policy = false});
+  World& w = cached_world({.tasks = n, .population = Population::AllDraMatched, .node_policy = false});
   time_one_apply(state, w, [&w] {
     DraExecutionPolicy p = w.dra_policy;
     p.generation = 0;

@@ -36,7 +36,10 @@ bool node_match(const std::string& comm) { return comm.rfind("EngineCore", 0) ==
 
 }  // namespace
 
-World& cached_world(const std::string& key, const WorldOptions& o) {
+World& cached_world(const WorldOptions& o) {
+  const std::string key = std::to_string(o.tasks) + "/" + std::to_string(static_cast<int>(o.population)) + "/" +
+                          std::to_string(o.node_policy) + std::to_string(o.dra_policy) +
+                          std::to_string(o.policies_first) + std::to_string(o.build_core);
   static std::string cached_key;
   static std::unique_ptr<World> cached;
   if (!cached || cached_key != key) {

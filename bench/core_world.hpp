@@ -97,9 +97,10 @@ class World {
 };
 
 // Google Benchmark calls a benchmark function several times (to size its iteration count); the
-// world of the last (key, options) asked for is kept, so a 100k-task node is built once per
-// benchmark, not once per call. Asking for another key frees the previous world.
-World& cached_world(const std::string& key, const WorldOptions& o);
+// world last asked for is kept, so a 100k-task node is built once, not once per call, and
+// benchmarks that ask for the same options share it (each establishes what it needs, e.g. the
+// plan benchmark its drift). Asking for other options frees the previous world.
+World& cached_world(const WorldOptions& o);
 
 // CPU time of the calling thread, in seconds. The benchmarks time apply() with it rather than
 // with a wall clock: the machine is shared (load often above the core count), and the goals are
