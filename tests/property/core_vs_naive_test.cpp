@@ -19,7 +19,7 @@ size_t g_events = 0;
 RC_GTEST_PROP(CoreVsNaive, EveryStepAgrees, ()) {
   const std::vector<Step> steps = *gen_trace();
   ++g_traces;
-  Differential run;
+  Differential run(naive::Options{explore_open_findings()});
   auto failure = run.step(initial_node_event());
   for (size_t i = 0; !failure && i < steps.size(); ++i) failure = run.step(concretize(steps[i], run.model()));
   g_events += run.steps();

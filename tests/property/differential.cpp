@@ -31,7 +31,7 @@ bool same(ApplyResult::Status a, naive::Status b) {
 
 }  // namespace
 
-Differential::Differential() = default;
+Differential::Differential(naive::Options o) : model_(o) {}
 
 std::optional<std::string> Differential::step(const Event& e) {
   trace_.push_back(e);

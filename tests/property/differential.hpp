@@ -14,7 +14,7 @@ namespace c2c::property {
 
 class Differential {
  public:
-  Differential();
+  explicit Differential(naive::Options o = {});
   // nullopt when the core and the model agree after the event and no invariant is violated;
   // else what went wrong (the caller adds the trace).
   std::optional<std::string> step(const Event& e);

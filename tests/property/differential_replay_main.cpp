@@ -1,7 +1,9 @@
 // c2c-property-replay FILE: runs a trace (spec/trace-format.md) through the core and the naive
 // reference model side by side and prints the first step where they disagree (exit 1), or
 // "agree" (exit 0). Used to investigate findings/ and shrunk RapidCheck failures.
+#include <cstdlib>
 #include <fstream>
+#include <string>
 #include <iostream>
 #include <variant>
 
@@ -23,7 +25,8 @@ int main(int argc, char** argv) {
     std::cerr << err->to_string() << "\n";
     return 2;
   }
-  c2c::property::Differential run;
+  const char* strict = std::getenv("C2C_PROPERTY_OPEN_FINDINGS");
+  c2c::property::Differential run(c2c::naive::Options{strict != nullptr && std::string(strict) == "1"});
   for (const auto& te : std::get<std::vector<c2c::trace::TraceEvent>>(parsed)) {
     if (auto failure = run.step(te.event)) {
       std::cout << "line " << te.line << ": " << *failure;

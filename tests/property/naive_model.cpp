@@ -359,6 +359,8 @@ Outcome NaiveModel::on(const BpfObserved& e) {
   }
   if (next == actual_) return ignored("actual state unchanged");
   actual_ = std::move(next);
+  for (auto it = removal_.begin(); it != removal_.end();)
+    it = actual_.count(it->first) == 0 ? removal_.erase(it) : std::next(it);
   // Entries found while the state is still loading are the previous daemon's (trace-format.md).
   if (loading_) {
     for (const auto& [tid, v] : actual_)
@@ -594,7 +596,10 @@ std::map<uint32_t, Entry> NaiveModel::derive() const {
       const Nanos max = e.value.max_boost;
       e.value.boost_until = now_ + max;
       auto old = desired_.find(tid);
-      if (old != desired_.end() && old->second.value.start == t.key.start &&
+      // findings/lease-carried-over-tid-reuse.jsonl: the core keeps the lease of the task that
+      // held the tid before; the spec grants a new task a fresh lease.
+      const bool same_task = old != desired_.end() && (old->second.value.start == t.key.start || !opt_.spec_strict);
+      if (same_task &&
           (old->second.value.flags & kFlagBoost) != 0 && old->second.value.max_boost == max) {
         const Nanos until = old->second.value.boost_until;
         const bool due = until <= now_ || until - now_ <= max / 2;
@@ -621,7 +626,8 @@ void NaiveModel::install(std::map<uint32_t, Entry> next, RemovalTag tag) {
   for (const auto& [tid, e] : desired_) {
     if (next.count(tid) == 0) {
       changed = true;
-      removal_[tid] = tag;
+      // §2: a removal reason is kept for entries that left D while still in A.
+      if (actual_.count(tid) != 0) removal_[tid] = tag;
     }
   }
   if (changed) ++g_;

@@ -58,8 +58,16 @@ struct NaivePlan {
   std::vector<uint32_t> deferred;
 };
 
+// Where the core and the spec disagree on a point the lead has not decided yet (findings/), the
+// model follows the core by default so that the property keeps guarding everything else;
+// `spec_strict` (C2C_PROPERTY_OPEN_FINDINGS=1) follows the spec's letter instead.
+struct Options {
+  bool spec_strict = false;
+};
+
 class NaiveModel {
  public:
+  explicit NaiveModel(Options o = {}) : opt_(o) {}
   Outcome apply(const Event& e);
   NaivePlan plan() const;
 
@@ -118,6 +126,7 @@ class NaiveModel {
   // Installs a freshly derived table: keeps unchanged leases, stamps changed entries with G+1.
   void install(std::map<uint32_t, Entry> next, RemovalTag tag);
 
+  Options opt_;
   NodeInfo node_;
   uint64_t g_ = 0;
   uint32_t epoch_ = 0;
