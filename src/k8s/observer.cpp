@@ -59,12 +59,29 @@ bool BindingCache::decode_locked(Resource r, const json& obj, const std::string&
   return out.refused.size() == refused;
 }
 
+// Claims and slices are watched cluster-wide; keeping only what can concern this node makes the
+// per-event recompute proportional to the node's objects, not the cluster's.
+bool BindingCache::relevant(const ResourceClaim& c) const {
+  if (options_.node.empty() || !c.allocation) return true;
+  return selector_admits(c.allocation->node_selector, options_.node, options_.node_labels) != false;
+}
+
+bool BindingCache::relevant(const ResourceSlice& s) const {
+  return options_.node.empty() || s.selection != NodeSelection::NodeName || s.node_name == options_.node;
+}
+
+void BindingCache::filter_locked(Decoded& d) const {
+  std::erase_if(d.claims, [&](const ResourceClaim& c) { return !relevant(c); });
+  std::erase_if(d.slices, [&](const ResourceSlice& s) { return !relevant(s); });
+}
+
 void BindingCache::replace(Resource r, const std::vector<json>& items, const std::string& source) {
   std::lock_guard<std::mutex> lock(mu_);
   Decoded d;
   std::vector<std::string> keep;  // malformed objects keep their previous good version
   for (size_t i = 0; i < items.size(); ++i)
     if (!decode_locked(r, items[i], source + ".items[" + std::to_string(i) + "]", d)) keep.push_back(object_key(items[i]));
+  filter_locked(d);
   auto rebuild = [&](auto& map, auto& decoded) {
     std::remove_reference_t<decltype(map)> next;
     for (auto& o : decoded) {
@@ -100,6 +117,12 @@ bool BindingCache::apply(Resource r, const std::string& type, const json& object
   } else if (type == "ADDED" || type == "MODIFIED") {
     Decoded d;
     if (!decode_locked(r, object, source, d)) return true;  // state unchanged for this object
+    size_t before = d.claims.size() + d.slices.size();
+    filter_locked(d);
+    if (d.claims.size() + d.slices.size() != before) {  // now allocated elsewhere: forget it
+      claims_.erase(key);
+      slices_.erase(key);
+    }
     if (!d.claims.empty()) claims_[key] = std::move(d.claims.front());
     if (!d.slices.empty()) slices_[key] = std::move(d.slices.front());
     if (!d.pods.empty()) pods_[key] = std::move(d.pods.front());

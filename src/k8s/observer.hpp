@@ -50,6 +50,9 @@ class BindingCache {
 
  private:
   void recompute_locked();
+  bool relevant(const ResourceClaim& c) const;
+  bool relevant(const ResourceSlice& s) const;
+  void filter_locked(Decoded& d) const;
   bool decode_locked(Resource r, const nlohmann::json& obj, const std::string& source, Decoded& out);
 
   mutable std::mutex mu_;

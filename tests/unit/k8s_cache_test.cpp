@@ -1,4 +1,6 @@
 // The observer's cache and diff, driven without any I/O.
+#include <set>
+
 #include <gtest/gtest.h>
 
 #include "k8s/observer.hpp"
@@ -76,6 +78,36 @@ TEST(K8sCache, MalformedUpdateIsRefusedByNameAndKeepsThePreviousVersion) {
   ASSERT_EQ(rec.calls.size(), 1u);
   EXPECT_EQ(rec.calls[0].second.size(), 1u);
   EXPECT_FALSE(cache.apply(R::Claims, "SOMETHING", claim("b", "dev-0"), "watch"));
+}
+
+}  // namespace
+}  // namespace c2c::k8s
+
+namespace c2c::k8s {
+namespace {
+
+json on_node(json c, const std::string& node) {
+  c["status"]["allocation"]["nodeSelector"] = {
+      {"nodeSelectorTerms", {{{"matchFields", {{{"key", "metadata.name"}, {"operator", "In"}, {"values", {node}}}}}}}}};
+  return c;
+}
+
+TEST(K8sCache, OnlyThisNodesClaimsAreKeptAndAMoveAwayRemovesTheBinding) {
+  Recorder rec;
+  BindingCache cache(rec, BindingOptions{"w1", std::nullopt});
+  cache.replace(R::Pods, {}, "t");
+  cache.replace(R::Slices, {}, "t");
+  cache.replace(R::Claims, {on_node(claim("a", "dev-0"), "w1"), on_node(claim("b", "dev-1"), "w2"), claim("c", "dev-2")}, "t");
+  std::set<std::string> uids;
+  for (const auto& b : cache.current()) uids.insert(b.claim_uid);
+  EXPECT_EQ(uids, (std::set<std::string>{"a", "c"}));  // c has no nodeSelector: usable everywhere
+  EXPECT_TRUE(rec.notices.empty()) << rec.notices.front();  // w2's claim is not even a warning here
+  rec.calls.clear();
+  cache.apply(R::Claims, "MODIFIED", on_node(claim("a", "dev-0"), "w2"), "watch");
+  ASSERT_EQ(rec.calls.size(), 1u);
+  EXPECT_TRUE(rec.calls[0].first.empty());
+  ASSERT_EQ(rec.calls[0].second.size(), 1u);
+  EXPECT_EQ(rec.calls[0].second[0].claim_uid, "a");
 }
 
 }  // namespace
