@@ -18,7 +18,8 @@ std::string errno_text(int e) { return std::strerror(e < 0 ? -e : e); }
 constexpr const char* kPrograms[] = {"c2c_on_fork", "c2c_on_rename", "c2c_on_exec", "c2c_on_exit"};
 }  // namespace
 
-std::unique_ptr<TaskEventStream> TaskEventStream::open(std::string* err, const std::filesystem::path& object) {
+std::unique_ptr<TaskEventStream> TaskEventStream::open(std::string* err, const std::filesystem::path& object,
+                                                       const std::filesystem::path& events_pin) {
   std::filesystem::path path = object;
   if (path.empty()) {
     auto found = find_bpf_object("task_events", err);
@@ -30,6 +31,33 @@ std::unique_ptr<TaskEventStream> TaskEventStream::open(std::string* err, const s
   if (s->obj_ == nullptr) {
     if (err) *err = "open " + path.string() + ": " + errno_text(errno);
     return nullptr;
+  }
+  if (!events_pin.empty()) {
+    bpf_map* rb = bpf_object__find_map_by_name(s->obj_, C2C_EVENTS_MAP_NAME);
+    const int pin_fd = bpf_obj_get(events_pin.c_str());
+    if (rb == nullptr || pin_fd < 0) {
+      if (err) *err = "events pin " + events_pin.string() + ": " + (rb == nullptr ? "no map in object" : errno_text(errno));
+      return nullptr;
+    }
+    // bpf_map__reuse_fd adopts whatever map it is given: check the layout here.
+    bpf_map_info info;
+    std::memset(&info, 0, sizeof info);
+    uint32_t len = sizeof info;
+    if (bpf_map_get_info_by_fd(pin_fd, &info, &len) != 0 || info.type != BPF_MAP_TYPE_RINGBUF ||
+        info.max_entries != C2C_EVENTS_RINGBUF_BYTES) {
+      ::close(pin_fd);
+      if (err)
+        *err = "events pin " + events_pin.string() + ": not a " + std::to_string(C2C_EVENTS_RINGBUF_BYTES) +
+               "-byte ring buffer (type " + std::to_string(info.type) + ", max_entries " +
+               std::to_string(info.max_entries) + ")";
+      return nullptr;
+    }
+    const int rc = bpf_map__reuse_fd(rb, pin_fd);
+    ::close(pin_fd);  // reuse_fd keeps its own duplicate
+    if (rc != 0) {
+      if (err) *err = "events pin " + events_pin.string() + ": " + errno_text(rc);
+      return nullptr;
+    }
   }
   if (const int rc = bpf_object__load(s->obj_); rc != 0) {
     if (err) *err = "load " + path.string() + ": " + errno_text(rc);
@@ -87,6 +115,15 @@ int TaskEventStream::poll(int timeout_ms, const Handler& on_event) {
 }
 
 int TaskEventStream::epoll_fd() const { return ring_buffer__epoll_fd(rb_); }
+
+uint32_t TaskEventStream::events_map_id() const {
+  bpf_map_info info;
+  std::memset(&info, 0, sizeof info);
+  uint32_t len = sizeof info;
+  const int fd = bpf_object__find_map_fd_by_name(obj_, C2C_EVENTS_MAP_NAME);
+  if (fd < 0 || bpf_map_get_info_by_fd(fd, &info, &len) != 0) return 0;
+  return info.id;
+}
 
 uint64_t TaskEventStream::dropped() const {
   const int ncpu = libbpf_num_possible_cpus();

@@ -19,7 +19,11 @@ namespace c2c::host {
 class TaskEventStream {
  public:
   // Loads task_events.bpf.o and attaches the tracepoints; events flow from then on.
-  static std::unique_ptr<TaskEventStream> open(std::string* err, const std::filesystem::path& object = {});
+  // With `events_pin` (e.g. C2C_EVENTS_PIN of the pinned map set), the programs write into that
+  // pinned ring buffer instead of a private one; a pin that is not a C2C_EVENTS_RINGBUF_BYTES ring
+  // buffer is refused.
+  static std::unique_ptr<TaskEventStream> open(std::string* err, const std::filesystem::path& object = {},
+                                               const std::filesystem::path& events_pin = {});
   ~TaskEventStream();
   TaskEventStream(const TaskEventStream&) = delete;
   TaskEventStream& operator=(const TaskEventStream&) = delete;
@@ -34,6 +38,8 @@ class TaskEventStream {
   // consumer has missed events and must rescan (procfs walk or iterator snapshot).
   uint64_t dropped() const;
   uint64_t malformed() const { return malformed_; }
+  // Kernel id of the ring buffer the programs write to (to tell a private one from a pinned one).
+  uint32_t events_map_id() const;
 
  private:
   TaskEventStream() = default;

@@ -5,6 +5,7 @@
 
 #include <linux/sched.h>
 #include <pthread.h>
+#include <bpf/bpf.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/statfs.h>
@@ -22,6 +23,7 @@
 #include <mutex>
 #include <thread>
 
+#include "host/abi.hpp"
 #include "host/procfs_walker.hpp"
 #include "host/task_cgroup.hpp"
 #include "host/task_events.hpp"
@@ -427,6 +429,51 @@ TEST_F(HostDiscovery, IteratorForAnExitedProcessIsEmpty) {
   const auto snap = iter_->snapshot(&err, static_cast<uint32_t>(child));
   ASSERT_TRUE(snap) << err;
   EXPECT_TRUE(snap->empty());
+}
+
+// The event programs can write into a pinned ring buffer (the map set's C2C_EVENTS_PIN); a pin
+// of the wrong shape is refused. A private pin path is used so that a running daemon is untouched.
+TEST_F(HostDiscovery, EventsIntoAPinnedRingBuffer) {
+  const std::string pin = "/sys/fs/bpf/c2c-host-test-events-" + std::to_string(::getpid());
+  const std::string bad_pin = pin + "-bad";
+  const int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, C2C_EVENTS_MAP_NAME, 0, 0, C2C_EVENTS_RINGBUF_BYTES, nullptr);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  const int bad = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "c2c_small", 0, 0, 4096, nullptr);
+  ASSERT_GE(bad, 0) << std::strerror(errno);
+  ASSERT_EQ(bpf_obj_pin(fd, pin.c_str()), 0) << std::strerror(errno);
+  ASSERT_EQ(bpf_obj_pin(bad, bad_pin.c_str()), 0) << std::strerror(errno);
+  ::close(fd);
+  ::close(bad);
+
+  std::string err;
+  EXPECT_FALSE(TaskEventStream::open(&err, {}, bad_pin));
+  EXPECT_NE(err.find("ring buffer"), std::string::npos) << err;
+  EXPECT_FALSE(TaskEventStream::open(&err, {}, pin + "-missing"));
+  EXPECT_NE(err.find("-missing"), std::string::npos) << err;
+
+  auto stream = TaskEventStream::open(&err, {}, pin);
+  ASSERT_TRUE(stream) << err;
+  EventView view{self_tgid(), {}, {}};
+  NamedThreads threads({"EngineCore_DP5"});
+  const bool got = poll_until(*stream, std::ref(view), [&] {
+    for (const auto& e : view.all)
+      if (e.kind == TaskEventKind::Rename && e.task.comm == "EngineCore_DP5") return true;
+    return false;
+  });
+  // The programs write into the pinned map itself, not into a private copy.
+  const int reader = bpf_obj_get(pin.c_str());
+  ::unlink(pin.c_str());
+  ::unlink(bad_pin.c_str());
+  ASSERT_GE(reader, 0);
+  bpf_map_info info{};
+  uint32_t len = sizeof info;
+  ASSERT_EQ(bpf_map_get_info_by_fd(reader, &info, &len), 0);
+  ::close(reader);
+  EXPECT_EQ(info.type, BPF_MAP_TYPE_RINGBUF);
+  EXPECT_EQ(stream->events_map_id(), info.id);
+  EXPECT_NE(events_->events_map_id(), info.id);  // the fixture's stream has a private buffer
+  EXPECT_NE(events_->events_map_id(), 0u);
+  EXPECT_TRUE(got) << "no rename event through the pinned ring buffer";
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // c2c-host-tool: what the host part sees on this node, as JSON (for people, demos and scripts).
 //   tasks    [--pid N] [--method auto|bpf|procfs] [--cgroup]   one snapshot of tasks
-//   events   [--comm REGEX] [--count N] [--timeout-ms N]        follow fork/exec/exit/rename
+//   events   [--comm REGEX] [--count N] [--timeout-ms N] [--pin P] follow fork/exec/exit/rename
 //   topology [--sysfs DIR] [--node NAME]                        CPUs, NUMA, LLC, SMT, PCI
 //   pod-cgroup PATH...                                          pod UID / container id of paths
 #include <re2/re2.h>
@@ -11,6 +11,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "host/abi.hpp"
 #include "host/cgroup.hpp"
 #include "host/task_cgroup.hpp"
 #include "host/task_events.hpp"
@@ -68,14 +69,14 @@ int cmd_tasks(std::optional<uint32_t> pid, const std::string& method, bool with_
   return 0;
 }
 
-int cmd_events(const std::string& comm_regex, int count, int timeout_ms) {
+int cmd_events(const std::string& comm_regex, int count, int timeout_ms, const std::string& pin) {
   RE2 re(comm_regex);
   if (!re.ok()) {
     std::cerr << "c2c-host-tool: --comm: invalid RE2 pattern: " << re.error() << "\n";
     return 2;
   }
   std::string err;
-  auto stream = TaskEventStream::open(&err);
+  auto stream = TaskEventStream::open(&err, {}, pin);
   if (!stream) {
     std::cerr << "c2c-host-tool: " << err << "\n";
     return 1;
@@ -167,6 +168,8 @@ int main(int argc, char** argv) {
   events->add_option("--comm", comm_regex, "RE2 pattern the comm must match (partial match)");
   events->add_option("--count", count, "stop after N events (0: never)");
   events->add_option("--timeout-ms", timeout_ms, "stop after this long (0: never)");
+  std::string events_pin;
+  events->add_option("--pin", events_pin, "write into this pinned ring buffer (e.g. " C2C_EVENTS_PIN ")");
 
   auto* topo = app.add_subcommand("topology", "CPU, NUMA, cache and PCI topology from sysfs");
   std::string sysfs = "/sys", node = "";
@@ -179,7 +182,7 @@ int main(int argc, char** argv) {
 
   CLI11_PARSE(app, argc, argv);
   if (*tasks) return cmd_tasks(pid != 0 ? std::optional<uint32_t>(pid) : std::nullopt, method, with_cgroup);
-  if (*events) return cmd_events(comm_regex, count, timeout_ms);
+  if (*events) return cmd_events(comm_regex, count, timeout_ms, events_pin);
   if (*topo) return cmd_topology(sysfs, node);
   if (*podcg) return cmd_pod_cgroup(paths);
   return 2;
