@@ -63,11 +63,12 @@ std::optional<std::vector<TaskInfo>> BpfTaskIterator::read_link(bpf_link* link, 
   // remainder is carried over anyway so that a short read cannot corrupt the stream.
   std::vector<char> buf(1 << 16);
   size_t have = 0;
+  int eagain = 0;
   for (;;) {
     const ssize_t n = ::read(fd, buf.data() + have, buf.size() - have);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN) continue;  // the kernel restarts the iteration chunk
+      if (errno == EAGAIN && ++eagain < 100) continue;  // transient; bounded so it cannot spin
       if (err) *err = "read task iterator: " + errno_text(errno);
       ::close(fd);
       return std::nullopt;
