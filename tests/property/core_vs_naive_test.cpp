@@ -30,7 +30,7 @@ class CountReporter : public ::testing::Environment {
  public:
   void TearDown() override {
     std::cout << "property.core_vs_naive: ran " << g_traces << " traces (" << g_events
-              << " events, including shrinking runs)" << std::endl;
+              << " events, including shrinking runs)\n  " << coverage().to_string() << std::endl;
   }
 };
 

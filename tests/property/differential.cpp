@@ -1,5 +1,6 @@
 #include "differential.hpp"
 
+#include <map>
 #include <sstream>
 
 #include "compare.hpp"
@@ -31,6 +32,64 @@ bool same(ApplyResult::Status a, naive::Status b) {
 
 }  // namespace
 
+Coverage& coverage() {
+  static Coverage c;
+  return c;
+}
+
+std::string Coverage::to_string() const {
+  std::ostringstream os;
+  os << "steps applied " << applied << ", ignored " << ignored << ", invalid " << invalid
+     << "\n  desired entries (summed over steps): dra " << dra_entries << ", node " << node_entries
+     << ", tgid-strategy " << tgid_entries << ", narrowed preferred " << narrowed_preferred
+     << ", boosted " << boosted_entries << "\n  lease renewals " << lease_renewals
+     << ", generation bumps " << generation_bumps << ", restarts " << restarts
+     << "\n  plan ops: add " << ops_add << ", update " << ops_update << " (tid reuse "
+     << ops_tid_reuse << "), delete " << ops_delete << " (claim deallocated " << deletes_inv1
+     << "), deferred " << deferred_deletes << "\n  stale task events ignored "
+     << stale_task_events << ", older-generation inputs ignored " << old_generation_inputs;
+  return os.str();
+}
+
+namespace {
+void count(const Event& e, const naive::Outcome& o, uint64_t g_before, const std::map<uint32_t, naive::Entry>& before,
+           const naive::NaiveModel& m) {
+  Coverage& c = coverage();
+  if (o.status == naive::Status::Applied) ++c.applied;
+  else if (o.status == naive::Status::Ignored) ++c.ignored;
+  else ++c.invalid;
+  if (o.status == naive::Status::Ignored) {
+    if (std::holds_alternative<TaskRenamed>(e) || std::holds_alternative<TaskExited>(e) ||
+        std::holds_alternative<TaskSeen>(e))
+      ++c.stale_task_events;
+    if (o.message.find("INV-3") != std::string::npos) ++c.old_generation_inputs;
+  }
+  if (m.generation() != g_before) ++c.generation_bumps;
+  if (std::holds_alternative<DaemonRestart>(e)) ++c.restarts;
+  for (const auto& [tid, en] : m.desired()) {
+    (en.kind == PolicyKind::Dra ? c.dra_entries : c.node_entries)++;
+    if (en.strategy == Strategy::Tgid) ++c.tgid_entries;
+    if (en.value.preferred != en.value.allowed) ++c.narrowed_preferred;
+    if (en.value.boost_until != 0) ++c.boosted_entries;
+    if (std::holds_alternative<TimeAdvance>(e)) {
+      auto old = before.find(tid);
+      if (old != before.end() && old->second.value.boost_until != 0 &&
+          old->second.value.boost_until != en.value.boost_until)
+        ++c.lease_renewals;
+    }
+  }
+  const naive::NaivePlan p = m.plan();
+  for (const auto& op : p.ops) {
+    if (op.kind == PlanOp::Kind::Add) ++c.ops_add;
+    if (op.kind == PlanOp::Kind::Update) ++c.ops_update;
+    if (op.tid_reused) ++c.ops_tid_reuse;
+    if (op.kind == PlanOp::Kind::Delete) ++c.ops_delete;
+    if (op.removal == naive::RemovalTag::ClaimDeallocated) ++c.deletes_inv1;
+  }
+  c.deferred_deletes += p.deferred.size();
+}
+}  // namespace
+
 Differential::Differential(naive::Options o) : model_(o) {}
 
 std::optional<std::string> Differential::step(const Event& e) {
@@ -39,7 +98,10 @@ std::optional<std::string> Differential::step(const Event& e) {
   const std::string before = core_.digest();
   const StepContext ctx = core_.step_context(e);
   const ApplyResult r = core_.apply(e);
+  const uint64_t g_before = model_.generation();
+  const auto desired_before = model_.desired();
   const naive::Outcome o = model_.apply(e);
+  count(e, o, g_before, desired_before, model_);
 
   if (!same(r.status, o.status)) {
     os << "status: core " << status_text(r.status) << " (" << r.field << " " << r.message

@@ -12,6 +12,18 @@
 
 namespace c2c::property {
 
+// How often the generated traces reach the situations the seeded bugs of tests/mutants break
+// (printed at the end of the run, so that a weakened generator shows).
+struct Coverage {
+  size_t applied = 0, ignored = 0, invalid = 0;
+  size_t dra_entries = 0, node_entries = 0, tgid_entries = 0, narrowed_preferred = 0;
+  size_t boosted_entries = 0, lease_renewals = 0, generation_bumps = 0;
+  size_t ops_add = 0, ops_update = 0, ops_tid_reuse = 0, ops_delete = 0, deletes_inv1 = 0;
+  size_t deferred_deletes = 0, restarts = 0, stale_task_events = 0, old_generation_inputs = 0;
+  std::string to_string() const;
+};
+Coverage& coverage();
+
 class Differential {
  public:
   explicit Differential(naive::Options o = {});

@@ -272,8 +272,13 @@ Outcome NaiveModel::on(const DraPolicyUpsert& e) {
   if (auto bad = check_dra(e.policy)) return *bad;
   DraExecutionPolicy p = e.policy;
   const int64_t hwm = policy_high_water(PolicyKind::Dra, p.name);
-  if (p.generation == 0) p.generation = hwm + 1;  // §4: 0 means "the next one"
   auto live = dra_.find(p.name);
+  if (p.generation == 0) {
+    // §4: 0 means "the next one"; an unchanged spec without a generation is a duplicate (core).
+    p.generation = live == dra_.end() ? hwm + 1 : live->second.generation;
+    if (live != dra_.end() && live->second == p) return ignored("unchanged");
+    p.generation = hwm + 1;
+  }
   if (auto r = generation_rule(p.generation, hwm, live == dra_.end() ? nullptr : &live->second, p))
     return *r;
   dra_[p.name] = p;
@@ -286,8 +291,13 @@ Outcome NaiveModel::on(const NodePolicyUpsert& e) {
   if (auto bad = check_node_policy(e.policy)) return *bad;
   NodeSchedulingPolicy p = e.policy;
   const int64_t hwm = policy_high_water(PolicyKind::Node, p.name);
-  if (p.generation == 0) p.generation = hwm + 1;
   auto live = nsp_.find(p.name);
+  if (p.generation == 0) {
+    // §4: 0 means "the next one"; an unchanged spec without a generation is a duplicate (core).
+    p.generation = live == nsp_.end() ? hwm + 1 : live->second.generation;
+    if (live != nsp_.end() && live->second == p) return ignored("unchanged");
+    p.generation = hwm + 1;
+  }
   if (auto r = generation_rule(p.generation, hwm, live == nsp_.end() ? nullptr : &live->second, p))
     return *r;
   nsp_[p.name] = p;
@@ -560,8 +570,10 @@ std::vector<NaiveModel::Candidate> NaiveModel::candidates(const Task& t) const {
   }
   // Exact TID first, then TGID: the leader's comm decides for threads nobody matched.
   if (out.empty() && t.key.tid != t.tgid) {
+    // The leader is the live task with tid = t.tgid, and a leader is its own thread group
+    // (findings/tgid-fallback-order-dependent.jsonl).
     auto leader = tasks_.find(t.tgid);
-    if (leader != tasks_.end()) {
+    if (leader != tasks_.end() && leader->second.tgid == leader->second.key.tid) {
       for (const auto& [name, p] : nsp_) {
         if (node_selected(p) && matches(p.command_regex, leader->second.comm)) {
           if (auto c = node_candidate(p, t, Strategy::Tgid)) out.push_back(std::move(*c));
@@ -596,10 +608,9 @@ std::map<uint32_t, Entry> NaiveModel::derive() const {
       const Nanos max = e.value.max_boost;
       e.value.boost_until = now_ + max;
       auto old = desired_.find(tid);
-      // findings/lease-carried-over-tid-reuse.jsonl: the core keeps the lease of the task that
-      // held the tid before; the spec grants a new task a fresh lease.
-      const bool same_task = old != desired_.end() && (old->second.value.start == t.key.start || !opt_.spec_strict);
-      if (same_task &&
+      // A task that reuses the tid is a new task: it gets a fresh lease, not its predecessor's
+      // (findings/lease-carried-over-tid-reuse.jsonl).
+      if (old != desired_.end() && old->second.value.start == t.key.start &&
           (old->second.value.flags & kFlagBoost) != 0 && old->second.value.max_boost == max) {
         const Nanos until = old->second.value.boost_until;
         const bool due = until <= now_ || until - now_ <= max / 2;

@@ -89,9 +89,9 @@ Claim make_claim(const Step& s, const naive::NaiveModel& m) {
   const char* roots[] = {"", "r0", "r1"};
   d.pcie_root = roots[(s.p[4] / 3) % 3];
   d.cpus = pick_cpuset(s.p[5], {"2-3", "6-7", "0-7", "2-5"});
-  // Only c1 is a CPU claim: a pod with two CPU-allocating claims is open finding
-  // findings/inv6-two-cpu-claims.jsonl (derivation uses their union, check() each claim).
-  const bool cpu_claim = c.uid == "c1" || explore_open_findings();
+  // c1 is the usual CPU claim; the others allocate CPUs now and then, so that a pod may hold two
+  // CPU-allocating claims (findings/inv6-two-cpu-claims.jsonl).
+  const bool cpu_claim = c.uid == "c1" || s.p[6] % 4 == 1;
   if (!cpu_claim) d.cpus.reset();
   c.devices.push_back(d);
   if (s.p[7] % 5 == 1 && cpu_claim) {
@@ -133,11 +133,10 @@ Task make_task(const Step& s, const naive::NaiveModel& m) {
   Task t;
   t.key.tid = 1 + s.p[0] % kTids;
   t.key.start = pick_start(s.p[1], m, t.key.tid);
-  // Threads of the groups led by tids 1 and 4; a leader is its own tgid (as in Linux; an
-  // inconsistent group is open finding findings/tgid-fallback-order-dependent.jsonl).
+  // Threads of the groups led by tids 1 and 4 (tid 1 may itself be a thread of group 4: an
+  // inconsistent observation that must not make D depend on the event order).
   const uint32_t tgids[] = {t.key.tid, 1, 4};
   t.tgid = tgids[s.p[2] % 3];
-  if ((t.key.tid == 1 || t.key.tid == 4) && !explore_open_findings()) t.tgid = t.key.tid;
   t.comm = s.p[3] % 16 == 15 ? "a-comm-of-17-byte" : kComms[s.p[3] % 6];
   t.cgroup = kTaskCgroups[s.p[4] % 7];
   t.role = s.p[5] % 3 == 2 ? "decode" : "";
