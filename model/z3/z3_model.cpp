@@ -123,8 +123,9 @@ State rederive(const State& s1, const z3::expr& hit, const z3::expr& other, cons
   z3::expr elig = s1["tl"] && s1["pl"] && (!s1["preq"] || s1["prev"] == s1["pg"]) &&
                   (pnode || (s1["tb"] && s1["cl"])) && !(has_allowed && allowed == zero);
 
-  // A boost lease, once granted, runs to its deadline; an unchanged boost keeps it.
-  z3::expr keep = s1["d_p"] && s1["d_bo"] && s1["d_m"] == s1["pmax"] && s1["d_u"] > s1["now"];
+  // A boost lease, once granted, runs to its deadline; an unchanged boost of the same task keeps
+  // it (a task that reuses the TID starts a new lease).
+  z3::expr keep = s1["d_p"] && s1["d_bo"] && s1["d_s"] == s1["ts"] && s1["d_m"] == s1["pmax"] && s1["d_u"] > s1["now"];
   z3::expr n_s = s1["ts"];
   z3::expr n_bo = s1["pboost"];
   z3::expr n_m = ite(s1["pboost"], s1["pmax"], c.int_val(0));
