@@ -115,7 +115,7 @@ struct NullListener : BindingListener {
 // range(1) == 1: the observer runs for node-0 and keeps only that node's claims and slices.
 void BM_ObserverOneWatchEvent(benchmark::State& st) {
   NullListener l;
-  BindingCache cache(l, BindingOptions{st.range(1) ? "node-0" : "", std::nullopt});
+  BindingCache cache(l, BindingOptions{st.range(1) ? "node-0" : "", std::nullopt, false});
   std::vector<json> claims;
   for (int i = 0; i < st.range(0); ++i) claims.push_back(claim_json(i));
   std::vector<json> slices;

@@ -223,6 +223,8 @@ BindingSet compute_bindings(const std::vector<ResourceClaim>& claims, const Inve
           b.node_name = pod.node_name;
           if (!alloc_node.empty() && alloc_node != pod.node_name)
             b.warnings.push_back("pod runs on " + pod.node_name + " but the allocation is for " + alloc_node);
+        } else if (opt.pods_complete && !opt.node.empty()) {
+          continue;  // not (yet) on this node: the pod's ADDED/MODIFIED event will bring it
         } else {
           b.node_name = !opt.node.empty() ? opt.node : fallback_node;
         }

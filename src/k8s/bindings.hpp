@@ -49,6 +49,9 @@ struct BindingOptions {
   std::string node;  // empty: every node
   // Node labels for claims whose nodeSelector uses label expressions (nullopt: unknown).
   std::optional<std::map<std::string, std::string>> node_labels;
+  // The pods given are all the pods on `node` (the observer's field-selected list): a reserved
+  // pod that is not among them runs elsewhere (or is not bound yet) and gets no binding here.
+  bool pods_complete = false;
 };
 
 struct BindingSet {

@@ -182,7 +182,7 @@ Observer::Observer(KubeConfig cfg, ObserverOptions options, BindingListener& lis
     : cfg_(std::move(cfg)),
       options_(std::move(options)),
       listener_(listener),
-      cache_(listener, BindingOptions{options_.node, std::nullopt}) {}
+      cache_(listener, BindingOptions{options_.node, std::nullopt, /*pods_complete=*/true}) {}
 
 namespace {
 

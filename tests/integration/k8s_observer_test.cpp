@@ -188,6 +188,12 @@ json gpu_claim(const std::string& name, const std::string& uid, const std::strin
       "reservedFor":[{"resource":"pods","name":"p","uid":")" + pod_uid + R"("}]}})");
 }
 
+json pod_on(const std::string& uid, const std::string& node) {
+  return {{"apiVersion", "v1"}, {"kind", "Pod"},
+          {"metadata", {{"name", uid}, {"namespace", "dra-tutorial"}, {"uid", uid}}},
+          {"spec", {{"nodeName", node}, {"containers", {{{"name", "c"}}}}}}};
+}
+
 TEST(K8sObserver, SurvivesGoneAndCutConnectionsWithoutLosingOrDuplicatingBindings) {
   C2C_REQUIRE_FIXTURES(dir);
   FakeApiServer server;
@@ -213,6 +219,7 @@ TEST(K8sObserver, SurvivesGoneAndCutConnectionsWithoutLosingOrDuplicatingBinding
   elsewhere["metadata"]["uid"] = "0000-elsewhere";
   elsewhere["spec"]["nodeName"] = "other-node";
   server.apply("pods", elsewhere);
+  for (const char* p : {"pod-two", "pod-three", "pod-four"}) server.apply("pods", pod_on(p, "kind-worker"));
 
   RecordingListener listener;
   KubeConfig cfg;
@@ -243,7 +250,11 @@ TEST(K8sObserver, SurvivesGoneAndCutConnectionsWithoutLosingOrDuplicatingBinding
   EXPECT_EQ(listener.get("claim-uid-123456").cpus, CpuSet::range(2, 5));
   EXPECT_GE(observer.stats().lists[1].load(), 2);  // two slices, one per page
 
-  // 2. Watch events.
+  // 2. Watch events. A claim usable everywhere but reserved for a pod on another node gives no
+  // binding here.
+  json five = gpu_claim("five", "uid-five", "gpu-5", "0000-elsewhere");
+  five["status"]["allocation"].erase("nodeSelector");
+  server.apply("resourceclaims", five);
   server.apply("resourceclaims", gpu_claim("two", "uid-two", "gpu-1", "pod-two"));
   ASSERT_TRUE(listener.wait_for(
       {tutorial_uid + "/gpu-0@" + pod_uid, "claim-uid-123456/cpudevmachine@", "uid-two/gpu-1@pod-two"}));
@@ -294,6 +305,7 @@ TEST(K8sObserver, KubeconfigWithCaDataAndTokenOverTls) {
   std::string why;
   if (!server.start(&why, {"--tls", cert, key, "--token", "s3cret"})) GTEST_SKIP() << why;
   server.apply("resourceclaims", load(dir / "resourceclaim-v1-allocated-reserved-k8s-tutorial.yaml"));
+  server.apply("pods", pod_on("c4dadf20-392a-474d-a47b-ab82080c8bd7", "kind-worker"));
 
   std::ifstream in(cert);
   std::stringstream pem;

@@ -365,3 +365,22 @@ TEST(K8sBindings, UnallocatedClaimsGiveNoBindingsAndOutputIsDeterministic) {
 
 }  // namespace
 }  // namespace c2c::k8s
+
+namespace c2c::k8s {
+namespace {
+
+TEST(K8sBindings, WithTheNodesCompletePodListAReservedPodNotOnItGetsNoBinding) {
+  Decoded d = parse(std::string(kGpuSlice) + kTutorialClaim);
+  BindingOptions o;
+  o.node = "kind-worker";
+  o.pods_complete = true;
+  EXPECT_TRUE(compute_bindings(d.claims, Inventory::build(d.slices), d.pods, o).bindings.empty());
+  Decoded p = parse("apiVersion: v1\nkind: Pod\nmetadata: {name: pod0, namespace: dra-tutorial, uid: c4dadf20}\nspec: {nodeName: kind-worker}\n");
+  d.pods = p.pods;
+  BindingSet s = compute_bindings(d.claims, Inventory::build(d.slices), d.pods, o);
+  ASSERT_EQ(s.bindings.size(), 1u);
+  EXPECT_EQ(s.bindings[0].pod_uid, "c4dadf20");
+}
+
+}  // namespace
+}  // namespace c2c::k8s

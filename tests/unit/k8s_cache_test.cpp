@@ -94,7 +94,7 @@ json on_node(json c, const std::string& node) {
 
 TEST(K8sCache, OnlyThisNodesClaimsAreKeptAndAMoveAwayRemovesTheBinding) {
   Recorder rec;
-  BindingCache cache(rec, BindingOptions{"w1", std::nullopt});
+  BindingCache cache(rec, BindingOptions{"w1", std::nullopt, false});
   cache.replace(R::Pods, {}, "t");
   cache.replace(R::Slices, {}, "t");
   cache.replace(R::Claims, {on_node(claim("a", "dev-0"), "w1"), on_node(claim("b", "dev-1"), "w2"), claim("c", "dev-2")}, "t");
