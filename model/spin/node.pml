@@ -30,7 +30,14 @@
  *   BUG_RESURRECT_ON_RESTART   restart keeps the observed claims and tasks (INV-7)
  *   BUG_NO_OBSERVE             reconciler plans against its own record instead of the map (INV-5)
  *   BUG_LOADING_STUCK          SyncComplete never happens: deferred deletes never run (ESR)
+ *   BUG_FORGET_DEALLOC         a deallocation does not re-derive the claim's entry (INV-1)
+ *   BUG_SKIP_PRUNE             entries D does not explain are never deleted (INV-5)
  */
+
+/* Names used by tests/mutants/mutants.tsv for the same bugs. */
+#ifdef BUG_ACCEPT_OLD_GEN
+#define BUG_ACCEPT_OLDER_GEN
+#endif
 
 #ifndef NK
 #define NK 2
@@ -130,7 +137,11 @@ inline core_alloc(k, g) {
 inline core_dealloc(k, g) {
   if :: g > tomb[k] -> tomb[k] = g :: else -> skip fi;
   if :: c_cgen[k] <= g -> c_live[k] = 0 :: else -> skip fi;
+#ifndef BUG_FORGET_DEALLOC
   rederive(k)
+#else
+  skip
+#endif
 }
 
 inline core_task(k, s) {
@@ -249,8 +260,13 @@ proctype Daemon() {
 }
 
 /* Dirty: the core's view of the map differs from D; deletes are deferred while loading. */
+#ifdef BUG_SKIP_PRUNE
+#define MAY_DELETE 0
+#else
+#define MAY_DELETE (!loading)
+#endif
 #define DIRTY(k) ((d_start[k] != a_start[k] || (d_start[k] != 0 && d_gen[k] != a_gen[k])) \
-                  && (d_start[k] != 0 || !loading))
+                  && (d_start[k] != 0 || MAY_DELETE))
 
 proctype Applier() {
   byte k, s_start, s_cgen, s_gen, s_epoch;
@@ -285,6 +301,11 @@ proctype Applier() {
   od
 }
 
+#ifdef BUG_SKIP_PRUNE
+#define PRUNE_OK 0
+#else
+#define PRUNE_OK 1
+#endif
 inline full_pass() {
   for (i : 0 .. NK - 1) {
 #ifndef BUG_NO_OBSERVE
@@ -298,7 +319,7 @@ inline full_pass() {
 #endif
     for (i : 0 .. NK - 1) {                              /* Prune */
       if
-      :: a_start[i] != 0 && d_start[i] == 0 ->
+      :: a_start[i] != 0 && d_start[i] == 0 && PRUNE_OK ->
          /* INV-7 loading window: only an unexplained entry may be pruned */
          assert(INV7 && !VALID(i, b_start[i], b_cgen[i]));
          bpf_op(i, 0, 0, d_gen[i]); a_start[i] = 0

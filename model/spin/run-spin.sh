@@ -67,16 +67,16 @@ if [ -z "$errors" ] || [ -z "$states" ]; then
 fi
 
 if [ "$expect" = ok ]; then
-  # An incomplete search proves nothing: a depth cut-off or a bitstate/hash-compact run.
-  if grep -qE "max search depth too small|Search not completed|out of memory|hash-compact|bit-state" pan.out; then
-    cat pan.out
-    echo "run-spin: search incomplete" >&2
-    exit 1
-  fi
   if [ "$errors" != 0 ]; then
     cat pan.out
     [ -f model.pml.trail ] && spin "${defines[@]}" -t -p -g model.pml | tail -60
     echo "run-spin: $errors error(s) found" >&2
+    exit 1
+  fi
+  # An incomplete search proves nothing: a depth cut-off or a bitstate/hash-compact run.
+  if grep -qE "max search depth too small|Search not completed|out of memory|hash-compact|bit-state" pan.out; then
+    cat pan.out
+    echo "run-spin: search incomplete" >&2
     exit 1
   fi
   exit 0

@@ -135,7 +135,7 @@ z3::check_result check_path(z3::context& c, const z3::params& sp, const Options&
     sol.add(sk.guard);
     st.push_back(sk.next);
     for (const auto& inv : invariants())
-      bad = bad || !(inv_state(inv.id, st[i]) && inv_step(inv.id, st[i - 1], st[i]));
+      bad = bad || !(inv_state(inv.id, st[i]) && inv_step(inv.id, st[i - 1], st[i], seq[i - 1]));
   }
   if (progress_only) {
     // Feasibility instead of safety: every step of the path really changes the state.
@@ -151,7 +151,7 @@ z3::check_result check_path(z3::context& c, const z3::params& sp, const Options&
     for (size_t j = 1; j < st.size() && !violated; ++j) {  // up to the first violating step
       std::printf("    %zu. %-18s %s\n", j, to_string(seq[j - 1]), describe(m, st[j], &st[j - 1]).c_str());
       for (const auto& inv : invariants())
-        if (m.eval(inv_state(inv.id, st[j]) && inv_step(inv.id, st[j - 1], st[j]), true).is_false()) {
+        if (m.eval(inv_state(inv.id, st[j]) && inv_step(inv.id, st[j - 1], st[j], seq[j - 1]), true).is_false()) {
           std::printf("       violated: %s (%s)\n", inv.id.c_str(), inv.what.c_str());
           failed.insert(inv.id);
           violated = true;
@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
       z3::solver sol(c);
       sol.set(sp);
       sol.add(type_ok(s) && all_inv_state(s) && transition(e, s, p, n, opt));
-      sol.add(!(inv_state(inv.id, n) && inv_step(inv.id, s, n)));
+      sol.add(!(inv_state(inv.id, n) && inv_step(inv.id, s, n, e)));
       auto r = sol.check();
       std::printf("  step   %-6s %-18s %-7s %7.1f ms\n", inv.id.c_str(), to_string(e), verdict(r), ms_since(t));
       if (r == z3::sat) {

@@ -291,7 +291,7 @@ const std::vector<Mutant>& all_mutants() {
   static const std::vector<Mutant> m = {
       Mutant::AcceptOlderGeneration, Mutant::SkipCpusetIntersection, Mutant::NeverExpireBoost,
       Mutant::ReuseGenerationOnRestart, Mutant::ForgetDeallocCleanup, Mutant::DropStartCompare,
-      Mutant::ResurrectOnRestart, Mutant::BlindWrite, Mutant::PruneWhileLoading};
+      Mutant::ResurrectOnRestart, Mutant::BlindWrite, Mutant::PruneWhileLoading, Mutant::SkipPrune};
   return m;
 }
 
@@ -307,6 +307,7 @@ const char* to_string(Mutant m) {
     case Mutant::ResurrectOnRestart: return "resurrect-on-restart";
     case Mutant::BlindWrite: return "blind-write";
     case Mutant::PruneWhileLoading: return "prune-while-loading";
+    case Mutant::SkipPrune: return "skip-prune";
   }
   return "?";
 }
@@ -481,6 +482,7 @@ Step step(Event e, const State& s, const Params& p, const Options& o) {
       z3::expr upd = s["d_p"] && !entry_eq(s, "d", s, "a");
       z3::expr may_prune = o.mutant == Mutant::PruneWhileLoading ? T : !s["loading"];
       z3::expr del = !s["d_p"] && s["a_p"] && may_prune;
+      if (o.mutant == Mutant::SkipPrune) del = F;
       State x = s;
       copy_entry(x, "a", s, "d");
       State y = s;
@@ -593,8 +595,10 @@ z3::expr inv_state(const std::string& id, const State& s) {
   throw std::invalid_argument("unknown invariant " + id);
 }
 
-z3::expr inv_step(const std::string& id, const State& s, const State& n) {
+z3::expr inv_step(const std::string& id, const State& s, const State& n, std::optional<Event> e) {
   z3::context& c = s["G"].ctx();
+  if (id == "INV-5" && e == Event::BpfSynced)  // the plan leaves A = D (deletes wait while loading)
+    return z3::implies(!n["loading"] || n["d_p"], entry_eq(n, "a", n, "d"));
   if (id == "INV-3")
     return n["chw"] >= s["chw"] && n["phw"] >= s["phw"] &&
            z3::implies(s["d_p"] && n["d_p"] && !s["pnode"], n["d_cg"] >= s["d_cg"]) &&

@@ -78,6 +78,7 @@ enum class Mutant {
   ResurrectOnRestart,       // restart keeps the desired table (INV-7)
   BlindWrite,               // the applier writes its snapshot without the CAS (INV-3)
   PruneWhileLoading,        // plan deletes while loading (INV-7)
+  SkipPrune,                // plan keeps entries the desired table does not explain (INV-5)
 };
 const std::vector<Mutant>& all_mutants();
 const char* to_string(Mutant m);
@@ -120,7 +121,8 @@ struct Invariant {
 };
 const std::vector<Invariant>& invariants();
 z3::expr inv_state(const std::string& id, const State& s);
-z3::expr inv_step(const std::string& id, const State& s, const State& n);
+// `e`, when known, adds the event-specific step parts (INV-5: after bpf_synced, A equals D).
+z3::expr inv_step(const std::string& id, const State& s, const State& n, std::optional<Event> e = std::nullopt);
 z3::expr all_inv_state(const State& s);
 
 // Human-readable dump of a state in a model (only fields that differ when `before` is given).
