@@ -305,3 +305,29 @@ TEST_F(MirrorApply, SnapshotCompareBeforeDeleteKeepsOtherTasksAndNewerWrites) {
 
 }  // namespace
 }  // namespace c2c::mirror
+
+#include "mirror/report_json.hpp"
+
+namespace c2c::mirror {
+namespace {
+
+TEST_F(MirrorApply, ReportAsJsonListsProblemsForTheDaemon) {
+  map.entries[5] = to_abi(val(500, 1));
+  map.fault = [&](char op, uint32_t tid) { return (op == 'u' && tid == 4) ? EPERM : 0; };
+  ApplyReport rep = make().apply(Plan{{add(3, val(30, 1)), add(4, val(40, 1)), del(5, val(499, 1))}, {9}});
+  nlohmann::json j = to_json(rep);
+  EXPECT_EQ(j["ok"], false);
+  EXPECT_EQ(j["counts"]["applied"], 1);
+  EXPECT_EQ(j["counts"]["failed"], 1);
+  EXPECT_EQ(j["counts"]["skipped"], 1);
+  EXPECT_EQ(j["deferredDeletes"], nlohmann::json::array({9}));
+  ASSERT_EQ(j["entries"].size(), 2u) << j.dump();
+  EXPECT_EQ(j["entries"][0]["tid"], 4);
+  EXPECT_EQ(j["entries"][0]["state"], "failed");
+  EXPECT_EQ(j["entries"][0]["errno"], EPERM);
+  EXPECT_EQ(j["entries"][1]["state"], "skipped");
+  EXPECT_EQ(to_json(rep, false)["entries"].size(), 3u);
+}
+
+}  // namespace
+}  // namespace c2c::mirror

@@ -115,6 +115,13 @@ TEST_F(MirrorGeneration, CoverRefusesWhatAnEarlierProcessMayHaveUsed) {
   EXPECT_EQ(lease->next().value(), 61u);
 }
 
+TEST_F(MirrorGeneration, UnreadablePathIsAnErrorNotZero) {
+  // Only a missing file means "first start"; any other failure to read must not become 0.
+  auto g = load_generation("/dev/null/generation");  // ENOTDIR
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().find("cannot open"), std::string::npos) << g.error();
+}
+
 TEST_F(MirrorGeneration, ZeroLeaseIsRefused) { EXPECT_FALSE(GenerationLease::open(file, 0).ok()); }
 
 }  // namespace
