@@ -120,10 +120,11 @@ HttpResult perform(const KubeConfig& cfg, const std::string& path, StreamState& 
 
 HttpClient::HttpClient(KubeConfig cfg) : cfg_(std::move(cfg)) { global_init(); }
 
-HttpResult HttpClient::get(const std::string& path, long timeout_s) const {
+HttpResult HttpClient::get(const std::string& path, long timeout_s, const std::atomic<bool>* stop) const {
   std::string body;
   StreamState st;
   st.body = &body;
+  st.stop = stop;
   HttpResult r = perform(cfg_, path, st, timeout_s);
   r.body = std::move(body);
   return r;

@@ -19,8 +19,8 @@ struct HttpResult {
 class HttpClient {
  public:
   explicit HttpClient(KubeConfig cfg);
-  // GET server+path; gives up after timeout_s.
-  HttpResult get(const std::string& path, long timeout_s = 60) const;
+  // GET server+path; gives up after timeout_s, or early when *stop becomes true.
+  HttpResult get(const std::string& path, long timeout_s = 60, const std::atomic<bool>* stop = nullptr) const;
   // GET server+path and call on_line for every complete line of the body as it arrives.
   // Returns when the server ends the response, the connection breaks (error set), on_line
   // returns false, or `stop` becomes true.

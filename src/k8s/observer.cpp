@@ -209,7 +209,7 @@ void Observer::resource_loop(BindingCache::Resource r, const std::atomic<bool>& 
       std::string q = base + "?limit=" + std::to_string(options_.list_page_size) + selector +
                       (cont.empty() ? "" : "&continue=" + url_encode(cont));
       ++stats_.lists[ri];
-      HttpResult res = http.get(q);
+      HttpResult res = http.get(q, 60, &stop);
       json page = res.ok() ? json::parse(res.body, nullptr, false) : json();
       if (!res.ok() || page.is_discarded() || !page.is_object()) {
         listener_.on_notice("error", "list " + name + ": " +
@@ -233,12 +233,15 @@ void Observer::resource_loop(BindingCache::Resource r, const std::atomic<bool>& 
     // WATCH from rv until 410 Gone or a broken connection; a clean end just re-watches.
     while (!stop) {
       bool gone = false;
+      int lines = 0;
+      auto started = std::chrono::steady_clock::now();
       std::string q = base + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + url_encode(rv) +
                       "&timeoutSeconds=" + std::to_string(options_.watch_timeout_s) + selector;
       ++stats_.watches[ri];
       HttpResult res = http.stream(
           q,
           [&](const std::string& line) {
+            ++lines;
             json ev = json::parse(line, nullptr, false);
             if (ev.is_discarded() || !ev.is_object() || !ev.contains("type") || !ev["type"].is_string()) {
               listener_.on_notice("error", "watch " + name + ": not a watch event: " + line.substr(0, 200));
@@ -272,6 +275,9 @@ void Observer::resource_loop(BindingCache::Resource r, const std::atomic<bool>& 
         sleep_unless_stopped(stop, options_.retry_backoff_ms);
         break;
       }
+      // A server that ends watches at once must not make this a busy loop.
+      if (lines == 0 && std::chrono::steady_clock::now() - started < std::chrono::seconds(1))
+        sleep_unless_stopped(stop, options_.retry_backoff_ms);
     }
   }
 }
