@@ -1,5 +1,6 @@
 #include "differential.hpp"
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -106,6 +107,18 @@ std::optional<std::string> Differential::step(const Event& e) {
   if (!same(r.status, o.status)) {
     os << "status: core " << status_text(r.status) << " (" << r.field << " " << r.message
        << ") model " << status_text(o.status) << " (" << o.field << " " << o.message << ")\n";
+  }
+  if (r.status == ApplyResult::Status::Invalid && r.field.empty())
+    os << "an Invalid result must name the offending field (" << r.message << ")\n";
+  std::vector<uint32_t> changed = r.changed_tids;
+  std::sort(changed.begin(), changed.end());
+  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+  if (same(r.status, o.status) && changed != model_.last_changed()) {
+    os << "changed_tids: core [";
+    for (auto t : changed) os << t << ' ';
+    os << "] model [";
+    for (auto t : model_.last_changed()) os << t << ' ';
+    os << "]\n";
   }
   if (r.status != ApplyResult::Status::Applied && core_.digest() != before)
     os << "INV-3: an " << status_text(r.status) << " event changed the core's digest\n";

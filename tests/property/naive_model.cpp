@@ -166,6 +166,7 @@ std::optional<int64_t> NaiveModel::policy_generation(PolicyKind k, const std::st
 Outcome NaiveModel::apply(const Event& e) {
   // Work on a copy: a refused or ignored event must leave nothing half-applied.
   NaiveModel next = *this;
+  next.last_changed_.clear();
   Outcome out = std::visit(
       [&next](const auto& ev) -> Outcome {
         using T = std::decay_t<decltype(ev)>;
@@ -177,6 +178,7 @@ Outcome NaiveModel::apply(const Event& e) {
       },
       e);
   if (out.status == Status::Applied) *this = std::move(next);
+  else last_changed_.clear();
   return out;
 }
 
@@ -349,6 +351,7 @@ Outcome NaiveModel::on(const DaemonRestart& e) {
   claims_.clear();
   pods_.clear();
   tasks_.clear();
+  for (const auto& [tid, entry] : desired_) last_changed_.push_back(tid);
   desired_.clear();
   removal_.clear();
   for (const auto& [tid, v] : actual_) removal_[tid] = RemovalTag::Restart;
@@ -631,6 +634,7 @@ void NaiveModel::install(std::map<uint32_t, Entry> next, RemovalTag tag) {
     } else {
       e.value.generation = g_ + 1;
       changed = true;
+      last_changed_.push_back(tid);
     }
     removal_.erase(tid);
   }
@@ -639,8 +643,10 @@ void NaiveModel::install(std::map<uint32_t, Entry> next, RemovalTag tag) {
       changed = true;
       // §2: a removal reason is kept for entries that left D while still in A.
       if (actual_.count(tid) != 0) removal_[tid] = tag;
+      last_changed_.push_back(tid);
     }
   }
+  std::sort(last_changed_.begin(), last_changed_.end());
   if (changed) ++g_;
   desired_ = std::move(next);
 }

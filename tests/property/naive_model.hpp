@@ -84,6 +84,8 @@ class NaiveModel {
   const std::map<std::string, Pod>& pods() const { return pods_; }
   const std::map<std::string, DraExecutionPolicy>& dra() const { return dra_; }
   const std::map<std::string, NodeSchedulingPolicy>& nsp() const { return nsp_; }
+  // Tids whose desired entry the last applied event added, changed or removed (sorted).
+  const std::vector<uint32_t>& last_changed() const { return last_changed_; }
   int64_t claim_high_water(const std::string& uid) const;
   int64_t policy_high_water(PolicyKind k, const std::string& name) const;
   std::optional<int64_t> policy_generation(PolicyKind k, const std::string& name) const;
@@ -146,6 +148,7 @@ class NaiveModel {
   std::map<uint32_t, Entry> desired_;
   std::map<uint32_t, RuntimeValue> actual_;
   std::map<uint32_t, RemovalTag> removal_;
+  std::vector<uint32_t> last_changed_;
 };
 
 // Set algebra written here on the raw words, so that a bug in CpuSet's operators cannot hide.
