@@ -7,7 +7,8 @@
  *   core       event handling runs under the core lock (one atomic step): it updates the core's
  *              observed state, re-derives desired D[k], bumps the node generation G and persists it.
  *   Applier    incremental mirror: snapshot a dirty D[k] under the lock, release it, then write
- *              the BPF map under the lock again with compare-and-swap on the generation.
+ *              the BPF map under the lock again with compare-and-swap on the generation, then
+ *              record the write in A (a crash can fall between the two dependent writes).
  *   Reconciler full pass under the lock: observe the map (A := BPF), Prune (only when not
  *              loading), then Update-all.
  *   Daemon     restart after a crash (volatile state lost; the pinned map, tombstones and the
@@ -270,6 +271,7 @@ proctype Daemon() {
 
 proctype Applier() {
   byte k, s_start, s_cgen, s_gen, s_epoch;
+  bool wrote;
   do
   :: atomic {
        up;
@@ -290,10 +292,18 @@ proctype Applier() {
 #else
        :: up && s_epoch == epoch && d_gen[k] == s_gen ->  /* compare-and-swap on the generation */
 #endif
-          bpf_op(k, s_start, s_cgen, s_gen);
-          a_start[k] = s_start; a_gen[k] = s_gen
-       :: else -> skip  /* CAS lost or the thread died: the key stays dirty */
+          bpf_op(k, s_start, s_cgen, s_gen); wrote = 1
+       :: else -> wrote = 0  /* CAS lost or the thread died: the key stays dirty */
        fi
+     };
+     /* Second dependent write: record the map write in the core's view A. A crash in between
+      * leaves the map ahead of A; the restart re-reads the map (BpfObserved). */
+     atomic {
+       if
+       :: wrote && up && s_epoch == epoch -> a_start[k] = s_start; a_gen[k] = s_gen
+       :: else -> skip
+       fi;
+       wrote = 0
      }
 #ifdef BUG_PERSIST_AFTER_WRITE
      ; atomic { up && s_epoch == epoch && G_file < s_gen -> G_file = s_gen }
