@@ -95,8 +95,12 @@ struct {
 	__type(value, struct cpu_ctx);
 } cpu_ctxs SEC(".maps");
 
-/* Last time each shared DSQ was empty or served: the starvation clock (index = DSQ id). */
-static __u64 dsq_served_at[4];
+/*
+ * Last time each shared DSQ was empty or served: the starvation clock (index = DSQ id).
+ * Deliberately not static: clang splits a static array whose elements are only used at constant
+ * indices into scalars, and the resulting .bss BTF is rejected by the kernel ("Invalid size").
+ */
+__u64 dsq_served_at[4];
 
 static struct c2c_stats *stats(void)
 {
@@ -174,7 +178,12 @@ static __u64 slice_of(const struct c2c_policy_value *v)
 	}
 }
 
-static bool budget_left(void)
+/*
+ * Not inlined: inlined into c2c_tick, clang merges its "boosted_ns = 0" store with the tick's
+ * "p->scx.slice = 0" into one instruction, which the verifier rejects ("same insn cannot be used
+ * with different pointers").
+ */
+static __noinline bool budget_left(void)
 {
 	struct cpu_ctx *cc = this_cpu_ctx();
 	__u64 now = bpf_ktime_get_boot_ns();

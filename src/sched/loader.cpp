@@ -165,21 +165,20 @@ std::unique_ptr<Scheduler> Scheduler::load(const LoaderOptions& opts) {
                     (err == EBUSY ? " (another sched_ext scheduler is loaded)" : ""));
   }
 
-  // The exit record lives in the .data map, which libbpf mmaps after load.
-  if (auto off = uei_offset(s->obj_)) {
-    bpf_map* m = nullptr;
-    bpf_object__for_each_map(m, s->obj_) {
-      std::string_view name = bpf_map__name(m);
-      if (name.size() >= 5 && name.substr(name.size() - 5) == ".data") break;
-    }
-    size_t size = 0;
-    if (m) {
-      auto* base = static_cast<const char*>(bpf_map__initial_value(m, &size));
-      if (base && *off + sizeof(UserExitInfo) <= size)
-        s->uei_ = reinterpret_cast<const UserExitInfo*>(base + *off);
-    }
+  // The exit record lives in the .data map (UEI_RECORD in ops.exit). It is read with a map
+  // lookup rather than through libbpf's mmap of .data, which did not show the kernel's writes
+  // in the guest.
+  const auto off = uei_offset(s->obj_);
+  bpf_map* data = nullptr;
+  bpf_object__for_each_map(data, s->obj_) {
+    std::string_view name = bpf_map__name(data);
+    if (name.size() >= 5 && name.substr(name.size() - 5) == ".data") break;
   }
-  if (!s->uei_) throw LoadError("sched: cannot locate the exit record (uei) in .data");
+  if (!off || !data || *off + sizeof(UserExitInfo) > bpf_map__value_size(data))
+    throw LoadError("sched: cannot locate the exit record (uei) in .data");
+  s->data_fd_ = bpf_map__fd(data);
+  s->data_size_ = bpf_map__value_size(data);
+  s->uei_offset_ = *off;
 
   bpf_map* st = bpf_object__find_map_by_name(s->obj_, C2C_STATS_MAP_NAME);
   s->stats_fd_ = st ? bpf_map__fd(st) : -1;
@@ -209,11 +208,14 @@ void Scheduler::detach() {
 }
 
 std::optional<ExitReport> Scheduler::exit_report() const {
-  if (!uei_) return std::nullopt;
-  // The BPF side publishes kind last with a full barrier (UEI_RECORD); pair it.
-  int32_t kind = __atomic_load_n(&uei_->kind, __ATOMIC_ACQUIRE);
-  if (kind == 0) return std::nullopt;
-  return to_report(*uei_);
+  if (data_fd_ < 0) return std::nullopt;
+  std::vector<char> buf(data_size_);
+  uint32_t zero = 0;
+  if (bpf_map_lookup_elem(data_fd_, &zero, buf.data()) != 0) return std::nullopt;
+  UserExitInfo raw{};
+  std::memcpy(&raw, buf.data() + uei_offset_, sizeof raw);
+  if (raw.kind == 0) return std::nullopt;
+  return to_report(raw);
 }
 
 c2c_stats Scheduler::stats() const {

@@ -60,7 +60,9 @@ class Scheduler {
   Scheduler() = default;
   bpf_object* obj_ = nullptr;
   bpf_link* link_ = nullptr;
-  const UserExitInfo* uei_ = nullptr;  // inside the mmapped .data map
+  int data_fd_ = -1;          // the .data map holding the exit record
+  size_t data_size_ = 0;      // its value size
+  size_t uei_offset_ = 0;     // offset of `uei` in it
   int stats_fd_ = -1;
   bool policy_reused_ = false;
 };

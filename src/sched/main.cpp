@@ -66,6 +66,13 @@ int main(int argc, char** argv) {
   std::optional<c2c::sched::ExitReport> exited;
   while (!g_stop) {
     if ((exited = s->exit_report())) break;
+    // Belt and braces: the kernel left sched_ext while we still hold the link.
+    if (c2c::sched::scx_state() != "enabled") {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      exited = s->exit_report();
+      if (!exited) exited = c2c::sched::ExitReport{-1, 0, "state left 'enabled' without an exit record", ""};
+      break;
+    }
     const auto now = clock::now();
     if (duration > 0 && now - start >= std::chrono::duration<double>(duration)) break;
     if (stats_every > 0 && now >= next_stats) {

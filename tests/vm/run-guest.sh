@@ -28,12 +28,16 @@ qemu=$(command -v qemu-system-x86_64 || true)
 [ -r "$kernel" ] && [ -r "$initrd" ] || { echo "run-guest: --kernel and --initrd must be readable files" >&2; exit 2; }
 [ -n "$log" ] || log=$(mktemp /tmp/c2c-guest.XXXXXX.log)
 
-# isolcpus= would make sched_ext refuse to enable; panic=-1 turns a guest panic into an exit.
-cmdline="console=ttyS0 quiet loglevel=4 panic=-1 oops=panic $append"
+# isolcpus= would make sched_ext refuse to enable; panic=-1 turns a guest panic into an exit;
+# reboot=t (triple fault) ends qemu (-no-reboot) on a machine without a keyboard controller.
+cmdline="console=ttyS0 quiet loglevel=4 panic=-1 oops=panic reboot=t $append"
+# The kernel has no ACPI (tinyconfig), so it finds CPUs through the MP table. The pc machine's
+# SeaBIOS lists only the boot CPU there; microvm with acpi=off lists all of them (-smp 2 works).
+machine=(-M microvm,acpi=off)
 
 boot() {  # boot <accel args...>; output to $log
   : >"$log"
-  timeout --foreground -k 5 "$timeout_s" "$qemu" "$@" -smp 2 -m 1G -nographic -no-reboot \
+  timeout --foreground -k 5 "$timeout_s" "$qemu" "${machine[@]}" "$@" -smp 2 -m 1G -nographic -no-reboot \
     -kernel "$kernel" -initrd "$initrd" -append "$cmdline" >"$log" 2>&1 </dev/null &
   qpid=$!
 }
@@ -60,6 +64,15 @@ fi
 # Stream the console while the guest runs.
 tail -n +1 -f "$log" --pid "$qpid" 2>/dev/null &
 tpid=$!
+# The verdict is the guest's last word: do not wait for a reboot that might not come.
+while kill -0 "$qpid" 2>/dev/null; do
+  if grep -aq "C2C-VERDICT:" "$log"; then
+    sleep 3
+    kill "$qpid" 2>/dev/null
+    break
+  fi
+  sleep 1
+done
 wait "$qpid"
 qrc=$?
 sleep 0.2; kill "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null
