@@ -1,0 +1,27 @@
+// fuzz_core_events: bytes -> a sequence of events over a small universe (event_source.hpp) ->
+// c2c::Core, with every check of checked_run.hpp after every step. On a failure it prints the
+// step, the invariant, the message and the events up to the failing step as a trace; feed the
+// saved input to `claim2core report` for a minimized trace and a regression file.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "fuzz/checked_run.hpp"
+#include "fuzz/event_source.hpp"
+#include "fuzz/harness_support.hpp"
+#include "trace/event_codec.hpp"
+#include "trace/render.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::vector<c2c::Event> events = c2c::fuzz::decode_events(data, size);
+  const auto failure = c2c::fuzz::run_checked(events);
+  if (!failure) return 0;
+  std::fprintf(stderr, "fuzz_core_events: %s violated at step %zu (%s): %s\n", failure->invariant.c_str(),
+               failure->step, failure->event_kind.c_str(), failure->message.c_str());
+  if (failure->lineage)
+    std::fprintf(stderr, "lineage: %s\n", c2c::trace::to_json(*failure->lineage).dump().c_str());
+  std::fprintf(stderr, "trace up to the failing step:\n");
+  for (size_t i = 0; i < failure->step && i < events.size(); ++i)
+    std::fprintf(stderr, "%s\n", c2c::trace::encode_event(events[i]).dump().c_str());
+  c2c::fuzz::die();
+}

@@ -1,0 +1,15 @@
+#!/bin/sh
+# A bounded libFuzzer campaign for the default test run (ctest fuzz.short.<harness>).
+# usage: run_short.sh FUZZER_BINARY COMMITTED_CORPUS SCRATCH_DIR SECONDS
+# New inputs go to SCRATCH_DIR/new (the committed corpus is only read); a crash is saved under
+# SCRATCH_DIR/artifacts/ and fails the test: `claim2core report <crash file>` explains it.
+set -eu
+bin=$1 corpus=$2 scratch=$3 seconds=$4
+if [ ! -x "$bin" ]; then
+  echo "fuzz.short: $bin was not built (the c2c_fuzz_clang ExternalProject builds it with clang++-19)" >&2
+  exit 1
+fi
+rm -rf "$scratch"
+mkdir -p "$scratch/new" "$scratch/artifacts"
+exec "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  -artifact_prefix="$scratch/artifacts/" "$scratch/new" "$corpus"
