@@ -121,8 +121,9 @@ int cmd_latency(const PolicySpec* spec, const std::string& cgroup, int duration_
   uint64_t csw1 = csw0, mig1 = mig0;
   while (!done) {
     if (auto st = read_task_stat(getpid(), tid)) stat_seen.insert(st->processor);
-    csw1 = read_ctxt_switches(getpid(), tid, true) + read_ctxt_switches(getpid(), tid, false);
-    mig1 = read_nr_migrations(getpid(), tid);
+    // Counters only grow; a read after the thread exited gives 0 and is ignored.
+    csw1 = std::max(csw1, read_ctxt_switches(getpid(), tid, true) + read_ctxt_switches(getpid(), tid, false));
+    mig1 = std::max(mig1, read_nr_migrations(getpid(), tid));
     std::this_thread::sleep_for(std::chrono::milliseconds(3));
   }
   probe.join();
