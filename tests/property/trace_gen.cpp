@@ -74,8 +74,8 @@ Claim make_claim(const Step& s, const naive::NaiveModel& m) {
   auto live = m.claims().find(c.uid);
   if (live != m.claims().end() && c.generation == live->second.generation && s.p[7] % 2 == 0)
     return live->second;
-  const char* nodes[] = {"n1", "n1", "", "n2"};
-  c.node = nodes[s.p[2] % 4];
+  const char* nodes[] = {"n1", "n1", "n1", "", "n1", "n2"};
+  c.node = nodes[s.p[2] % 6];
   AllocatedDevice d;
   d.request = "r";
   d.driver = s.p[3] % 2 == 0 ? "gpu.x" : "cpu.x";
@@ -101,7 +101,7 @@ Claim make_claim(const Step& s, const naive::NaiveModel& m) {
     d2.cpus = cpus("5");
     c.devices.push_back(d2);
   }
-  const uint8_t mask = static_cast<uint8_t>(s.p[6] % 8 == 0 ? 7 : s.p[6] % 8);
+  const uint8_t mask = static_cast<uint8_t>(s.p[6] % 10 >= 7 ? 7 : s.p[6] % 10);  // often all pods
   for (unsigned i = 0; i < 3; ++i)
     if ((mask >> i) & 1u) c.reserved_for.push_back(kPods[i]);
   return c;
@@ -141,9 +141,18 @@ Task make_task(const Step& s, const naive::NaiveModel& m) {
   t.cgroup = kTaskCgroups[s.p[4] % 7];
   t.role = s.p[5] % 3 == 2 ? "decode" : "";
   t.cpuset = pick_cpuset(s.p[6], {"0-1", "4-7", "0-7"});
-  // Same start as the live task: often an identical re-observation (a duplicate).
+  // Same start as the live task: often an identical re-observation (a duplicate). A newer start:
+  // often a new task that looks just like its predecessor (same comm, cgroup, policy), where only
+  // the start tells them apart (INV-2).
   auto it = m.tasks().find(t.key.tid);
-  if (it != m.tasks().end() && it->second.key == t.key && s.p[7] % 3 == 0) return it->second;
+  if (it != m.tasks().end() && s.p[7] % 3 == 0) {
+    if (it->second.key == t.key) return it->second;
+    if (t.key.start > it->second.key.start) {
+      const uint64_t start = t.key.start;
+      t = it->second;
+      t.key.start = start;
+    }
+  }
   return t;
 }
 
@@ -290,9 +299,9 @@ void showValue(const Step& s, std::ostream& os) {
 rc::Gen<Step> gen_step() {
   using K = StepKind;
   auto kind = rc::gen::weightedElement<StepKind>({
-      {8, K::TaskSeen},    {2, K::TaskRenamed},   {3, K::TaskExited},  {3, K::ClaimAllocated},
+      {8, K::TaskSeen},    {2, K::TaskRenamed},   {3, K::TaskExited},  {5, K::ClaimAllocated},
       {1, K::ClaimUpdated}, {2, K::ClaimDeallocated}, {3, K::PodBound}, {1, K::PodRemoved},
-      {3, K::DraUpsert},   {3, K::NodeUpsert},    {1, K::PolicyDelete}, {2, K::Preview},
+      {4, K::DraUpsert},   {3, K::NodeUpsert},    {1, K::PolicyDelete}, {2, K::Preview},
       {3, K::TimeAdvance}, {1, K::Restart},       {2, K::SyncComplete}, {2, K::BpfObserved},
       {4, K::BpfSynced},   {1, K::NodeInfo},
   });
