@@ -30,8 +30,13 @@ exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
     >/tmp/bg.out 2>&1 &
   BG=$!
   sleep 0.5
+  nbg=0
   if [ "$3" = on ]; then
-    for w in $(pgrep -P $BG stress-ng); do c2c-vm-tool put --tid $w --class background >/dev/null; done
+    # stress-ng's workers are the children of $BG (busybox-static has no pgrep).
+    for d in /proc/[0-9]*; do
+      [ "$(awk '{print $4}' $d/stat 2>/dev/null)" = "$BG" ] || continue
+      c2c-vm-tool put --tid ${d#/proc/} --class background >/dev/null && nbg=$((nbg + 1))
+    done
     policy="--class lc --boost-ms 60000"
   else
     policy=""
@@ -43,7 +48,7 @@ exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
   ops=$(awk '$4=="cpu"{print $5}' /tmp/bg.out | tail -n 1)
   [ -n "$ops" ] || ops=0
   if [ "$3" = on ]; then kill -TERM $SCHED_PID; wait $SCHED_PID; fi
-  echo "C2C-RESULT {\"experiment\":\"2x2\",\"cell\":\"$1\",\"alloc\":\"$2\",\"sched\":\"$3\",\"rep\":$4,\"probe\":$lat,\"sys_ctx_switches\":$((c1 - c0)),\"bg_bogo_ops\":$ops}"
+  echo "C2C-RESULT {\"experiment\":\"2x2\",\"cell\":\"$1\",\"alloc\":\"$2\",\"sched\":\"$3\",\"rep\":$4,\"probe\":$lat,\"sys_ctx_switches\":$((c1 - c0)),\"bg_bogo_ops\":$ops,\"bg_policies\":$nbg}"
   echo "$lat" | grep -q '"samples":0' && failed="$failed run-$1-$4"
 }
 
