@@ -113,7 +113,11 @@ void pin(z3::solver& sol, const Core& core, const Witness& w, const State& s) {
     sol.add(s["cl"] == c.bool_val(cl.has_value()));
     if (cl) {
       sol.add(s["cg"] == c.int_val(cl->generation));
-      if (w.single_claim) {
+      // The model narrows to the claim's CPUs (respectAllocatedCPUSet); otherwise leave them free.
+      bool respects = true;
+      if (w.policy && w.policy->kind == PolicyKind::Dra)
+        if (auto dp = core.dra_policy(w.policy->name)) respects = dp->respect_allocated_cpuset;
+      if (w.single_claim && respects) {
         std::optional<CpuSet> u;
         for (const auto& dev : cl->devices)
           if (dev.cpus) u = u ? (*u | *dev.cpus) : *dev.cpus;
@@ -316,6 +320,10 @@ ConformanceResult check_conformance(const Core& pre, const c2c::Event& e, const 
     // Conformance checks the core, not the environment: no assumption on the generation file.
     Options opt;
     opt.assume_persisted = false;
+    // The real pre-state is a reachable state, so it satisfies the proved invariants; assuming
+    // them fixes the fields the core does not expose (high-water marks, observation epochs) to
+    // values consistent with the pinned ones, e.g. a live claim sits at its high-water mark.
+    sol.add(type_ok(s) && all_inv_state(s));
     sol.add(transition(*me, s, p, n, opt));
     ++out.keys_checked;
     if (sol.check() != z3::sat) {
