@@ -119,11 +119,17 @@ std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const RE
 
 void CoreImpl::set_entry(uint32_t tid, DesiredEntry e) {
   auto cur = desired.find(tid);
-  if (cur != desired.end() && (cur->second.value.flags & kFlagBoost))
-    lease_renewals.erase({cur->second.value.boost_until - cur->second.value.max_boost / 2, tid});
-  if (e.value.flags & kFlagBoost) lease_renewals.insert({e.value.boost_until - e.value.max_boost / 2, tid});
+  auto renew_at = [](const RuntimeValue& v) { return v.boost_until - v.max_boost / 2; };
+  const bool had = cur != desired.end() && (cur->second.value.flags & kFlagBoost);
+  const bool has = e.value.flags & kFlagBoost;
+  // The lease index only moves when the renewal time does (most rewrites keep the lease).
+  if (!(had && has && renew_at(cur->second.value) == renew_at(e.value))) {
+    if (had) lease_renewals.erase({renew_at(cur->second.value), tid});
+    if (has) lease_renewals.insert({renew_at(e.value), tid});
+  }
   removal_reasons.erase(tid);
-  desired[tid] = std::move(e);
+  if (cur != desired.end()) cur->second = std::move(e);
+  else desired.emplace(tid, std::move(e));
 }
 
 void CoreImpl::erase_entry(uint32_t tid, const std::string& reason) {
@@ -326,9 +332,12 @@ struct Handlers {
       return ignored("INV-2: rename of task (" + std::to_string(ev.key.tid) + ", " + std::to_string(ev.key.start) +
                      ") which is not live");
     if (it->second.task.comm == ev.comm) return ignored("comm unchanged");
-    s.unindex_task(ev.key.tid);
+    // Only the comm index depends on the name.
+    auto ci = s.tids_by_comm.find(it->second.task.comm);
+    ci->second.erase(ev.key.tid);
+    if (ci->second.empty()) s.tids_by_comm.erase(ci);
     it->second.task.comm = ev.comm;
-    s.index_task(ev.key.tid);
+    s.tids_by_comm[ev.comm].insert(ev.key.tid);
     std::unordered_set<uint32_t> affected{ev.key.tid};
     if (ev.key.tid == it->second.task.tgid) s.add_thread_group(affected, ev.key.tid);
     ApplyResult r;
@@ -403,8 +412,10 @@ struct Handlers {
     for (const auto& role : p.task_roles) st.role_regex.push_back(role.comm_regex.empty() ? nullptr : compile(role.comm_regex));
     std::unordered_set<uint32_t> affected = dra_reach(p);
     if (old) {
-      auto before = dra_reach(*old);
-      affected.insert(before.begin(), before.end());
+      if (old->match_labels != p.match_labels) {  // the reach depends on the selector only
+        auto before = dra_reach(*old);
+        affected.insert(before.begin(), before.end());
+      }
       st.previewed_generation = existing->second.previewed_generation;
     }
     s.dra_policies[p.name] = std::move(st);

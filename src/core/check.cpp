@@ -105,16 +105,15 @@ std::vector<Violation> CoreImpl::check() const {
     if (o.kind == PolicyKind::Dra) {
       auto pol = dra_policies.find(o.policy);
       if (pol != dra_policies.end() && pol->second.policy.respect_allocated_cpuset) {
-        for (const auto& ref : o.claims) {
-          auto c = claims.find(ref.uid);
-          if (c == claims.end()) continue;
-          std::optional<CpuSet> allocated;
-          for (const auto& d : c->second.claim.devices)
-            if (d.cpus) allocated = allocated ? (*allocated | *d.cpus) : *d.cpus;
-          if (allocated && !v.allowed.subset_of(*allocated))
-            report("INV-6", tid, who + ": allowed CPUs " + v.allowed.to_string() + " outside the CPUs claim " +
-                                     ref.uid + " allocated (" + allocated->to_string() + ")");
-        }
+        // The entry's claims together allocated these CPUs; allowed must stay inside them.
+        std::optional<CpuSet> allocated;
+        for (const auto& ref : o.claims)
+          if (auto c = claims.find(ref.uid); c != claims.end())
+            for (const auto& d : c->second.claim.devices)
+              if (d.cpus) allocated = allocated ? (*allocated | *d.cpus) : *d.cpus;
+        if (allocated && !v.allowed.subset_of(*allocated))
+          report("INV-6", tid, who + ": allowed CPUs " + v.allowed.to_string() +
+                                   " outside the CPUs its claims allocated (" + allocated->to_string() + ")");
       }
     }
 

@@ -98,6 +98,8 @@ class CoreImpl {
   std::unordered_map<uint32_t, RuntimeValue> actual;
   std::unordered_map<uint32_t, std::string> removal_reasons;  // why a tid left the desired table
   std::unordered_map<uint32_t, Conflict> conflicts;          // tids matched by more than one policy
+  std::unordered_map<std::string, std::weak_ptr<const Origin>> origin_pool;  // shared lineage origins
+  size_t origin_pool_swept_size = 0;
 
   // ---- event handlers (apply.cpp) ----
   ApplyResult apply(const Event& e);
@@ -124,6 +126,7 @@ class CoreImpl {
   std::unordered_set<uint32_t> tasks_under_cgroup(const std::string& cgroup) const;
   void add_thread_group(std::unordered_set<uint32_t>& tids, uint32_t leader_tgid) const;
   void set_entry(uint32_t tid, DesiredEntry e);
+  std::shared_ptr<const Origin> intern_origin(const std::string& key, Origin o);
   void erase_entry(uint32_t tid, const std::string& reason);
 
   // ---- queries ----

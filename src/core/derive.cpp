@@ -222,8 +222,9 @@ std::vector<Candidate> CoreImpl::candidates(const TaskState& t, const PolicyOver
     }
   });
   if (!exact && t.task.key.tid != t.task.tgid) {
+    // Only a real thread-group leader (tid == tgid) lends its match to the group.
     auto leader = tasks.find(t.task.tgid);
-    if (leader != tasks.end()) {
+    if (leader != tasks.end() && leader->second.task.tgid == leader->first) {
       for_each_node_policy([&](const NodePolicyState& st) {
         if (node_selected(st.policy) && RE2::PartialMatch(leader->second.task.comm, *st.regex))
           out.push_back(node_candidate(st, Strategy::Tgid));
@@ -267,7 +268,7 @@ void CoreImpl::rederive(const std::unordered_set<uint32_t>& tids_in, ApplyResult
   std::vector<uint32_t> tids(tids_in.begin(), tids_in.end());
   std::sort(tids.begin(), tids.end());
   std::vector<std::pair<uint32_t, std::optional<DesiredEntry>>> changes;
-  std::unordered_map<std::string, std::shared_ptr<const Origin>> batch_origins;
+  changes.reserve(tids.size());
   std::set<std::string> warnings;
 
   for (uint32_t tid : tids) {
@@ -302,13 +303,13 @@ void CoreImpl::rederive(const std::unordered_set<uint32_t>& tids_in, ApplyResult
       std::string okey = std::string(to_string(o.kind)) + "/" + o.policy + "/" + std::to_string(o.policy_generation) +
                          "/" + o.pod_uid + "/" + o.role;
       for (const auto& c : o.claims) okey += "/" + c.uid + "@" + std::to_string(c.generation);
-      auto& slot = batch_origins[okey];
-      if (!slot) slot = std::make_shared<const Origin>(std::move(o));
-      e.origin = slot;
+      e.origin = intern_origin(okey, std::move(o));
     }
     // A boost lease, once granted, runs to its deadline; re-deriving an unchanged boost keeps it.
     if (e.value.flags & kFlagBoost) {
+      // Only the same task keeps its lease: a task that reuses the tid starts a new one.
       const bool keep = cur != desired.end() && (cur->second.value.flags & kFlagBoost) &&
+                        cur->second.value.start == e.value.start &&
                         cur->second.value.max_boost == e.value.max_boost && cur->second.value.boost_until > now;
       e.value.boost_until = keep ? cur->second.value.boost_until : now + e.value.max_boost;
     }
@@ -328,6 +329,22 @@ void CoreImpl::rederive(const std::unordered_set<uint32_t>& tids_in, ApplyResult
     }
     out.changed_tids.push_back(tid);
   }
+}
+
+// Every task that one policy derives through one pod and claim set shares one Origin, across
+// events too (entries are created one task event at a time). Dead origins are swept whenever the
+// pool has doubled since the last sweep, so the pool stays proportional to the live ones.
+std::shared_ptr<const Origin> CoreImpl::intern_origin(const std::string& key, Origin o) {
+  auto& slot = origin_pool[key];
+  if (auto live = slot.lock(); live && *live == o) return live;
+  auto fresh = std::make_shared<const Origin>(std::move(o));
+  slot = fresh;
+  if (origin_pool.size() > 2 * origin_pool_swept_size + 64) {
+    for (auto it = origin_pool.begin(); it != origin_pool.end();)
+      it = it->second.expired() ? origin_pool.erase(it) : std::next(it);
+    origin_pool_swept_size = origin_pool.size();
+  }
+  return fresh;
 }
 
 }  // namespace c2c
