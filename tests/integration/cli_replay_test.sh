@@ -18,6 +18,8 @@ expect() {  # expect <code> <stderr-substring> <file>
 }
 for f in "$SRC"/examples/*.jsonl; do expect 0 "" "$f"; done
 expect 1 "INV-4 violated at step 2 (line 2, bpf_observed)" "$SRC/examples/violating/lagging-generation-file.jsonl"
+expect 1 "INV-4 violated at step 3 (line 3, daemon_restart): the restart did not move the generation past 2" \
+  "$SRC/examples/violating/restart-with-lagging-generation-file.jsonl"
 expect 2 "line 2: kind: unknown event kind 'task_teleported'" "$SRC/examples/invalid/unknown-kind.jsonl"
 expect 2 "line 1: task.cpuset: invalid CPU list" "$SRC/examples/invalid/cpu-out-of-range.jsonl"
 expect 2 "line 1: policy.spec.commandRegex: invalid RE2 regex" "$SRC/examples/invalid/bad-regex.jsonl"
