@@ -2,6 +2,7 @@
 // k8s adapter's YAML-to-JSON typing, the path manifests take) -> JSON -> decode_policy. Never a
 // crash or an exception other than DecodeError; a decoded policy always passes c2c::validate and
 // reads back equal after encode_policy.
+#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -61,6 +62,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!j.is_discarded()) try_decode(j, "json");
   if (too_deep(text)) return 0;
+  // Debian's yaml-cpp 0.7 LoadAll never returns on some inputs (fuzz/findings/
+  // yaml-cpp-loadall-hang.yaml). The bounded run in the default test suite sets
+  // C2C_FUZZ_SKIP_YAML so that rediscovering that known library hang cannot fail CI at random;
+  // corpus replay and long campaigns (scripts/fuzz) keep exercising the YAML path.
+  static const bool skip_yaml = std::getenv("C2C_FUZZ_SKIP_YAML") != nullptr;
+  if (skip_yaml) return 0;
   std::vector<nlohmann::json> docs;
   try {
     docs = c2c::k8s::yaml_to_json(text);
