@@ -60,17 +60,19 @@ PreviewResult preview_with(const CoreImpl& s, PolicyKind kind, const std::string
   return r;
 }
 
+PreviewResult invalid_preview(PolicyKind kind, const std::string& name, const FieldError& e) {
+  PreviewResult r;
+  r.policy = name;
+  r.kind = kind;
+  r.invalid_field = e.field;
+  r.invalid_message = e.message;
+  return r;
+}
+
 }  // namespace
 
 PreviewResult preview_dra(const CoreImpl& s, const DraExecutionPolicy& p) {
-  if (auto e = validate(p)) {
-    PreviewResult r;
-    r.policy = p.name;
-    r.kind = PolicyKind::Dra;
-    r.invalid_field = e->field;
-    r.invalid_message = e->message;
-    return r;
-  }
+  if (auto e = validate(p)) return invalid_preview(PolicyKind::Dra, p.name, *e);
   DraPolicyState st;
   st.policy = p;
   RE2::Options opts;
@@ -87,14 +89,7 @@ PreviewResult preview_dra(const CoreImpl& s, const DraExecutionPolicy& p) {
 }
 
 PreviewResult preview_node(const CoreImpl& s, const NodeSchedulingPolicy& p) {
-  if (auto e = validate(p)) {
-    PreviewResult r;
-    r.policy = p.name;
-    r.kind = PolicyKind::Node;
-    r.invalid_field = e->field;
-    r.invalid_message = e->message;
-    return r;
-  }
+  if (auto e = validate(p)) return invalid_preview(PolicyKind::Node, p.name, *e);
   RE2::Options opts;
   opts.set_log_errors(false);
   NodePolicyState st{p, std::make_shared<const RE2>(p.command_regex, opts)};
