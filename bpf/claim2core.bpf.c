@@ -50,22 +50,10 @@ UEI_DEFINE(uei);
 
 /*
  * ---- maps shared with user space (pinned under C2C_PIN_ROOT) -------------------------------
- * Same type, key, value, max_entries and flags as bpf/policy_maps.bpf.c (src/mirror), so either
- * side can create and pin them and the other reuses the pin.
+ * One definition with bpf/policy_maps.bpf.c (src/mirror), so either side can create and pin
+ * them and the other reuses the pin.
  */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, C2C_POLICY_MAX_ENTRIES);
-	__type(key, struct c2c_task_key);
-	__type(value, struct c2c_policy_value);
-} c2c_policy SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct c2c_stats);
-} c2c_stats SEC(".maps");
+#include "policy_maps.bpf.h"
 
 /* ---- private state ------------------------------------------------------------------------ */
 struct task_ctx {

@@ -16,20 +16,7 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* Per-task policy: tid -> value; a consumer uses an entry only if start_ticks matches (INV-2). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, C2C_POLICY_MAX_ENTRIES);
-	__type(key, struct c2c_task_key);
-	__type(value, struct c2c_policy_value);
-} c2c_policy SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct c2c_stats);
-} c2c_stats SEC(".maps");
+#include "policy_maps.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
