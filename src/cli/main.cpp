@@ -2,6 +2,9 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/replay_command.hpp"
+#ifdef C2C_HAVE_DAEMON_CLIENT
+#include "cli/daemon_commands.hpp"
+#endif
 #ifdef C2C_HAVE_K8S
 #include "k8s/cli.hpp"
 #endif
@@ -12,7 +15,16 @@
 int main(int argc, char** argv) {
   CLI::App app{"claim2core: from DRA claims to per-task scheduling policy, verified"};
   app.require_subcommand(1);
+  app.footer(
+      "Exit status: 0 ok; 1 an RPC or server error (gRPC status code and the daemon's message), a Failed\n"
+      "intent, explain of a TID without an entry, or an invariant violation (replay); 2 usage or invalid\n"
+      "input (manifest errors name the file, the document (from 1) and the field, and nothing is sent).\n"
+      "The daemon verbs connect to --socket (default $CLAIM2CORE_SOCKET, else\n"
+      "/run/claim2core/claim2cored.sock) or to --server HOST:PORT with --cacert, --cert and --key (mTLS).");
   int exit_code = 0;
+#ifdef C2C_HAVE_DAEMON_CLIENT
+  c2c::cli::add_daemon_commands(app, exit_code);
+#endif
   c2c::cli::add_replay_command(app, exit_code);
 #ifdef C2C_HAVE_K8S
   c2c::k8s::add_cli(app);

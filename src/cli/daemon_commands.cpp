@@ -1,0 +1,427 @@
+#include "cli/daemon_commands.hpp"
+
+#include <grpcpp/client_context.h>
+
+#include <iostream>
+#include <memory>
+
+#include "api/convert.hpp"
+#include "claim2core.grpc.pb.h"
+#include "cli/connection.hpp"
+#include "cli/manifests.hpp"
+#include "cli/structured_output.hpp"
+#include "cli/tables.hpp"
+
+namespace c2c::cli {
+namespace {
+
+using nlohmann::json;
+
+// Options every daemon verb takes (they follow the verb: `claim2core get intents -o json`).
+struct Common {
+  ConnectionOptions conn;
+  std::string output = "table";
+  int timeout_s = 10;
+};
+
+void add_common(CLI::App* cmd, Common& c, bool with_output = true) {
+  cmd->add_option("--socket", c.conn.socket,
+                  std::string("claim2cored's Unix socket (default $") + kSocketEnv + ", else " + kDefaultSocket + ")");
+  cmd->add_option("--server", c.conn.server, "HOST:PORT of a daemon listening on TCP (mutual TLS only)");
+  cmd->add_option("--cacert", c.conn.cacert, "PEM CA bundle that signed the daemon's certificate (with --server)");
+  cmd->add_option("--cert", c.conn.cert, "PEM client certificate (with --server)");
+  cmd->add_option("--key", c.conn.key, "PEM client key (with --server)");
+  cmd->add_option("--tls-server-name", c.conn.tls_server_name, "Name to check in the daemon's certificate");
+  cmd->add_option("--timeout", c.timeout_s, "Seconds to wait for each reply")->check(CLI::Range(1, 3600));
+  if (with_output)
+    cmd->add_option("-o,--output", c.output, "Output format")->check(CLI::IsMember({"table", "json", "yaml"}));
+}
+
+std::string code_name(grpc::StatusCode c) {
+  switch (c) {
+    case grpc::OK: return "OK";
+    case grpc::CANCELLED: return "CANCELLED";
+    case grpc::UNKNOWN: return "UNKNOWN";
+    case grpc::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case grpc::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
+    case grpc::NOT_FOUND: return "NOT_FOUND";
+    case grpc::ALREADY_EXISTS: return "ALREADY_EXISTS";
+    case grpc::PERMISSION_DENIED: return "PERMISSION_DENIED";
+    case grpc::UNAUTHENTICATED: return "UNAUTHENTICATED";
+    case grpc::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case grpc::ABORTED: return "ABORTED";
+    case grpc::OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case grpc::UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case grpc::INTERNAL: return "INTERNAL";
+    case grpc::UNAVAILABLE: return "UNAVAILABLE";
+    case grpc::DATA_LOSS: return "DATA_LOSS";
+    default: return "CODE_" + std::to_string(static_cast<int>(c));
+  }
+}
+
+// A failed RPC: the message on stderr, the exit status (2 when the daemon says the input is invalid).
+struct RpcFailure {
+  int exit_code;
+};
+
+class Session {
+ public:
+  Session(std::string verb, const Common& c) : verb_(std::move(verb)), common_(c) {
+    try {
+      channel_ = open_channel(c.conn);
+    } catch (const ConnectionError& e) {
+      std::cerr << "claim2core " << verb_ << ": " << e.what() << "\n";
+      throw RpcFailure{kExitUsage};
+    }
+    stub_ = claim2core::v1::Claim2Core::NewStub(channel_);
+  }
+
+  claim2core::v1::Claim2Core::Stub& stub() { return *stub_; }
+
+  std::unique_ptr<grpc::ClientContext> context(bool with_deadline = true) const {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    if (with_deadline)
+      ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(common_.timeout_s));
+    ctx->set_wait_for_ready(false);
+    return ctx;
+  }
+
+  // Throws RpcFailure (after saying why) unless the status is OK.
+  void check(const grpc::Status& s, const std::string& what) const {
+    if (s.ok()) return;
+    std::cerr << "claim2core " << verb_ << ": " << what << ": " << code_name(s.error_code()) << ": "
+              << s.error_message() << "\n";
+    if (s.error_code() == grpc::UNAVAILABLE)
+      std::cerr << "  (is claim2cored running and listening on " << target_of(common_.conn) << "?)\n";
+    bool bad_input = s.error_code() == grpc::INVALID_ARGUMENT || s.error_code() == grpc::OUT_OF_RANGE;
+    throw RpcFailure{bad_input ? kExitUsage : kExitServer};
+  }
+
+ private:
+  std::string verb_;
+  const Common& common_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<claim2core::v1::Claim2Core::Stub> stub_;
+};
+
+void print_structured(OutputFormat f, const json& j) {
+  if (f == OutputFormat::Json) std::cout << j.dump(2) << "\n";
+  else std::cout << json_to_yaml(j);
+}
+
+// Runs a verb: local errors and RPC failures become exit codes, never exceptions out of CLI11.
+template <class F>
+std::function<void()> guarded(int& exit_code, F body) {
+  return [&exit_code, body] {
+    try {
+      exit_code = body();
+    } catch (const RpcFailure& f) {
+      exit_code = f.exit_code;
+    }
+  };
+}
+
+// Every manifest is decoded before the first RPC, so one bad document means nothing is sent.
+std::optional<std::vector<PolicyManifest>> load_or_report(const std::string& verb,
+                                                          const std::vector<std::string>& files) {
+  try {
+    std::vector<PolicyManifest> all;
+    for (const auto& f : files)
+      for (auto& m : load_policy_manifests(f)) all.push_back(std::move(m));
+    return all;
+  } catch (const ManifestError& e) {  // names the file, the document and the field
+    std::cerr << "claim2core " << verb << ": " << e.what() << "\n"
+              << "  nothing was sent to the daemon\n";
+    return std::nullopt;
+  }
+}
+
+std::string pending_hint(const std::vector<std::string>& files) {
+  std::string f;
+  for (const auto& x : files) f += " -f " + x;
+  return "  requirePreview: review and acknowledge the preview to let it go live:\n"
+         "    claim2core preview" + f + " --acknowledge\n";
+}
+
+// ---- apply ---------------------------------------------------------------------------------------
+
+void add_apply(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("apply", "Create or update policies from manifests (YAML or JSON, multi-document)");
+  auto c = std::make_shared<Common>();
+  auto files = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("-f,--filename", *files, "Policy manifest file(s); - for standard input")->required();
+  add_common(cmd, *c);
+  cmd->callback(guarded(exit_code, [c, files]() -> int {
+    auto manifests = load_or_report("apply", *files);
+    if (!manifests) return kExitUsage;
+    OutputFormat fmt = output_format_from_string(c->output);
+    Session s("apply", *c);
+    json results = json::array();
+    int rc = kExitOk;
+    bool pending_preview = false;
+    for (const auto& m : *manifests) {
+      claim2core::v1::UpsertPolicyRequest req;
+      *req.mutable_policy() = api::to_proto(m.policy);
+      claim2core::v1::UpsertPolicyResponse resp;
+      auto ctx = s.context();
+      s.check(s.stub().UpsertPolicy(ctx.get(), req, &resp), m.source + " (" + ref_of(m.policy) + ")");
+      const auto& intent = resp.intent();
+      if (resp.has_intent() && intent.state() == claim2core::v1::FAILED) rc = kExitServer;
+      if (resp.has_intent() && intent.state() == claim2core::v1::PENDING &&
+          std::holds_alternative<DraExecutionPolicy>(m.policy) && std::get<DraExecutionPolicy>(m.policy).require_preview)
+        pending_preview = true;
+      if (fmt == OutputFormat::Table) std::cout << render_upsert(ref_of(m.policy), resp);
+      else results.push_back({{"policy", ref_of(m.policy)}, {"source", m.source}, {"result", proto_to_json(resp)}});
+    }
+    if (fmt != OutputFormat::Table) print_structured(fmt, results);
+    if (pending_preview) std::cerr << pending_hint(*files);
+    return rc;
+  }));
+}
+
+// ---- delete --------------------------------------------------------------------------------------
+
+std::optional<PolicyKind> parse_kind(std::string k) {
+  for (auto& ch : k) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (k == "draexecutionpolicy" || k == "draexecutionpolicies" || k == "dra") return PolicyKind::Dra;
+  if (k == "nodeschedulingpolicy" || k == "nodeschedulingpolicies" || k == "node") return PolicyKind::Node;
+  return std::nullopt;
+}
+
+void add_delete(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("delete", "Delete policies: `delete KIND NAME` or `delete -f FILE`");
+  auto c = std::make_shared<Common>();
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto args = std::make_shared<std::vector<std::string>>();
+  auto generation = std::make_shared<int64_t>(0);
+  cmd->add_option("kind_name", *args, "KIND NAME (KIND: DRAExecutionPolicy|NodeSchedulingPolicy, or dra|node)");
+  cmd->add_option("-f,--filename", *files, "Delete the policies named in these manifests");
+  cmd->add_option("--generation", *generation, "Delete only if this is the current generation (0: any)")
+      ->check(CLI::NonNegativeNumber);
+  add_common(cmd, *c);
+  cmd->callback(guarded(exit_code, [c, files, args, generation]() -> int {
+    std::vector<std::pair<PolicyKind, std::string>> targets;
+    if (!files->empty() == !args->empty()) {
+      std::cerr << "claim2core delete: give either KIND NAME or -f FILE\n";
+      return kExitUsage;
+    }
+    if (!args->empty()) {
+      if (args->size() != 2) {
+        std::cerr << "claim2core delete: expected KIND NAME, got " << args->size() << " arguments\n";
+        return kExitUsage;
+      }
+      auto k = parse_kind((*args)[0]);
+      if (!k) {
+        std::cerr << "claim2core delete: KIND: unknown policy kind '" << (*args)[0]
+                  << "' (DRAExecutionPolicy or NodeSchedulingPolicy)\n";
+        return kExitUsage;
+      }
+      targets.emplace_back(*k, (*args)[1]);
+    } else {
+      auto manifests = load_or_report("delete", *files);
+      if (!manifests) return kExitUsage;
+      for (const auto& m : *manifests) targets.emplace_back(kind_of(m.policy), name_of(m.policy));
+    }
+    OutputFormat fmt = output_format_from_string(c->output);
+    Session s("delete", *c);
+    json results = json::array();
+    for (const auto& [kind, name] : targets) {
+      claim2core::v1::DeletePolicyRequest req;
+      req.set_kind(api::to_proto(kind));
+      req.set_name(name);
+      req.set_generation(*generation);
+      claim2core::v1::DeletePolicyResponse resp;
+      auto ctx = s.context();
+      const std::string ref = kind_name(kind) + "/" + name;
+      s.check(s.stub().DeletePolicy(ctx.get(), req, &resp), ref);
+      if (fmt == OutputFormat::Table) std::cout << render_delete(ref, resp);
+      else results.push_back({{"policy", ref}, {"result", proto_to_json(resp)}});
+    }
+    if (fmt != OutputFormat::Table) print_structured(fmt, results);
+    return kExitOk;
+  }));
+}
+
+// ---- preview -------------------------------------------------------------------------------------
+
+void add_preview(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "preview", "Show what policies would do, read-only: matched tasks, conflicts, warnings, intended vs actual");
+  auto c = std::make_shared<Common>();
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto ack = std::make_shared<bool>(false);
+  cmd->add_option("-f,--filename", *files, "Policy manifest file(s); - for standard input")->required();
+  cmd->add_flag("--acknowledge", *ack,
+                "Record that this preview was reviewed: a requirePreview policy goes live only after a preview of "
+                "its generation was acknowledged");
+  add_common(cmd, *c);
+  cmd->callback(guarded(exit_code, [c, files, ack]() -> int {
+    auto manifests = load_or_report("preview", *files);
+    if (!manifests) return kExitUsage;
+    OutputFormat fmt = output_format_from_string(c->output);
+    Session s("preview", *c);
+    json results = json::array();
+    for (const auto& m : *manifests) {
+      claim2core::v1::PreviewRequest req;
+      *req.mutable_policy() = api::to_proto(m.policy);
+      req.set_acknowledge(*ack);
+      claim2core::v1::PreviewResponse resp;
+      auto ctx = s.context();
+      s.check(s.stub().Preview(ctx.get(), req, &resp), m.source + " (" + ref_of(m.policy) + ")");
+      if (resp.policy().empty()) resp.set_policy(ref_of(m.policy));
+      if (fmt == OutputFormat::Table) std::cout << render_preview(resp);
+      else results.push_back({{"policy", ref_of(m.policy)}, {"source", m.source}, {"result", proto_to_json(resp)}});
+    }
+    if (fmt != OutputFormat::Table) print_structured(fmt, results);
+    return kExitOk;
+  }));
+}
+
+// ---- get -----------------------------------------------------------------------------------------
+
+// Policies print as the manifests they came from (so `get policies -o yaml` can be applied again).
+json policy_manifest(const claim2core::v1::Policy& p) {
+  auto conv = api::from_proto(p, "policy");
+  if (!conv.ok()) return proto_to_json(p);
+  return std::visit([](const auto& v) { return trace::encode_policy(v); }, *conv.value);
+}
+
+void add_get(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("get", "List policies, intents, tasks or claim bindings");
+  auto c = std::make_shared<Common>();
+  auto what = std::make_shared<std::string>();
+  auto filter = std::make_shared<std::string>();
+  auto comm = std::make_shared<std::string>();
+  cmd->add_option("resource", *what, "policies | intents | tasks | bindings")
+      ->required()
+      ->check(CLI::IsMember({"policies", "policy", "intents", "intent", "tasks", "task", "bindings", "binding"}));
+  cmd->add_option("name", *filter, "intents: only this policy's");
+  cmd->add_option("--comm", *comm, "tasks: only those whose comm matches this RE2 regex");
+  add_common(cmd, *c);
+  cmd->callback(guarded(exit_code, [c, what, filter, comm]() -> int {
+    OutputFormat fmt = output_format_from_string(c->output);
+    Session s("get", *c);
+    auto ctx = s.context();
+    const std::string& w = *what;
+    if (w.rfind("polic", 0) == 0) {
+      claim2core::v1::ListPoliciesResponse resp;
+      s.check(s.stub().ListPolicies(ctx.get(), {}, &resp), "ListPolicies");
+      if (fmt == OutputFormat::Table) {
+        std::cout << render_policies(resp);
+      } else if (fmt == OutputFormat::Json) {
+        json items = json::array();
+        for (const auto& p : resp.policies()) items.push_back(policy_manifest(p));
+        print_structured(fmt, {{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}});
+      } else {
+        for (const auto& p : resp.policies()) std::cout << "---\n" << json_to_yaml(policy_manifest(p));
+      }
+      return kExitOk;
+    }
+    auto emit = [&](const google::protobuf::Message& m, const std::string& table) {
+      if (fmt == OutputFormat::Table) std::cout << table;
+      else print_structured(fmt, proto_to_json(m));
+    };
+    if (w.rfind("intent", 0) == 0) {
+      claim2core::v1::ListIntentsRequest req;
+      req.set_policy(*filter);
+      claim2core::v1::ListIntentsResponse resp;
+      s.check(s.stub().ListIntents(ctx.get(), req, &resp), "ListIntents");
+      emit(resp, render_intents(resp));
+    } else if (w.rfind("task", 0) == 0) {
+      claim2core::v1::ListTasksRequest req;
+      req.set_comm_regex(*comm);
+      claim2core::v1::ListTasksResponse resp;
+      s.check(s.stub().ListTasks(ctx.get(), req, &resp), "ListTasks");
+      emit(resp, render_tasks(resp));
+    } else {
+      claim2core::v1::ListBindingsResponse resp;
+      s.check(s.stub().ListBindings(ctx.get(), {}, &resp), "ListBindings");
+      emit(resp, render_bindings(resp));
+    }
+    return kExitOk;
+  }));
+}
+
+// ---- explain, status, watch ----------------------------------------------------------------------
+
+void add_explain(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("explain", "The whole lineage of one thread's policy entry (exit 1: no entry)");
+  auto c = std::make_shared<Common>();
+  auto tid = std::make_shared<uint32_t>(0);
+  cmd->add_option("tid", *tid, "Thread ID")->required()->check(CLI::Range(1u, 4194304u));
+  add_common(cmd, *c);
+  cmd->callback(guarded(exit_code, [c, tid]() -> int {
+    OutputFormat fmt = output_format_from_string(c->output);
+    Session s("explain", *c);
+    claim2core::v1::ExplainRequest req;
+    req.set_tid(*tid);
+    claim2core::v1::ExplainResponse resp;
+    auto ctx = s.context();
+    s.check(s.stub().Explain(ctx.get(), req, &resp), "Explain");
+    if (fmt == OutputFormat::Table) std::cout << render_explain(*tid, resp);
+    else print_structured(fmt, proto_to_json(resp));
+    return resp.found() ? kExitOk : kExitServer;
+  }));
+}
+
+void add_status(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("status", "The daemon's state: generation, entries, scheduler, invariants");
+  auto c = std::make_shared<Common>();
+  add_common(cmd, *c);
+  cmd->callback(guarded(exit_code, [c]() -> int {
+    OutputFormat fmt = output_format_from_string(c->output);
+    Session s("status", *c);
+    claim2core::v1::StatusResponse resp;
+    auto ctx = s.context();
+    s.check(s.stub().Status(ctx.get(), {}, &resp), "Status");
+    if (fmt == OutputFormat::Table) std::cout << render_status(resp);
+    else print_structured(fmt, proto_to_json(resp));
+    return kExitOk;
+  }));
+}
+
+void add_watch(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "watch", "Stream changes (node generation, the event that caused it, changed TIDs, intents) until Ctrl-C");
+  auto c = std::make_shared<Common>();
+  auto max_events = std::make_shared<uint64_t>(0);
+  cmd->add_option("--max-events", *max_events, "Stop after this many changes (0: never)");
+  add_common(cmd, *c);
+  cmd->callback(guarded(exit_code, [c, max_events]() -> int {
+    OutputFormat fmt = output_format_from_string(c->output);
+    Session s("watch", *c);
+    auto ctx = s.context(/*with_deadline=*/false);
+    auto reader = s.stub().Watch(ctx.get(), {});
+    claim2core::v1::ChangeEvent ev;
+    uint64_t n = 0;
+    while (reader->Read(&ev)) {
+      if (fmt == OutputFormat::Table) std::cout << render_change(ev);
+      else if (fmt == OutputFormat::Json) std::cout << proto_to_json(ev).dump() << "\n";  // JSON Lines
+      else std::cout << "---\n" << json_to_yaml(proto_to_json(ev));
+      std::cout.flush();
+      if (*max_events != 0 && ++n >= *max_events) {
+        ctx->TryCancel();
+        break;
+      }
+    }
+    grpc::Status st = reader->Finish();
+    if (*max_events != 0 && n >= *max_events) return kExitOk;
+    s.check(st, "Watch");
+    return kExitOk;
+  }));
+}
+
+}  // namespace
+
+void add_daemon_commands(CLI::App& app, int& exit_code) {
+  add_apply(app, exit_code);
+  add_delete(app, exit_code);
+  add_preview(app, exit_code);
+  add_get(app, exit_code);
+  add_explain(app, exit_code);
+  add_status(app, exit_code);
+  add_watch(app, exit_code);
+}
+
+}  // namespace c2c::cli

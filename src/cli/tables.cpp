@@ -1,0 +1,263 @@
+#include "cli/tables.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace c2c::cli {
+
+std::string TextTable::render() const {
+  std::vector<size_t> width(header_.size(), 0);
+  auto measure = [&](const std::vector<std::string>& row) {
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  };
+  measure(header_);
+  for (const auto& r : rows_) measure(r);
+  std::string out;
+  auto line = [&](const std::vector<std::string>& row) {
+    std::string l;
+    for (size_t i = 0; i < width.size(); ++i) {
+      const std::string cell = i < row.size() ? row[i] : "";
+      l += cell;
+      if (i + 1 < width.size()) l += std::string(width[i] - cell.size() + 2, ' ');
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    out += l + "\n";
+  };
+  line(header_);
+  for (const auto& r : rows_) line(r);
+  return out;
+}
+
+std::string intent_state_name(pb::IntentState s) {
+  switch (s) {
+    case pb::PENDING: return "Pending";
+    case pb::SENT: return "Sent";
+    case pb::APPLIED: return "Applied";
+    case pb::FAILED: return "Failed";
+    default: return "Unknown";
+  }
+}
+
+std::string policy_kind_name(pb::PolicyKind k) {
+  switch (k) {
+    case pb::DRA_EXECUTION_POLICY: return "DRAExecutionPolicy";
+    case pb::NODE_SCHEDULING_POLICY: return "NodeSchedulingPolicy";
+    default: return "Unknown";
+  }
+}
+
+std::string format_ns(uint64_t ns) {
+  if (ns == 0) return "0";
+  struct Unit { uint64_t n; const char* s; };
+  for (Unit u : {Unit{3'600'000'000'000ull, "h"}, Unit{60'000'000'000ull, "m"}, Unit{1'000'000'000ull, "s"},
+                 Unit{1'000'000ull, "ms"}, Unit{1'000ull, "us"}})
+    if (ns % u.n == 0) return std::to_string(ns / u.n) + u.s;
+  return std::to_string(ns) + "ns";
+}
+
+namespace {
+
+template <class C>
+std::string join(const C& items, const char* sep = ",") {
+  std::string out;
+  for (const auto& i : items) {
+    if (!out.empty()) out += sep;
+    out += i;
+  }
+  return out;
+}
+
+std::string labels(const google::protobuf::Map<std::string, std::string>& m) {
+  std::vector<std::string> kv;
+  for (const auto& [k, v] : m) kv.push_back(k + "=" + v);
+  std::sort(kv.begin(), kv.end());
+  return join(kv);
+}
+
+std::string or_dash(const std::string& s) { return s.empty() ? "-" : s; }
+
+std::string entry_summary(const pb::RuntimeEntry& e) {
+  std::string s = e.execution_class() + " slice " + format_ns(e.slice_ns());
+  if (e.boost_until_ns() != 0) s += " boost<=" + format_ns(e.max_boost_ns());
+  if (!e.allowed_cpus().empty()) s += " cpus " + e.allowed_cpus();
+  if (!e.preferred_cpus().empty()) s += " prefer " + e.preferred_cpus();
+  s += " gen " + std::to_string(e.generation());
+  return s;
+}
+
+std::string warnings_block(const google::protobuf::RepeatedPtrField<std::string>& w) {
+  std::string out;
+  for (const auto& m : w) out += "warning: " + m + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string render_policies(const pb::ListPoliciesResponse& r) {
+  if (r.policies_size() == 0) return "No policies.\n";
+  TextTable t({"KIND", "NAME", "GENERATION", "SELECTS", "DOES"});
+  for (const auto& p : r.policies()) {
+    if (p.has_node()) {
+      const auto& n = p.node();
+      std::vector<std::string> where;
+      if (n.node_names_size()) where.push_back("nodes " + join(n.node_names()));
+      if (n.node_selectors_size()) where.push_back("nodeSelectors " + labels(n.node_selectors()));
+      for (const auto& d : n.dra_selectors())
+        where.push_back("dra " + d.driver() + (d.pool().empty() ? "" : "/" + d.pool()) +
+                        (d.device().empty() ? "" : "/" + d.device()));
+      where.push_back("comm =~ " + n.command_regex());
+      t.add({"NodeSchedulingPolicy", n.name(), std::to_string(n.generation()), join(where, "; "),
+             "priority " + std::to_string(n.priority()) + ", slice " +
+                 (n.execution_time_ns() ? format_ns(n.execution_time_ns()) : "class default")});
+    } else if (p.has_dra()) {
+      const auto& d = p.dra();
+      std::vector<std::string> roles;
+      for (const auto& role : d.task_roles()) roles.push_back(role.name() + ":" + role.execution_class());
+      std::string does = join(roles);
+      if (d.require_preview()) does += ", requirePreview";
+      t.add({"DRAExecutionPolicy", d.name(), std::to_string(d.generation()),
+             "pods " + or_dash(labels(d.match_labels())) + "; claims " + join(d.resource_claims()), does});
+    }
+  }
+  return t.render();
+}
+
+std::string render_intents(const pb::ListIntentsResponse& r) {
+  if (r.intents_size() == 0) return "No intents.\n";
+  TextTable t({"KIND", "POLICY", "GENERATION", "NODE", "STATE", "TASKS", "ENTRIES", "REASON"});
+  for (const auto& i : r.intents())
+    t.add({policy_kind_name(i.kind()), i.policy(), std::to_string(i.policy_generation()), i.node(),
+           intent_state_name(i.state()), std::to_string(i.matched_tasks()), std::to_string(i.applied_entries()),
+           i.reason()});
+  return t.render();
+}
+
+std::string render_tasks(const pb::ListTasksResponse& r) {
+  if (r.tasks_size() == 0) return "No tasks.\n";
+  TextTable t({"TID", "TGID", "START", "COMM", "CGROUP", "POD"});
+  for (const auto& k : r.tasks())
+    t.add({std::to_string(k.tid()), std::to_string(k.tgid()), std::to_string(k.start()), k.comm(), or_dash(k.cgroup()),
+           or_dash(k.pod_uid())});
+  return t.render();
+}
+
+std::string render_bindings(const pb::ListBindingsResponse& r) {
+  if (r.bindings_size() == 0) return "No claim bindings.\n";
+  TextTable t({"CLAIM", "GENERATION", "POD", "NODE", "DRIVER", "POOL", "DEVICE", "NUMA", "PCIE ROOT", "CPUS"});
+  for (const auto& b : r.bindings()) {
+    std::vector<std::string> numa;
+    for (int n : b.numa_nodes()) numa.push_back(std::to_string(n));
+    t.add({b.claim_uid(), std::to_string(b.claim_generation()), or_dash(b.pod_uid()), b.node_name(), b.driver(), b.pool(),
+           b.device(), or_dash(join(numa)), or_dash(b.pcie_root()), or_dash(b.cpus())});
+  }
+  return t.render();
+}
+
+std::string render_status(const pb::StatusResponse& r) {
+  std::ostringstream o;
+  o << "node:               " << r.node() << "\n"
+    << "node generation:    " << r.node_generation() << " (durable ceiling " << r.durable_generation()
+    << ", restart epoch " << r.restart_epoch() << ")\n"
+    << "state:              " << (r.loading() ? "loading (initial sync not complete)" : "ready") << "\n"
+    << "policies/claims:    " << r.policies() << " policies, " << r.claims() << " claims, " << r.tasks()
+    << " tasks\n"
+    << "entries:            " << r.desired_entries() << " desired, " << r.actual_entries() << " in the pinned map, "
+    << r.pending_ops() << " pending\n"
+    << "pin root:           " << or_dash(r.pin_root()) << "\n"
+    << "scheduler:          " << (r.scheduler_enforcing() ? "enforcing" : "NOT enforcing")
+    << (r.scheduler_state().empty() ? "" : " (sched_ext state: " + r.scheduler_state() + ")") << "\n";
+  if (!r.scheduler_message().empty()) o << "                    " << r.scheduler_message() << "\n";
+  if (!r.scheduler_exit_reason().empty()) o << "scheduler exit:     " << r.scheduler_exit_reason() << "\n";
+  o << "state digest:       " << or_dash(r.state_digest()) << "\n";
+  if (r.violations_size() == 0) {
+    o << "invariants:         INV-1..INV-8 hold\n";
+  } else {
+    for (const auto& v : r.violations()) o << "VIOLATION:          " << v << "\n";
+  }
+  return o.str();
+}
+
+std::string render_explain(uint32_t tid, const pb::ExplainResponse& r) {
+  if (!r.found() || !r.has_lineage()) return "tid " + std::to_string(tid) + ": no policy entry (no live lineage)\n";
+  const auto& l = r.lineage();
+  std::ostringstream o;
+  o << "tid " << l.tid() << " (start " << l.start() << ", tgid " << l.tgid() << ", comm '" << l.comm() << "')\n";
+  if (l.has_entry()) o << "  entry:    " << entry_summary(l.entry()) << "\n";
+  for (const auto& c : l.claims()) o << "  claim:    " << c.uid() << " generation " << c.generation() << "\n";
+  if (!l.pod_uid().empty()) o << "  pod:      " << l.pod_uid() << "\n";
+  o << "  cgroup:   " << or_dash(l.cgroup()) << "\n"
+    << "  policy:   " << policy_kind_name(l.policy_kind()) << "/" << l.policy() << " generation "
+    << l.policy_generation() << (l.role().empty() ? "" : ", role " + l.role()) << "\n"
+    << "  strategy: " << l.strategy() << "\n"
+    << "  lineage:  ";
+  for (const auto& c : l.claims()) o << "claim " << c.uid() << "@" << c.generation() << " -> ";
+  if (!l.pod_uid().empty()) o << "pod " << l.pod_uid() << " -> ";
+  o << "cgroup " << or_dash(l.cgroup()) << " -> task " << l.tid() << " -> " << policy_kind_name(l.policy_kind())
+    << "/" << l.policy() << "@" << l.policy_generation() << " (" << l.strategy() << ")\n";
+  return o.str();
+}
+
+std::string render_preview(const pb::PreviewResponse& r) {
+  std::ostringstream o;
+  o << "Preview of " << or_dash(r.policy()) << " at policy generation " << r.policy_generation()
+    << " (node generation " << r.node_generation() << "; read-only, nothing was written)\n";
+  if (r.matched_size() == 0) {
+    o << "No task matches.\n";
+  } else {
+    TextTable t({"TID", "TGID", "START", "COMM", "STRATEGY", "INTENDED", "ACTUAL"});
+    for (const auto& m : r.matched())
+      t.add({std::to_string(m.tid()), std::to_string(m.tgid()), std::to_string(m.start()), m.comm(), m.strategy(),
+             m.has_intended() ? entry_summary(m.intended()) : "(loses a conflict)",
+             m.has_actual() ? entry_summary(m.actual()) : "(not in the map)"});
+    o << t.render();
+  }
+  for (const auto& c : r.conflicts())
+    o << "conflict: tid " << c.tid() << ": " << c.winner() << " wins over " << join(c.losers()) << " (" << c.rule()
+      << ")\n";
+  o << warnings_block(r.warnings());
+  if (r.acknowledged())
+    o << "Acknowledged: " << r.policy() << " may go live at generation " << r.policy_generation()
+      << " (requirePreview).\n";
+  return o.str();
+}
+
+std::string render_upsert(const std::string& ref, const pb::UpsertPolicyResponse& r) {
+  std::ostringstream o;
+  if (r.ignored()) {
+    o << ref << " unchanged: " << or_dash(r.message()) << "\n";
+  } else {
+    o << ref << " applied at generation " << r.policy_generation() << " (node generation " << r.node_generation()
+      << ")";
+    if (r.has_intent()) {
+      const auto& i = r.intent();
+      o << ": intent " << intent_state_name(i.state()) << ", " << i.matched_tasks() << " tasks, "
+        << i.applied_entries() << " entries";
+      if (!i.reason().empty()) o << " (" << i.reason() << ")";
+    }
+    o << "\n";
+  }
+  o << warnings_block(r.warnings());
+  return o.str();
+}
+
+std::string render_delete(const std::string& ref, const pb::DeletePolicyResponse& r) {
+  if (r.ignored()) return ref + " not deleted: " + or_dash(r.message()) + "\n";
+  return ref + " deleted (node generation " + std::to_string(r.node_generation()) + ")\n";
+}
+
+std::string render_change(const pb::ChangeEvent& e) {
+  std::ostringstream o;
+  o << "generation " << e.node_generation() << "  " << or_dash(e.event_kind());
+  if (e.changed_tids_size()) {
+    std::vector<std::string> tids;
+    for (uint32_t t : e.changed_tids()) tids.push_back(std::to_string(t));
+    o << "  tids " << join(tids);
+  }
+  for (const auto& i : e.intents())
+    o << "  " << policy_kind_name(i.kind()) << "/" << i.policy() << "@" << i.policy_generation() << " "
+      << intent_state_name(i.state());
+  o << "\n";
+  return o.str();
+}
+
+}  // namespace c2c::cli

@@ -1,0 +1,41 @@
+// Human-readable output (the default `-o table`) of the daemon's replies. Pure functions from
+// messages to text, so they are tested without a daemon.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "claim2core.pb.h"
+
+namespace c2c::cli {
+
+namespace pb = ::claim2core::v1;
+
+// Columns padded to the widest cell; the last column is not padded.
+class TextTable {
+ public:
+  explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string render() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+std::string intent_state_name(pb::IntentState s);   // Pending, Sent, Applied, Failed
+std::string policy_kind_name(pb::PolicyKind k);     // DRAExecutionPolicy, NodeSchedulingPolicy
+std::string format_ns(uint64_t ns);                 // 2000000 -> "2ms"
+
+std::string render_policies(const pb::ListPoliciesResponse& r);
+std::string render_intents(const pb::ListIntentsResponse& r);
+std::string render_tasks(const pb::ListTasksResponse& r);
+std::string render_bindings(const pb::ListBindingsResponse& r);
+std::string render_status(const pb::StatusResponse& r);
+std::string render_explain(uint32_t tid, const pb::ExplainResponse& r);
+std::string render_preview(const pb::PreviewResponse& r);
+std::string render_upsert(const std::string& ref, const pb::UpsertPolicyResponse& r);
+std::string render_delete(const std::string& ref, const pb::DeletePolicyResponse& r);
+std::string render_change(const pb::ChangeEvent& e);  // one line per event (watch)
+
+}  // namespace c2c::cli
