@@ -2,10 +2,16 @@
 # 6.12 kernel built by tests/vm/build-kernel.sh (the host kernel has no sched_ext types), so it is
 # only built when that kernel is cached. tests/vm/run-scenarios.sh builds the kernel, re-runs the
 # configure step and builds this target, so the VM test never depends on a stale object.
-execute_process(
-  COMMAND ${PROJECT_SOURCE_DIR}/tests/vm/build-kernel.sh --print-dir
-  OUTPUT_VARIABLE C2C_VM_KERNEL_DIR OUTPUT_STRIP_TRAILING_WHITESPACE
-  RESULT_VARIABLE c2c_vm_kernel_rc ERROR_QUIET)
+# $C2C_VM_KERNEL_DIR (at configure time) names another cached kernel dir, as in run-scenarios.sh.
+if(DEFINED ENV{C2C_VM_KERNEL_DIR})
+  set(C2C_VM_KERNEL_DIR $ENV{C2C_VM_KERNEL_DIR})
+  set(c2c_vm_kernel_rc 0)
+else()
+  execute_process(
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/vm/build-kernel.sh --print-dir
+    OUTPUT_VARIABLE C2C_VM_KERNEL_DIR OUTPUT_STRIP_TRAILING_WHITESPACE
+    RESULT_VARIABLE c2c_vm_kernel_rc ERROR_QUIET)
+endif()
 set(C2C_VM_KERNEL_DIR "${C2C_VM_KERNEL_DIR}" CACHE INTERNAL "cache dir of the test-bed kernel")
 set(C2C_SCHED_BPF_OBJECT "" CACHE INTERNAL "")
 if(c2c_vm_kernel_rc EQUAL 0 AND EXISTS ${C2C_VM_KERNEL_DIR}/.done)

@@ -21,7 +21,25 @@ for arg in $(cat /proc/cmdline); do
 done
 echo "C2C-GUEST: kernel $(uname -r), $(nproc) CPUs, sched_ext state $(cat /sys/kernel/sched_ext/state 2>/dev/null || echo absent), mode $mode"
 
+# Latency figures need a continuous clocksource and high resolution timers on every CPU (see
+# tests/vm/run-guest.sh). A boot whose LAPIC timer failed its check asks the host to retry,
+# unless the host said this is the last try (c2c.timer=any).
+clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)
+hres_cpus=$(grep -c "hres_active *: 1" /proc/timer_list)
+if [ "$hres_cpus" -eq "$(nproc)" ]; then
+  echo "C2C-TIMER: fine (clocksource $clocksource, high resolution timers on $hres_cpus/$(nproc) CPUs)"
+elif grep -q "c2c.timer=any" /proc/cmdline; then
+  echo "C2C-TIMER: coarse (clocksource $clocksource, high resolution timers on $hres_cpus/$(nproc) CPUs); latencies are quantized to the 1 ms tick"
+else
+  echo "C2C-TIMER: coarse, retry (clocksource $clocksource, high resolution timers on $hres_cpus/$(nproc) CPUs)"
+  reboot -f
+fi
+
 OBJ=/c2c/claim2core.bpf.o
+# The mirror creates the pinned map set (as the daemon does before the scheduler starts); the
+# scheduler's loader then reuses its c2c_policy and c2c_stats pins, and every policy the
+# scenarios write goes through the mirror library (c2c-vm-tool links it).
+export C2C_POLICY_MAPS_OBJ=/c2c/policy_maps.bpf.o
 failed=""
 result() {  # result <name> <json>: print and record pass/fail
   echo "C2C-RESULT $2"
@@ -40,12 +58,32 @@ start_sched() {
   wait_state enabled 150
 }
 
+# The loader's integration test (tests/integration/vm_sched_loader_test.cpp) on this kernel:
+# its guest tests must all run (none skipped) and pass.
+run_loader_test() {
+  C2C_SCHED_OBJECT=$OBJ vm_sched_loader_test --gtest_filter='VmSchedLoaderGuest.*' \
+    --gtest_output=json:/tmp/loader.json >/tmp/loader.out 2>&1
+  rc=$?
+  grep -E "^\[ +(OK|FAILED|SKIPPED|PASSED) +\]|Failure|Expected|Which is|error" /tmp/loader.out | sed 's/^/C2C-GTEST /'
+  n=$(jq '.tests' /tmp/loader.json 2>/dev/null || echo 0)
+  nf=$(jq '.failures' /tmp/loader.json 2>/dev/null || echo 0)
+  ns=$(jq '[.testsuites[].testsuite[] | select(.result == "SKIPPED")] | length' /tmp/loader.json 2>/dev/null || echo 0)
+  ok=false; [ $rc -eq 0 ] && [ "$n" -gt 0 ] && [ "$nf" -eq 0 ] && [ "$ns" -eq 0 ] && ok=true
+  result vm_sched_loader_test "{\"scenario\":\"vm_sched_loader_test\",\"gtest_rc\":$rc,\"tests\":$n,\"failures\":$nf,\"skipped\":$ns,\"pass\":$ok}"
+}
+
 run_scenarios() {
-  # 1. The scheduler loads and is ours.
+  # 0. The loader's own integration test, before anything else loads a scheduler.
+  run_loader_test
+  # 1. The scheduler loads and is ours (on the mirror's pins).
+  mirror=$(c2c-mirror-tool open 2>&1); mrc=$?
+  echo "C2C-MIRROR $mirror"
   start_sched
+  reused=$(grep -o '"policy_map_reused":[a-z]*' /tmp/sched.out | cut -d: -f2)
   state=$(cat /sys/kernel/sched_ext/state); ops=$(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)
-  ok=false; [ "$state" = enabled ] && [ "$ops" = claim2core ] && ok=true
-  result load "{\"scenario\":\"load\",\"state\":\"$state\",\"ops\":\"$ops\",\"enable_seq\":$(cat /sys/kernel/sched_ext/enable_seq),\"pass\":$ok}"
+  ok=false
+  [ "$state" = enabled ] && [ "$ops" = claim2core ] && [ $mrc -eq 0 ] && [ "$reused" = true ] && ok=true
+  result load "{\"scenario\":\"load\",\"state\":\"$state\",\"ops\":\"$ops\",\"enable_seq\":$(cat /sys/kernel/sched_ext/enable_seq),\"mirror_open_rc\":$mrc,\"policy_map_reused\":${reused:-false},\"pass\":$ok}"
   if [ $ok != true ]; then cat /tmp/sched.out /tmp/sched.err; return; fi
 
   # 2. Boost under contention, inside a cpuset. The probe's cgroup allows only CPU 1; its policy
@@ -111,9 +149,34 @@ run_scenarios() {
   fi
 }
 
+# Timer diagnosis: which clocksource and clock event device the guest uses, whether high
+# resolution mode is active, and the probe's unloaded wakeup latency (c2c.mode=diag).
+run_diag() {
+  for f in available_clocksource current_clocksource; do
+    echo "C2C-DIAG $f: $(cat /sys/devices/system/clocksource/clocksource0/$f)"
+  done
+  grep -E "^(Clock Event Device|  (mode|event_handler|max_delta_ns|min_delta_ns)):|hres_active|resolution" /proc/timer_list | sort | uniq -c | sed 's/^/C2C-DIAG /'
+  echo "C2C-DIAG flags: $(grep -m1 ^flags /proc/cpuinfo)"
+  dmesg | grep -iE "clocksource|tsc|apic|hpet|timer|hrtimer|switched|clockevent" | sed 's/^/C2C-DIAG /'
+  result diag_latency "$(c2c-vm-tool latency --duration-ms 1000)"
+  # The same probe under the scheduler: alone, then boosted against CPU hogs on its one CPU.
+  c2c-mirror-tool open >/dev/null
+  echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control
+  mkdir -p /sys/fs/cgroup/lc && echo 1 > /sys/fs/cgroup/lc/cpuset.cpus
+  if start_sched; then
+    result diag_sched_alone "$(c2c-vm-tool latency --cgroup /sys/fs/cgroup/lc --duration-ms 1000 --class lc --boost-ms 60000)"
+    sh -c "echo \$\$ > /sys/fs/cgroup/lc/cgroup.procs; exec stress-ng --cpu 2 --timeout 10s --quiet" &
+    sleep 0.5
+    result diag_sched_boosted_vs_hogs "$(c2c-vm-tool latency --cgroup /sys/fs/cgroup/lc --duration-ms 2000 --class lc --boost-ms 60000)"
+    echo "C2C-DIAG stats $(c2c-vm-tool stats)"
+    kill -TERM $SCHED_PID; wait $SCHED_PID
+  fi
+}
+
 case "$mode" in
   scenarios) run_scenarios ;;
-  experiment) . /c2c/experiment-guest.sh; run_experiment ;;
+  diag) run_diag ;;
+  experiment) c2c-mirror-tool open; . /c2c/experiment-guest.sh; run_experiment ;;
   *) failed="unknown-mode-$mode" ;;
 esac
 

@@ -2,6 +2,7 @@
 # Boots the cached test-bed kernel under qemu with an initramfs and returns the guest's verdict.
 #
 #   run-guest.sh --kernel BZIMAGE --initrd CPIO.GZ [--timeout SECONDS] [--append "ARGS"] [--log FILE]
+#                [--tsc-khz KHZ]
 #
 # The guest prints "C2C-VERDICT: PASS" or "C2C-VERDICT: FAIL ..." on the serial console and ends
 # with `reboot -f` (qemu runs with -no-reboot, so that exits qemu). Exit codes: 0 PASS, 1 FAIL,
@@ -10,9 +11,18 @@
 # Acceleration: TCG by default (`-accel tcg,thread=multi -cpu max`): on these hosts /dev/kvm
 # opens but guests hang in the BIOS. C2C_VM_ACCEL=kvm opts in; if the kernel has printed nothing
 # after C2C_VM_KVM_PROBE_S seconds (default 20), the run is retried under TCG.
+#
+# Guest timer under TCG: the guest cannot calibrate its TSC (no HPET or PM timer, and the PIT
+# method fails on a busy host), marks it unstable and runs on the 1 ms jiffies clocksource with
+# no high resolution timers. --tsc-khz passes the host's TSC rate (the guest's TSC is the host's
+# under TCG; c2c-host-tsc-khz measures it) as tsc_early_khz=, with tsc=reliable (the watchdog
+# has no reference clock to judge it by). The LAPIC timer (the one-shot clock event device) is
+# still checked against PIT ticks at boot, which a busy host can make fail; the guest then
+# reports "C2C-TIMER: coarse" and reboots, and the boot is retried up to C2C_VM_TIMER_TRIES
+# (default 5) times; the last try runs regardless (c2c.timer=any) and the guest says so.
 set -uo pipefail
 
-kernel="" initrd="" timeout_s=180 append="" log=""
+kernel="" initrd="" timeout_s=180 append="" log="" tsc_khz=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --kernel) kernel=$2; shift 2 ;;
@@ -20,6 +30,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout_s=$2; shift 2 ;;
     --append) append=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
+    --tsc-khz) tsc_khz=$2; shift 2 ;;
     *) echo "run-guest: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -60,24 +71,37 @@ if [ "$accel" = kvm ] && [ -r /dev/kvm ]; then
     accel=tcg
   fi
 fi
-if [ "$accel" != kvm ]; then
-  boot -accel tcg,thread=multi -cpu max
+wait_guest() {  # streams the console until the verdict (or a timer retry request) or exit
+  tail -n +1 -f "$log" --pid "$qpid" 2>/dev/null &
+  tpid=$!
+  # The verdict is the guest's last word: do not wait for a reboot that might not come.
+  while kill -0 "$qpid" 2>/dev/null; do
+    if grep -aq "C2C-VERDICT:\|C2C-TIMER: coarse, retry" "$log"; then
+      sleep 3
+      kill "$qpid" 2>/dev/null
+      break
+    fi
+    sleep 0.5
+  done
+  wait "$qpid"
+  qrc=$?
+  sleep 0.2; kill "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null
+}
+if [ "$accel" = kvm ]; then
+  wait_guest
+else
+  base_cmdline=$cmdline
+  [ -n "$tsc_khz" ] && base_cmdline="$base_cmdline tsc_early_khz=$tsc_khz tsc=reliable"
+  tries=${C2C_VM_TIMER_TRIES:-5}
+  for try in $(seq "$tries"); do
+    cmdline=$base_cmdline
+    [ "$try" -eq "$tries" ] || [ -z "$tsc_khz" ] && cmdline="$cmdline c2c.timer=any"
+    boot -accel tcg,thread=multi -cpu max
+    wait_guest
+    grep -aq "C2C-TIMER: coarse, retry" "$log" || break
+    echo "run-guest: boot $try: the guest's LAPIC timer failed its boot check (busy host); rebooting" >&2
+  done
 fi
-# Stream the console while the guest runs.
-tail -n +1 -f "$log" --pid "$qpid" 2>/dev/null &
-tpid=$!
-# The verdict is the guest's last word: do not wait for a reboot that might not come.
-while kill -0 "$qpid" 2>/dev/null; do
-  if grep -aq "C2C-VERDICT:" "$log"; then
-    sleep 3
-    kill "$qpid" 2>/dev/null
-    break
-  fi
-  sleep 1
-done
-wait "$qpid"
-qrc=$?
-sleep 0.2; kill "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null
 echo "run-guest: qemu exited rc=$qrc after $(( $(date +%s) - start ))s (accel=$accel, log $log)" >&2
 
 verdict=$(grep -a "C2C-VERDICT:" "$log" | tail -n 1 | tr -d '\r')

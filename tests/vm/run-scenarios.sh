@@ -5,6 +5,9 @@
 #   run-scenarios.sh --build-dir DIR [--mode scenarios|experiment] [--timeout SECONDS]
 #                    [--append KERNEL-ARGS] [--results FILE (copy of the C2C-RESULT JSON lines)]
 #
+# $C2C_VM_KERNEL_DIR boots an already built kernel cache dir instead of build-kernel.sh's (for
+# working on the scheduler while a new kernel config builds).
+#
 # Exit codes: 0 pass, 1 fail, 77 skipped (qemu or the kernel source package missing).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,26 +29,40 @@ if ! command -v qemu-system-x86_64 >/dev/null; then
   log "SKIP: qemu-system-x86_64 missing (scripts/setup installs qemu-system-x86)"; exit 77
 fi
 set +e
-kdir=$("$here/build-kernel.sh" | tail -n 1)
-rc=$?
+if [ -n "${C2C_VM_KERNEL_DIR:-}" ]; then
+  kdir=$C2C_VM_KERNEL_DIR rc=0
+  log "using the kernel in \$C2C_VM_KERNEL_DIR=$kdir"
+else
+  kdir=$("$here/build-kernel.sh" | tail -n 1)
+  rc=$?
+fi
 set -e
 if [ $rc -eq 77 ]; then log "SKIP: kernel source missing"; exit 77; fi
 [ $rc -eq 0 ] && [ -f "$kdir/bzImage" ] || { log "FAIL: kernel build failed (rc=$rc)"; exit 1; }
 
 # The scheduler object is only defined once the kernel is cached: re-configure if it is missing.
-targets=(c2c-sched c2c-vm-tool c2c_bpf_claim2core)
+targets=(c2c-sched c2c-vm-tool c2c-mirror-tool c2c-host-tsc-khz vm_sched_loader_test
+         c2c_bpf_claim2core c2c_bpf_policy_maps)
 if ! cmake --build "$build" --target help 2>/dev/null | grep -q c2c_bpf_claim2core; then
   log "re-configuring $build now that the kernel is cached"
   cmake "$build" >/dev/null
 fi
 nice cmake --build "$build" --target "${targets[@]}" >&2
 obj=$build/bpf/claim2core.bpf.o
+maps_obj=$build/bpf/policy_maps.bpf.o
 sched=$build/src/sched/c2c-sched
 tool=$build/tests/vm/c2c-vm-tool
-for f in "$obj" "$sched" "$tool"; do [ -f "$f" ] || { log "FAIL: $f was not built"; exit 1; }; done
+mirror=$build/src/mirror/c2c-mirror-tool
+loader_test=$build/tests/integration/vm_sched_loader_test
+for f in "$obj" "$maps_obj" "$sched" "$tool" "$mirror" "$loader_test"; do
+  [ -f "$f" ] || { log "FAIL: $f was not built"; exit 1; }
+done
+# The host's TSC rate: the guest's clocksource and high resolution timers (run-guest.sh).
+tsc_khz=$("$build/tests/vm/c2c-host-tsc-khz" || true)
+[ -n "$tsc_khz" ] || log "note: no host TSC rate; the guest runs on the coarse jiffies clock"
 
 work=$(mktemp -d /tmp/c2c-vm.XXXXXX)
-bins=(--bin "$sched" --bin "$tool")
+bins=(--bin "$sched" --bin "$tool" --bin "$mirror" --bin "$loader_test")
 for b in stress-ng jq cyclictest hackbench; do
   p=$(command -v "$b" || true)
   if [ -n "$p" ]; then bins+=(--bin "$p"); else log "note: $b not installed on the host"; fi
@@ -53,11 +70,13 @@ done
 extra_files=()
 [ -s "$here/experiment-guest.sh" ] && extra_files+=(--file "$here/experiment-guest.sh:/c2c/experiment-guest.sh")
 "$here/make-initramfs.sh" "$work/initramfs.cpio.gz" "${bins[@]}" \
-  --file "$obj:/c2c/claim2core.bpf.o" ${extra_files[@]+"${extra_files[@]}"}
+  --file "$obj:/c2c/claim2core.bpf.o" --file "$maps_obj:/c2c/policy_maps.bpf.o" \
+  ${extra_files[@]+"${extra_files[@]}"}
 
 set +e
 "$here/run-guest.sh" --kernel "$kdir/bzImage" --initrd "$work/initramfs.cpio.gz" \
-  --timeout "$timeout_s" --append "c2c.mode=$mode $append" --log "$work/console.log"
+  --timeout "$timeout_s" --append "c2c.mode=$mode $append" --log "$work/console.log" \
+  ${tsc_khz:+--tsc-khz "$tsc_khz"}
 rc=$?
 set -e
 log "console log: $work/console.log"
