@@ -1,5 +1,9 @@
-// The loader's refusal paths on the real kernel: a pinned map of the wrong shape is refused with
-// the mismatching field named, and a kernel without sched_ext is reported as such.
+// The loader on the real kernel. On the host (no sched_ext): a pinned map of the wrong shape is
+// refused with the mismatching field named, and a kernel without sched_ext is reported as such.
+// In the qemu guest (tests/vm, where guest-init.sh runs this binary inside the vm_scenarios ctest
+// with the VmSchedLoaderGuest filter and requires that none of them skips): the real scheduler
+// object is loaded, attached, reuses pinned maps, refuses a stale pin and a second scheduler, and
+// reports UNREG when detached. $C2C_SCHED_OBJECT names claim2core.bpf.o.
 #include <gtest/gtest.h>
 
 #include <bpf/bpf.h>
@@ -8,8 +12,10 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sched/loader.hpp"
@@ -95,4 +101,108 @@ TEST(VmSchedLoader, ReportsAKernelWithoutSchedExt) {
   } catch (const LoadError& e) {
     EXPECT_NE(std::string(e.what()).find("CONFIG_SCHED_CLASS_EXT"), std::string::npos) << e.what();
   }
+}
+
+// ---- in the guest: the real scheduler ------------------------------------------------------
+
+namespace {
+
+// Why the guest tests cannot run here, or "" if they can.
+std::string guest_skip_reason() {
+  if (scx_state().empty()) return "this kernel has no sched_ext (the vm_scenarios guest runs these)";
+  if (scx_state() != "disabled") return "a sched_ext scheduler is already loaded";
+  if (!bpffs_usable()) return "needs root and bpffs";
+  const char* obj = std::getenv("C2C_SCHED_OBJECT");
+  if (obj == nullptr || access(obj, R_OK) != 0) return "C2C_SCHED_OBJECT does not name claim2core.bpf.o";
+  return "";
+}
+
+LoaderOptions guest_options(const std::string& pin_root) {
+  LoaderOptions o;
+  o.object_path = std::getenv("C2C_SCHED_OBJECT");
+  o.pin_root = pin_root;
+  return o;
+}
+
+// A private pin root (never the daemon's) with no pins in it.
+std::string fresh_pin_root(const char* name) {
+  const std::string root = std::string("/sys/fs/bpf/c2c-test-sched/") + name;
+  ensure_pin_dir(root);
+  for (const char* m : {C2C_POLICY_MAP_NAME, C2C_STATS_MAP_NAME}) unlink((root + "/" + m).c_str());
+  return root;
+}
+
+bool wait_for_state(const std::string& want) {
+  for (int i = 0; i < 100; ++i) {
+    if (scx_state() == want) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return scx_state() == want;
+}
+
+}  // namespace
+
+TEST(VmSchedLoaderGuest, LoadsAttachesAndReportsUnregWhenDetached) {
+  if (auto why = guest_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  auto s = Scheduler::load(guest_options(fresh_pin_root("load")));
+  EXPECT_EQ(scx_state(), "enabled");
+  EXPECT_EQ(scx_root_ops(), "claim2core");
+  EXPECT_FALSE(s->policy_map_reused()) << "the pin root was empty: the loader should have pinned";
+  EXPECT_FALSE(s->exit_report().has_value()) << "an exit record while running";
+  s->detach();
+  EXPECT_TRUE(wait_for_state("disabled")) << "state " << scx_state();
+  std::optional<ExitReport> r;
+  for (int i = 0; i < 50 && !(r = s->exit_report()); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(r.has_value()) << "no exit record after detach";
+  EXPECT_EQ(exit_kind_name(r->kind), "UNREG");
+  EXPECT_FALSE(exit_kind_is_error(r->kind));
+}
+
+TEST(VmSchedLoaderGuest, ReusesThePinsLeftByAnEarlierLoad) {
+  if (auto why = guest_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const std::string root = fresh_pin_root("reuse");
+  { auto first = Scheduler::load(guest_options(root)); }
+  ASSERT_TRUE(wait_for_state("disabled"));
+  // An entry written between the two loads must be what the second scheduler sees.
+  int fd = bpf_obj_get((root + "/" C2C_POLICY_MAP_NAME).c_str());
+  ASSERT_GE(fd, 0) << "the first load did not pin c2c_policy";
+  c2c_task_key key{12345};
+  c2c_policy_value v{};
+  v.abi_version = C2C_ABI_VERSION;
+  ASSERT_EQ(bpf_map_update_elem(fd, &key, &v, BPF_ANY), 0);
+  auto second = Scheduler::load(guest_options(root));
+  EXPECT_TRUE(second->policy_map_reused());
+  c2c_policy_value got{};
+  EXPECT_EQ(bpf_map_lookup_elem(fd, &key, &got), 0) << "the entry did not survive the reload";
+  close(fd);
+}
+
+TEST(VmSchedLoaderGuest, RefusesAStalePolicyPinAndStaysDisabled) {
+  if (auto why = guest_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  const std::string root = fresh_pin_root("stale");
+  const std::string path = root + "/" C2C_POLICY_MAP_NAME;
+  int fd = bpf_map_create(BPF_MAP_TYPE_HASH, C2C_POLICY_MAP_NAME, 4, 64, 16, nullptr);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(bpf_obj_pin(fd, path.c_str()), 0);
+  close(fd);
+  try {
+    Scheduler::load(guest_options(root));
+    ADD_FAILURE() << "a 64-byte policy value was accepted";
+  } catch (const LoadError& e) {
+    EXPECT_NE(std::string(e.what()).find("value_size=64"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(scx_state(), "disabled");
+  unlink(path.c_str());
+}
+
+TEST(VmSchedLoaderGuest, RefusesASecondSchedulerWhileOneIsLoaded) {
+  if (auto why = guest_skip_reason(); !why.empty()) GTEST_SKIP() << why;
+  auto first = Scheduler::load(guest_options(fresh_pin_root("busy")));
+  try {
+    Scheduler::load(guest_options(fresh_pin_root("busy2")));
+    ADD_FAILURE() << "a second scheduler was loaded";
+  } catch (const LoadError& e) {
+    EXPECT_NE(std::string(e.what()).find("another scheduler"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(scx_root_ops(), "claim2core") << "the first scheduler must stay loaded";
 }

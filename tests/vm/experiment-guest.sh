@@ -20,6 +20,11 @@ cg_set() {  # cg_set <name> <cpus>
   mkdir -p /sys/fs/cgroup/$1
   echo "$2" > /sys/fs/cgroup/$1/cpuset.cpus
 }
+bg_workers() {  # the TIDs whose parent is $BG
+  for d in /proc/[0-9]*; do
+    [ "$(awk '{print $4}' $d/stat 2>/dev/null)" = "$BG" ] && echo "${d#/proc/}"
+  done
+}
 ctxt_total() { awk '$1=="ctxt"{print $2}' /proc/stat; }
 
 exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
@@ -29,13 +34,14 @@ exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
   sh -c "echo \$\$ > /sys/fs/cgroup/bg/cgroup.procs; exec stress-ng --cpu $BG_WORKERS --timeout ${secs}s --metrics-brief" \
     >/tmp/bg.out 2>&1 &
   BG=$!
-  sleep 0.5
+  # stress-ng's workers are the children of $BG (busybox-static has no pgrep); wait (up to 5 s)
+  # until all of them exist, in every cell, so that each cell measures the same contention.
+  i=0
+  while [ "$(bg_workers | wc -w)" -lt "$BG_WORKERS" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
   nbg=0
   if [ "$3" = on ]; then
-    # stress-ng's workers are the children of $BG (busybox-static has no pgrep).
-    for d in /proc/[0-9]*; do
-      [ "$(awk '{print $4}' $d/stat 2>/dev/null)" = "$BG" ] || continue
-      c2c-vm-tool put --tid ${d#/proc/} --class background >/dev/null && nbg=$((nbg + 1))
+    for t in $(bg_workers); do
+      c2c-vm-tool put --tid "$t" --class background >/dev/null && nbg=$((nbg + 1))
     done
     policy="--class lc --boost-ms 60000"
   else
@@ -50,6 +56,7 @@ exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
   if [ "$3" = on ]; then kill -TERM $SCHED_PID; wait $SCHED_PID; fi
   echo "C2C-RESULT {\"experiment\":\"2x2\",\"cell\":\"$1\",\"alloc\":\"$2\",\"sched\":\"$3\",\"rep\":$4,\"probe\":$lat,\"sys_ctx_switches\":$((c1 - c0)),\"bg_bogo_ops\":$ops,\"bg_policies\":$nbg}"
   echo "$lat" | grep -q '"samples":0' && failed="$failed run-$1-$4"
+  [ "$3" = on ] && [ $nbg -lt "$BG_WORKERS" ] && failed="$failed bg-policies-$1-$4"
 }
 
 hb_run() {  # hb_run <sched on|off> <rep>

@@ -1,13 +1,13 @@
 #include "vm_policy.hpp"
 
-#include <bpf/bpf.h>
 #include <time.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <stdexcept>
 
+#include "mirror/apply.hpp"
+#include "mirror/convert.hpp"
+#include "mirror/kernel_map.hpp"
+#include "mirror/pinned_maps.hpp"
 #include "vm_proc.hpp"
 
 namespace c2c::vm {
@@ -51,23 +51,59 @@ c2c_policy_value make_value(const PolicySpec& spec, pid_t tgid, uint64_t start_t
   return v;
 }
 
-PolicyMap::PolicyMap(const std::string& pin) : fd_(bpf_obj_get(pin.c_str())) {
-  if (fd_ < 0)
-    throw std::runtime_error("policy map " + pin + ": " + std::strerror(errno) + " (is the scheduler loaded?)");
+struct PolicyMap::Impl {
+  std::unique_ptr<mirror::PinnedMaps> maps;
+  std::unique_ptr<mirror::KernelPolicyMap> io;
+  std::unique_ptr<mirror::Applier> applier;
+  std::map<uint32_t, RuntimeValue> written;  // expected values for compare-before-delete
+
+  void apply(PlanOp op) {
+    Plan plan;
+    plan.ops.push_back(std::move(op));
+    const mirror::ApplyReport rep = applier->apply(plan);
+    if (!rep.error.empty()) throw std::runtime_error("mirror apply: " + rep.error);
+    for (const auto& st : rep.ops)
+      if (!st.success()) throw std::runtime_error("mirror apply: " + mirror::describe(st));
+  }
+};
+
+PolicyMap::PolicyMap(const std::string& pin_root) : impl_(std::make_unique<Impl>()) {
+  mirror::PinOptions opts;
+  opts.pin_root = pin_root;
+  opts.create = false;  // the pins belong to the mirror (c2c-mirror-tool open) and the scheduler
+  auto maps = mirror::PinnedMaps::open(opts);
+  if (!maps) throw std::runtime_error("policy maps " + pin_root + ": " + maps.error());
+  impl_->maps = std::move(maps.value());
+  impl_->io = std::make_unique<mirror::KernelPolicyMap>(impl_->maps->policy_fd(), impl_->maps->policy_max_entries());
+  impl_->applier = std::make_unique<mirror::Applier>(*impl_->io);
 }
 
-PolicyMap::~PolicyMap() {
-  if (fd_ >= 0) close(fd_);
-}
+PolicyMap::~PolicyMap() = default;
 
 void PolicyMap::put(uint32_t tid, const c2c_policy_value& v) {
-  if (bpf_map_update_elem(fd_, &tid, &v, BPF_ANY) != 0)
-    throw std::runtime_error("policy map update tid " + std::to_string(tid) + ": " + std::strerror(errno));
+  PlanOp op;
+  op.kind = PlanOp::Kind::Add;
+  op.tid = tid;
+  op.value = mirror::from_abi(v);
+  op.reason = "vm scenario";
+  impl_->apply(op);
+  impl_->written[tid] = op.value;
 }
 
 void PolicyMap::del(uint32_t tid) {
-  if (bpf_map_delete_elem(fd_, &tid) != 0 && errno != ENOENT)
-    throw std::runtime_error("policy map delete tid " + std::to_string(tid) + ": " + std::strerror(errno));
+  PlanOp op;
+  op.kind = PlanOp::Kind::Delete;
+  op.tid = tid;
+  op.reason = "vm scenario done";
+  if (auto it = impl_->written.find(tid); it != impl_->written.end()) {
+    op.value = it->second;
+  } else {
+    c2c_policy_value cur{};
+    if (impl_->io->lookup(tid, &cur) != 0) return;  // absent (or unreadable): nothing to delete
+    op.value = mirror::from_abi(cur);
+  }
+  impl_->apply(op);
+  impl_->written.erase(tid);
 }
 
 void PolicyMap::put_task(pid_t tgid, pid_t tid, const PolicySpec& spec) {

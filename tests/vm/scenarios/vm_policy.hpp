@@ -1,8 +1,12 @@
-// Writes policy entries into the pinned c2c_policy map, straight from the ABI header. A stand-in
-// for the mirror library (src/mirror) until the lead switches the scenarios to it.
+// Writes policy entries through the mirror library (src/mirror: PinnedMaps, Applier), the same
+// path as the daemon: the guest's pins are created by `c2c-mirror-tool open` before the scheduler
+// loads and reuses them. Values are built from the ABI header so that the scenarios control every
+// field (start_ticks of a task that is gone, a lease of a given length).
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <sys/types.h>
@@ -31,17 +35,20 @@ c2c_policy_value make_value(const PolicySpec& spec, pid_t tgid, uint64_t start_t
 
 class PolicyMap {
  public:
-  explicit PolicyMap(const std::string& pin = C2C_POLICY_PIN);  // throws std::runtime_error
+  // Re-opens (never creates) the pinned map set under pin_root; throws std::runtime_error.
+  explicit PolicyMap(const std::string& pin_root = C2C_PIN_ROOT);
   ~PolicyMap();
   PolicyMap(const PolicyMap&) = delete;
   PolicyMap& operator=(const PolicyMap&) = delete;
+  // One-op plans through Applier::apply; a failed op throws std::runtime_error naming it.
   void put(uint32_t tid, const c2c_policy_value& v);
   void del(uint32_t tid);  // absent is fine
   // Puts a policy for a live task, reading its start_ticks from /proc.
   void put_task(pid_t tgid, pid_t tid, const PolicySpec& spec);
 
  private:
-  int fd_ = -1;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace c2c::vm
