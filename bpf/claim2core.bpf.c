@@ -9,7 +9,10 @@
  *
  * Queueing model:
  *   - boosted tasks (C2C_F_BOOST, lease boost_until_ns in the future, CPU budget left) go
- *     straight to the local DSQ of the CPU chosen in select_cpu, preempting what runs there;
+ *     straight to the head of the local DSQ of the CPU chosen in select_cpu, preempting what runs
+ *     there (SCX_ENQ_PREEMPT: the current task's slice is zeroed and the CPU rescheduled, by IPI
+ *     if it is remote). select_cpu takes an idle CPU if there is one, else it steers the wakeup
+ *     away from a CPU that already runs a boosted task, to one that runs an unboosted one;
  *   - unboosted latency-critical / comm-progress tasks go to DSQ_HI;
  *   - normal, throughput and unmatched tasks go to DSQ_NORM;
  *   - background tasks go to DSQ_BG.
@@ -73,7 +76,8 @@ struct {
 
 struct cpu_ctx {
 	__u64 window_start;
-	__u64 boosted_ns; /* boosted run time charged in the current window */
+	__u64 boosted_ns;    /* boosted run time charged in the current window */
+	__u32 curr_boosted;  /* the task running here now is boosted (read by other CPUs) */
 };
 
 struct {
@@ -259,6 +263,40 @@ out:
 	return first;
 }
 
+/* Whether cpu runs a boosted task right now (racy by design: a placement hint only). */
+static bool cpu_runs_boosted(__s32 cpu)
+{
+	__u32 zero = 0;
+	struct cpu_ctx *cc = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, (__u32)cpu);
+
+	return cc && cc->curr_boosted;
+}
+
+/*
+ * For a boosted wakeup that found no idle CPU: cpu if it runs an unboosted task (preempting that
+ * costs nobody a boost), else the first CPU of p->cpus_ptr -- policy CPUs first -- that does.
+ * Every candidate is tested against p->cpus_ptr (INV-6).
+ */
+static __s32 pick_preemptible_cpu(struct task_struct *p, const struct c2c_policy_value *v, __s32 cpu)
+{
+	__u32 nr = scx_bpf_nr_cpu_ids();
+	__s32 c, fallback = -1;
+
+	if (cpu >= 0 && !cpu_runs_boosted(cpu))
+		return cpu;
+	if (nr > C2C_MAX_CPUS)
+		nr = C2C_MAX_CPUS;
+	bpf_for(c, 0, nr) {
+		if (!bpf_cpumask_test_cpu(c, p->cpus_ptr) || cpu_runs_boosted(c))
+			continue;
+		if (v && (v->flags & C2C_F_ALLOWED_CPUS) && mask_has(v->allowed_cpus, c))
+			return c;
+		if (fallback < 0)
+			fallback = c;
+	}
+	return fallback >= 0 ? fallback : cpu;
+}
+
 static void count_dispatch(__u32 cls)
 {
 	struct c2c_stats *st = stats();
@@ -288,10 +326,15 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &idle);
 
 	/* An idle CPU runs the task right away; boosted tasks are handled in enqueue (preempt). */
-	if (idle && !lease_live(p, v)) {
-		count_dispatch(class_of(v));
-		scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice_of(v), 0);
+	if (!lease_live(p, v)) {
+		if (idle) {
+			count_dispatch(class_of(v));
+			scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice_of(v), 0);
+		}
+		return cpu;
 	}
+	if (!idle)
+		cpu = pick_preemptible_cpu(p, v, cpu);
 	return cpu;
 }
 
@@ -313,7 +356,7 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 		 */
 		if (tc)
 			tc->boosted = 1;
-		scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_PREEMPT);
+		scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_PREEMPT | SCX_ENQ_HEAD);
 		return;
 	}
 	switch (cls) {
@@ -400,8 +443,11 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 	struct task_ctx *tc = tctx_of(p);
 	s32 cpu = bpf_get_smp_processor_id();
 	__u64 now = bpf_ktime_get_boot_ns();
+	struct cpu_ctx *cc = this_cpu_ctx();
 	struct c2c_stats *st;
 
+	if (cc)
+		cc->curr_boosted = tc && tc->boosted;
 	if (!tc)
 		return;
 	if (tc->runnable_at) {
@@ -438,6 +484,8 @@ void BPF_STRUCT_OPS(c2c_stopping, struct task_struct *p, bool runnable)
 	struct cpu_ctx *cc = this_cpu_ctx();
 	__u64 now = bpf_ktime_get_boot_ns();
 
+	if (cc)
+		cc->curr_boosted = 0;
 	if (!tc)
 		return;
 	if (tc->boosted && cc)
