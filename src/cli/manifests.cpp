@@ -1,10 +1,9 @@
 #include "cli/manifests.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <iterator>
 #include <map>
-#include <sstream>
 
 #include "trace/json_reader.hpp"
 
@@ -30,18 +29,34 @@ std::vector<PolicyManifest> decode_policy_manifests(std::string_view text, const
   } catch (const YamlError& e) {
     throw ManifestError(name + ": " + e.what());
   }
-  if (docs.empty()) throw ManifestError(name + ": no policy documents");
-  std::vector<PolicyManifest> out;
-  std::map<std::string, size_t> seen;  // kind/name -> document number
+  // A `kind: List` (what `claim2core get policies -o json` prints) contributes its items.
+  struct Doc {
+    const nlohmann::json* value;
+    std::string where;
+  };
+  std::vector<Doc> flat;
   for (size_t i = 0; i < docs.size(); ++i) {
     const std::string where = name + " doc " + std::to_string(i + 1);
-    if (!docs[i].is_object()) throw ManifestError(where + ": not a mapping (a policy manifest has apiVersion, kind, metadata, spec)");
+    const auto& d = docs[i];
+    if (d.is_object() && d.value("kind", nlohmann::json()) == "List") {
+      if (!d.contains("items") || !d["items"].is_array()) throw ManifestError(where + ": items: a List needs an items array");
+      for (size_t k = 0; k < d["items"].size(); ++k) flat.push_back({&d["items"][k], where + " items[" + std::to_string(k) + "]"});
+    } else {
+      flat.push_back({&d, where});
+    }
+  }
+  if (flat.empty()) throw ManifestError(name + ": no policy documents");
+  std::vector<PolicyManifest> out;
+  std::map<std::string, std::string> seen;  // kind/name -> where it was defined
+  for (const auto& [value, where] : flat) {
+    if (!value->is_object())
+      throw ManifestError(where + ": not a mapping (a policy manifest has apiVersion, kind, metadata, spec)");
     try {
-      PolicyManifest m{where, trace::decode_policy(docs[i], "")};
-      auto [it, fresh] = seen.emplace(ref_of(m.policy), i + 1);
+      PolicyManifest m{where, trace::decode_policy(*value, "")};
+      auto [it, fresh] = seen.emplace(ref_of(m.policy), where);
       if (!fresh)
-        throw ManifestError(where + ": metadata.name: " + ref_of(m.policy) + " is already defined in doc " +
-                            std::to_string(it->second));
+        throw ManifestError(where + ": metadata.name: " + ref_of(m.policy) + " is already defined in " +
+                            it->second.substr(name.size() + 1));
       out.push_back(std::move(m));
     } catch (const trace::DecodeError& e) {
       throw ManifestError(where + ": " + e.field + ": " + e.what());
@@ -61,6 +76,8 @@ std::vector<PolicyManifest> load_policy_manifests(const std::string& path, const
   if (path == "-") {
     read_capped(std::cin);
   } else {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) throw ManifestError(path + ": is a directory (give the files)");
     std::ifstream file(path, std::ios::binary);
     if (!file) throw ManifestError(path + ": cannot open");
     read_capped(file);

@@ -1,0 +1,187 @@
+// -o json / -o yaml / -o table of the daemon's replies, without a daemon.
+#include <gtest/gtest.h>
+
+#include "api/convert.hpp"
+#include "cli/structured_output.hpp"
+#include "cli/tables.hpp"
+#include "k8s/decode.hpp"
+
+namespace c2c::cli {
+namespace {
+
+using nlohmann::json;
+
+pb::StatusResponse sample_status() {
+  pb::StatusResponse s;
+  s.set_node("dgx-spark-gb10");
+  s.set_node_generation(12345678901234ull);  // above 2^32: must stay a number
+  s.set_scheduler_enforcing(false);
+  s.set_scheduler_message("no sched_ext on this kernel: the pinned maps are kept current, nothing enforces them");
+  s.set_state_digest("00ff");
+  s.add_violations("INV-5: tid 7 unexplained");
+  return s;
+}
+
+TEST(CliOutput, ProtoJsonKeepsDefaultsAnd64BitNumbers) {
+  json j = proto_to_json(sample_status());
+  EXPECT_EQ(j["nodeGeneration"], 12345678901234ull);
+  ASSERT_TRUE(j.contains("schedulerEnforcing"));
+  EXPECT_EQ(j["schedulerEnforcing"], false);
+  EXPECT_EQ(j["restartEpoch"], 0);
+  EXPECT_EQ(j["violations"], json::array({"INV-5: tid 7 unexplained"}));
+  EXPECT_EQ(j["stateDigest"], "00ff");
+}
+
+TEST(CliOutput, ProtoJsonEnumsMapsOneofsAndUnsetMessages) {
+  pb::ListIntentsResponse r;
+  auto* i = r.add_intents();
+  i->set_kind(pb::NODE_SCHEDULING_POLICY);
+  i->set_policy("vllm-enginecore");
+  i->set_state(pb::APPLIED);
+  json j = proto_to_json(r);
+  EXPECT_EQ(j["intents"][0]["state"], "APPLIED");
+  EXPECT_EQ(j["intents"][0]["kind"], "NODE_SCHEDULING_POLICY");
+
+  NodeSchedulingPolicy n;
+  n.name = "vllm-enginecore";
+  n.node_selectors = {{"nvidia.com/gpu.product", "NVIDIA-GB10"}};
+  n.command_regex = "^EngineCore(_DP[0-9]+)?$";
+  pb::Policy p = api::to_proto(api::AnyPolicy{n});
+  json pj = proto_to_json(p);
+  EXPECT_TRUE(pj.contains("node"));
+  EXPECT_FALSE(pj.contains("dra")) << "an unset oneof member is not printed";
+  EXPECT_EQ(pj["node"]["nodeSelectors"]["nvidia.com/gpu.product"], "NVIDIA-GB10");
+
+  pb::MatchedTask m;
+  m.set_tid(3786004);
+  json mj = proto_to_json(m);
+  EXPECT_TRUE(mj["actual"].is_null());
+}
+
+// The YAML printer's output reads back (through the same core-schema typing as manifests) as
+// the JSON it came from, including strings that look like numbers, booleans or null.
+TEST(CliOutput, YamlRoundTripsThroughTheManifestReader) {
+  json j = {{"name", "0"},      {"bool", "true"},       {"none", "null"}, {"empty", ""},
+            {"neg", "-1"},      {"regex", "^EngineCore(_DP[0-9]+)?$"},     {"colon", "a: b"},
+            {"n", 42},          {"big", 12345678901234ull},                 {"f", false},
+            {"list", {1, "2"}}, {"nothing", json::array()},                 {"obj", {{"k", {{"deep", "yes"}}}}},
+            {"123", "numeric key"}};
+  std::string yaml = json_to_yaml(j);
+  auto back = k8s::yaml_to_json(yaml);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0], j) << yaml;
+}
+
+TEST(CliOutput, FormatNames) {
+  EXPECT_EQ(output_format_from_string("yaml"), OutputFormat::Yaml);
+  EXPECT_THROW(output_format_from_string("xml"), std::invalid_argument);
+  EXPECT_EQ(format_ns(2'000'000), "2ms");
+  EXPECT_EQ(format_ns(30'000'000'000ull), "30s");
+  EXPECT_EQ(format_ns(1500), "1500ns");
+}
+
+TEST(CliOutput, TablesAlignColumnsAndNameStates) {
+  pb::ListIntentsResponse r;
+  auto* i = r.add_intents();
+  i->set_kind(pb::NODE_SCHEDULING_POLICY);
+  i->set_policy("vllm-enginecore");
+  i->set_policy_generation(1);
+  i->set_node("dgx-spark-gb10");
+  i->set_state(pb::APPLIED);
+  i->set_matched_tasks(2);
+  i->set_applied_entries(2);
+  auto* f = r.add_intents();
+  f->set_kind(pb::DRA_EXECUTION_POLICY);
+  f->set_policy("llm-decode");
+  f->set_state(pb::PENDING);
+  f->set_reason("requirePreview: no acknowledged preview at generation 1");
+  std::string t = render_intents(r);
+  EXPECT_NE(t.find("KIND                  POLICY           GENERATION"), std::string::npos) << t;
+  EXPECT_NE(t.find("NodeSchedulingPolicy  vllm-enginecore  1           dgx-spark-gb10  Applied  2      2"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("Pending  0      0        requirePreview"), std::string::npos) << t;
+  EXPECT_EQ(render_intents(pb::ListIntentsResponse{}), "No intents.\n");
+}
+
+TEST(CliOutput, StatusSaysPlainlyWhetherAnythingEnforces) {
+  std::string t = render_status(sample_status());
+  EXPECT_NE(t.find("scheduler:          NOT enforcing"), std::string::npos) << t;
+  EXPECT_NE(t.find("no sched_ext on this kernel"), std::string::npos) << t;
+  EXPECT_NE(t.find("VIOLATION:          INV-5"), std::string::npos) << t;
+  EXPECT_NE(t.find("node generation:    12345678901234"), std::string::npos) << t;
+}
+
+TEST(CliOutput, ExplainShowsTheLineageChain) {
+  pb::ExplainResponse r;
+  r.set_found(true);
+  auto* l = r.mutable_lineage();
+  l->set_tid(3786004);
+  l->set_start(955400);
+  l->set_tgid(3785998);
+  l->set_comm("EngineCore_DP0");
+  l->set_cgroup("/system.slice/vllm.service");
+  l->set_policy_kind(pb::NODE_SCHEDULING_POLICY);
+  l->set_policy("vllm-enginecore");
+  l->set_policy_generation(1);
+  l->set_strategy("exact-tid");
+  l->mutable_entry()->set_execution_class("latency-critical");
+  l->mutable_entry()->set_slice_ns(2'000'000);
+  std::string t = render_explain(3786004, r);
+  EXPECT_NE(t.find("tid 3786004 (start 955400, tgid 3785998, comm 'EngineCore_DP0')"), std::string::npos) << t;
+  EXPECT_NE(t.find("latency-critical slice 2ms"), std::string::npos) << t;
+  EXPECT_NE(t.find("cgroup /system.slice/vllm.service -> task 3786004 -> NodeSchedulingPolicy/vllm-enginecore@1 "
+                   "(exact-tid)"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(render_explain(5, pb::ExplainResponse{}), "tid 5: no policy entry (no live lineage)\n");
+}
+
+TEST(CliOutput, PreviewTableSaysReadOnlyAndMarksLosersAndAbsentEntries) {
+  pb::PreviewResponse r;
+  r.set_policy("NodeSchedulingPolicy/vllm-enginecore");
+  r.set_policy_generation(1);
+  auto* m = r.add_matched();
+  m->set_tid(3786004);
+  m->set_comm("EngineCore_DP0");
+  m->set_strategy("exact-tid");
+  m->mutable_intended()->set_execution_class("latency-critical");
+  auto* lost = r.add_matched();
+  lost->set_tid(3786005);
+  lost->set_comm("EngineCore_DP1");
+  r.add_warnings("regex matches 2 threads");
+  r.set_acknowledged(true);
+  std::string t = render_preview(r);
+  EXPECT_NE(t.find("read-only, nothing was written"), std::string::npos) << t;
+  EXPECT_NE(t.find("(loses a conflict)"), std::string::npos) << t;
+  EXPECT_NE(t.find("(not in the map)"), std::string::npos) << t;
+  EXPECT_NE(t.find("warning: regex matches 2 threads"), std::string::npos) << t;
+  EXPECT_NE(t.find("Acknowledged: NodeSchedulingPolicy/vllm-enginecore may go live at generation 1"), std::string::npos)
+      << t;
+}
+
+TEST(CliOutput, PoliciesTableSummarisesBothKinds) {
+  pb::ListPoliciesResponse r;
+  NodeSchedulingPolicy n;
+  n.name = "vllm-enginecore";
+  n.generation = 1;
+  n.node_names = {"dgx-spark-gb10"};
+  n.command_regex = "^EngineCore(_DP[0-9]+)?$";
+  n.priority = 1;
+  n.execution_time = 2'000'000;
+  *r.add_policies() = api::to_proto(api::AnyPolicy{n});
+  DraExecutionPolicy d;
+  d.name = "llm-decode";
+  d.resource_claims = {"gpu", "rdma"};
+  d.task_roles = {TaskRole{"decode", "decode", "", ExecClass::LatencyCritical}};
+  d.require_preview = true;
+  *r.add_policies() = api::to_proto(api::AnyPolicy{d});
+  std::string t = render_policies(r);
+  EXPECT_NE(t.find("nodes dgx-spark-gb10; comm =~ ^EngineCore(_DP[0-9]+)?$"), std::string::npos) << t;
+  EXPECT_NE(t.find("priority 1, slice 2ms"), std::string::npos) << t;
+  EXPECT_NE(t.find("claims gpu,rdma"), std::string::npos) << t;
+  EXPECT_NE(t.find("decode:latency-critical, requirePreview"), std::string::npos) << t;
+}
+
+}  // namespace
+}  // namespace c2c::cli
