@@ -1,0 +1,45 @@
+// Commands from gRPC handler threads to the engine's loop thread: a mutex-guarded queue plus an
+// eventfd the loop waits on (epoll). The loop drains everything queued in one go (a batch).
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+namespace c2c::daemon {
+
+class Engine;
+
+// Two phases, so that one batch persists once and applies to the kernel once:
+//  apply  runs first for every command of the batch (mutates the core; returns true when a
+//         durable input changed, so the batch must be persisted before anyone is answered),
+//  finish runs after persist + plan + apply (fills the reply from the state then; wakes the caller).
+struct Command {
+  std::function<bool(Engine&)> apply;
+  std::function<void(Engine&)> finish;
+};
+
+class CommandQueue {
+ public:
+  CommandQueue();
+  ~CommandQueue();
+  CommandQueue(const CommandQueue&) = delete;
+  CommandQueue& operator=(const CommandQueue&) = delete;
+
+  // false once closed (the daemon is draining): the caller answers UNAVAILABLE itself.
+  bool push(Command c);
+  std::vector<Command> drain();  // everything queued; also clears the eventfd
+  void close();                  // refuse new commands; queued ones are still drained
+  bool closed() const;
+  int event_fd() const { return efd_; }
+  size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::deque<Command> q_;
+  bool closed_ = false;
+  int efd_ = -1;
+};
+
+}  // namespace c2c::daemon

@@ -1,0 +1,62 @@
+// claim2cored's configuration: a YAML file (every field validated; an error names the field),
+// overridden by command-line flags (main.cpp). spec/daemon.md lists every field.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/core.hpp"
+
+namespace c2c::daemon {
+
+enum class TaskDiscovery : uint8_t {
+  Events,  // BPF tracepoints -> ring buffer, plus periodic rescans (the default)
+  Scan,    // periodic rescans only (BPF iterator, else procfs)
+  Off,     // no task discovery (policies and previews only; tests that need a quiet state)
+};
+const char* to_string(TaskDiscovery d);
+
+enum class SchedulerMode : uint8_t { Auto, Off };
+
+struct TcpConfig {
+  std::string address;    // host:port; empty: no TCP listener
+  std::string cert;       // server certificate (PEM file)
+  std::string key;        // its private key
+  std::string client_ca;  // CA that signs client certificates (mutual TLS is mandatory)
+};
+
+struct DaemonConfig {
+  std::string node_name;                         // empty: the host name
+  std::string socket = "/run/claim2core/claim2cored.sock";
+  std::vector<uint32_t> allowed_uids = {0};      // plus the daemon's own uid, always
+  std::string state_dir = "/var/lib/claim2core";
+  std::string pin_root = "/sys/fs/bpf/claim2core";
+  uint32_t policy_map_max_entries = 131072;
+  TaskDiscovery task_discovery = TaskDiscovery::Events;
+  uint64_t rescan_interval_ns = 30'000'000'000ull;
+  uint64_t readback_interval_ns = 5'000'000'000ull;
+  uint32_t watch_queue = 256;                    // events a watcher may lag before it is dropped
+  uint32_t max_message_bytes = 4u << 20;
+  std::string log_level = "info";
+  SchedulerMode scheduler = SchedulerMode::Auto;
+  std::string scheduler_object;                  // empty: claim2core.bpf.o from the BPF dirs
+  TcpConfig tcp;
+  std::string metrics_address;                   // empty: no metrics endpoint
+  bool metrics_allow_non_loopback = false;
+  bool operator==(const DaemonConfig&) const = default;
+};
+
+// Parses YAML text over the defaults. false with *err naming the field ("tcp.client_ca").
+bool parse_config(const std::string& yaml, DaemonConfig* out, FieldError* err);
+// Reads a file; a missing file is the defaults unless `must_exist`.
+bool load_config(const std::string& path, bool must_exist, DaemonConfig* out, FieldError* err);
+// Cross-field checks (also after command-line overrides).
+std::optional<FieldError> validate(const DaemonConfig& c);
+
+// Fields a SIGHUP reload can change in a running daemon; the others are reported as needing a
+// restart (their names are returned).
+std::vector<std::string> restart_only_changes(const DaemonConfig& running, const DaemonConfig& next);
+
+}  // namespace c2c::daemon

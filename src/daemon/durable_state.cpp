@@ -1,0 +1,316 @@
+#include "daemon/durable_state.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "trace/event_codec.hpp"
+#include "trace/json_reader.hpp"
+#include "trace/policy_codec.hpp"
+
+namespace c2c::daemon {
+namespace {
+
+using nlohmann::json;
+constexpr const char* kFormat = "claim2core-daemon-state";
+constexpr int kVersion = 1;
+
+std::string fnv1a64(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+PolicyId id_of(const AnyPolicy& p) {
+  return std::visit([](const auto& x) {
+    using T = std::decay_t<decltype(x)>;
+    return PolicyId{std::is_same_v<T, DraExecutionPolicy> ? PolicyKind::Dra : PolicyKind::Node, x.name};
+  }, p);
+}
+
+json encode_any(const AnyPolicy& p) {
+  return std::visit([](const auto& x) { return trace::encode_policy(x); }, p);
+}
+
+const char* kind_name(PolicyKind k) { return to_string(k); }
+
+std::optional<PolicyKind> kind_from(const std::string& s) { return trace::policy_kind_from_string(s); }
+
+json encode_intent(const Intent& i) {
+  return json{{"kind", kind_name(i.kind)}, {"policy", i.policy},       {"generation", i.generation},
+              {"node", i.node},            {"state", to_string(i.state)}, {"reason", i.reason},
+              {"matchedTasks", i.matched_tasks}, {"appliedEntries", i.applied_entries},
+              {"warnings", i.warnings},    {"updatedUnixMs", i.updated_unix_ms}};
+}
+
+Intent decode_intent(const trace::Reader& r) {
+  r.only({"kind", "policy", "generation", "node", "state", "reason", "matchedTasks", "appliedEntries", "warnings",
+          "updatedUnixMs"});
+  Intent i;
+  auto k = kind_from(r.str("kind"));
+  if (!k) r.fail("kind", "must be DRAExecutionPolicy or NodeSchedulingPolicy");
+  i.kind = *k;
+  i.policy = r.str("policy");
+  i.generation = r.i64("generation");
+  i.node = r.str_or("node", "");
+  auto st = intent_state_from_string(r.str("state"));
+  if (!st) r.fail("state", "must be PENDING, SENT, APPLIED or FAILED");
+  i.state = *st;
+  i.reason = r.str_or("reason", "");
+  i.matched_tasks = r.u32("matchedTasks");
+  i.applied_entries = r.u32("appliedEntries");
+  i.warnings = r.strings("warnings");
+  i.updated_unix_ms = r.i64_or("updatedUnixMs", 0);
+  return i;
+}
+
+// The inner object of an event encoded by the trace codec (e.g. "claim" of claim_allocated).
+template <class E>
+json encode_inner(const E& e, const char* member) {
+  json j = trace::encode_event(Event{e});
+  return j.at(member);
+}
+
+// Decodes with the trace codec and renames its field paths ("claim.devices[0]") to the file's
+// ("state.claims[3].devices[0]").
+Event decode_inner(const json& event, const std::string& member, const std::string& path) {
+  try {
+    return trace::decode_event(event);
+  } catch (const trace::DecodeError& e) {
+    std::string f = e.field;
+    if (f.rfind(member, 0) == 0) f = path + f.substr(member.size());
+    throw trace::DecodeError(f, e.what());
+  }
+}
+
+}  // namespace
+
+void DurableState::put_policy(const AnyPolicy& p) {
+  auto id = id_of(p);
+  auto it = std::lower_bound(policies.begin(), policies.end(), id,
+                             [](const AnyPolicy& a, const PolicyId& b) { return id_of(a) < b; });
+  if (it != policies.end() && id_of(*it) == id)
+    *it = p;
+  else
+    policies.insert(it, p);
+  policy_tombstones.erase(std::remove_if(policy_tombstones.begin(), policy_tombstones.end(),
+                                         [&](const PolicyTombstone& t) { return id_of(t.last) == id; }),
+                          policy_tombstones.end());
+}
+
+void DurableState::delete_policy(PolicyKind kind, const std::string& name, int64_t generation) {
+  PolicyId id{kind, name};
+  auto it = std::find_if(policies.begin(), policies.end(), [&](const AnyPolicy& a) { return id_of(a) == id; });
+  if (it == policies.end()) return;
+  policy_tombstones.push_back(PolicyTombstone{*it, generation});
+  policies.erase(it);
+  preview_acks.erase(id);
+  intents.erase(std::remove_if(intents.begin(), intents.end(),
+                               [&](const Intent& i) { return i.kind == kind && i.policy == name; }),
+                intents.end());
+}
+
+void DurableState::put_claim(const Claim& c) {
+  auto it = std::lower_bound(claims.begin(), claims.end(), c.uid,
+                             [](const Claim& a, const std::string& b) { return a.uid < b; });
+  if (it != claims.end() && it->uid == c.uid)
+    *it = c;
+  else
+    claims.insert(it, c);
+  claim_tombstones.erase(c.uid);
+}
+
+void DurableState::delete_claim(const std::string& uid, int64_t generation) {
+  claims.erase(std::remove_if(claims.begin(), claims.end(), [&](const Claim& c) { return c.uid == uid; }),
+               claims.end());
+  claim_tombstones[uid] = generation;
+}
+
+void DurableState::put_pod(const Pod& p) {
+  auto it = std::lower_bound(pods.begin(), pods.end(), p.uid, [](const Pod& a, const std::string& b) { return a.uid < b; });
+  if (it != pods.end() && it->uid == p.uid)
+    *it = p;
+  else
+    pods.insert(it, p);
+}
+
+void DurableState::delete_pod(const std::string& uid) {
+  pods.erase(std::remove_if(pods.begin(), pods.end(), [&](const Pod& p) { return p.uid == uid; }), pods.end());
+}
+
+std::string encode_state(const DurableState& s) {
+  json state;
+  state["policies"] = json::array();
+  for (const auto& p : s.policies) state["policies"].push_back(encode_any(p));
+  state["previewAcks"] = json::array();
+  for (const auto& [id, g] : s.preview_acks)
+    state["previewAcks"].push_back({{"kind", kind_name(id.first)}, {"name", id.second}, {"generation", g}});
+  state["policyTombstones"] = json::array();
+  for (const auto& t : s.policy_tombstones)
+    state["policyTombstones"].push_back({{"policy", encode_any(t.last)}, {"deletedGeneration", t.deleted_generation}});
+  state["claims"] = json::array();
+  for (const auto& c : s.claims) state["claims"].push_back(encode_inner(ClaimAllocated{c}, "claim"));
+  state["claimTombstones"] = json::array();
+  for (const auto& [uid, g] : s.claim_tombstones) state["claimTombstones"].push_back({{"uid", uid}, {"generation", g}});
+  state["pods"] = json::array();
+  for (const auto& p : s.pods) state["pods"].push_back(encode_inner(PodBound{p}, "pod"));
+  state["intents"] = json::array();
+  for (const auto& i : s.intents) state["intents"].push_back(encode_intent(i));
+  const std::string body = state.dump();
+  json doc{{"format", kFormat}, {"version", kVersion}, {"state", state}, {"checksum", fnv1a64(body)}};
+  return doc.dump() + "\n";
+}
+
+bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    *err = FieldError{"state", std::string("not JSON (truncated or corrupt file?): ") + e.what()};
+    return false;
+  }
+  try {
+    trace::Reader top(doc, "");
+    top.only({"format", "version", "state", "checksum"});
+    if (top.str("format") != kFormat) top.fail("format", std::string("must be '") + kFormat + "'");
+    if (top.i64("version") != kVersion) top.fail("version", "unsupported version (this build reads 1)");
+    if (!doc.contains("state") || !doc["state"].is_object()) top.fail("state", "missing or not an object");
+    if (fnv1a64(doc["state"].dump()) != top.str("checksum"))
+      top.fail("checksum", "does not match the state (the file was changed or damaged)");
+    trace::Reader r(doc["state"], "state");
+    r.only({"policies", "previewAcks", "policyTombstones", "claims", "claimTombstones", "pods", "intents"});
+    DurableState s;
+    for (const auto& p : r.array("policies")) {
+      auto any = trace::decode_policy(p.raw(), p.path());
+      s.policies.push_back(std::visit([](auto&& x) -> AnyPolicy { return x; }, any));
+    }
+    for (const auto& a : r.array("previewAcks")) {
+      a.only({"kind", "name", "generation"});
+      auto k = kind_from(a.str("kind"));
+      if (!k) a.fail("kind", "must be DRAExecutionPolicy or NodeSchedulingPolicy");
+      s.preview_acks[{*k, a.str("name")}] = a.i64("generation");
+    }
+    for (const auto& t : r.array("policyTombstones")) {
+      t.only({"policy", "deletedGeneration"});
+      auto c = t.child("policy");
+      auto any = trace::decode_policy(c.raw(), c.path());
+      s.policy_tombstones.push_back(
+          PolicyTombstone{std::visit([](auto&& x) -> AnyPolicy { return x; }, any), t.i64("deletedGeneration")});
+    }
+    for (const auto& c : r.array("claims")) {
+      auto e = decode_inner(json{{"v", trace::kTraceVersion}, {"kind", "claim_allocated"}, {"claim", c.raw()}},
+                            "claim", c.path());
+      s.claims.push_back(std::get<ClaimAllocated>(e).claim);
+    }
+    for (const auto& t : r.array("claimTombstones")) {
+      t.only({"uid", "generation"});
+      s.claim_tombstones[t.str("uid")] = t.i64("generation");
+    }
+    for (const auto& p : r.array("pods")) {
+      auto e = decode_inner(json{{"v", trace::kTraceVersion}, {"kind", "pod_bound"}, {"pod", p.raw()}}, "pod", p.path());
+      s.pods.push_back(std::get<PodBound>(e).pod);
+    }
+    for (const auto& i : r.array("intents")) s.intents.push_back(decode_intent(i));
+    *out = std::move(s);
+    return true;
+  } catch (const trace::DecodeError& e) {
+    *err = FieldError{e.field, e.what()};
+    return false;
+  } catch (const json::exception& e) {
+    *err = FieldError{"state", e.what()};
+    return false;
+  }
+}
+
+bool load_state(const std::string& path, DurableState* out, FieldError* err) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    if (errno == ENOENT) {
+      *out = DurableState{};
+      return true;
+    }
+    *err = FieldError{path, std::string("cannot read: ") + std::strerror(errno)};
+    return false;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  FieldError e;
+  if (!decode_state(ss.str(), out, &e)) {
+    *err = FieldError{path + ": " + e.field, e.message};
+    return false;
+  }
+  return true;
+}
+
+std::string save_state(const std::string& path, const DurableState& s) {
+  const std::string text = encode_state(s);
+  const std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return "open " + tmp + ": " + std::strerror(errno);
+  size_t off = 0;
+  while (off < text.size()) {
+    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      std::string e = "write " + tmp + ": " + std::strerror(errno);
+      ::close(fd);
+      return e;
+    }
+    off += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    std::string e = "fsync " + tmp + ": " + std::strerror(errno);
+    ::close(fd);
+    return e;
+  }
+  ::close(fd);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return "rename " + tmp + ": " + std::strerror(errno);
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return "open " + dir + ": " + std::strerror(errno);
+  int rc = ::fsync(dfd);
+  ::close(dfd);
+  if (rc != 0) return "fsync " + dir + ": " + std::strerror(errno);
+  return "";
+}
+
+std::vector<Event> restore_events(const DurableState& s) {
+  std::vector<Event> ev;
+  auto upsert = [](const AnyPolicy& p) -> Event {
+    if (const auto* d = std::get_if<DraExecutionPolicy>(&p)) return DraPolicyUpsert{*d};
+    return NodePolicyUpsert{std::get<NodeSchedulingPolicy>(p)};
+  };
+  for (const auto& t : s.policy_tombstones) {
+    auto id = id_of(t.last);
+    ev.push_back(upsert(t.last));
+    ev.push_back(PolicyDelete{id.first, id.second, t.deleted_generation});
+  }
+  for (const auto& p : s.policies) ev.push_back(upsert(p));
+  for (const auto& [id, g] : s.preview_acks) ev.push_back(PreviewAck{id.first, id.second, g});
+  for (const auto& [uid, g] : s.claim_tombstones) {
+    Claim c;
+    c.uid = uid;
+    c.generation = g;
+    ev.push_back(ClaimAllocated{c});
+    ev.push_back(ClaimDeallocated{uid, g});
+  }
+  for (const auto& c : s.claims) ev.push_back(ClaimAllocated{c});
+  for (const auto& p : s.pods) ev.push_back(PodBound{p});
+  return ev;
+}
+
+}  // namespace c2c::daemon

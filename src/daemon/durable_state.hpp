@@ -1,0 +1,66 @@
+// What claim2cored persists so that a restart (even after kill -9) rebuilds the same inputs
+// (spec/daemon.md, "Durability"): the policies with their generations, preview acknowledgements,
+// tombstones of deleted policies and claims (so nothing older comes back: INV-3), the claim
+// bindings and pods the API gave it, and the intents. The node generation lives in its own file
+// (src/mirror GenerationLease, INV-4).
+//
+// File: one JSON object {"format":"claim2core-daemon-state","version":1,"state":{...},
+// "checksum":"<fnv1a64 of state.dump()>"}, written temp + fsync + rename + fsync(dir): a crash
+// leaves the old or the new file, never a torn one. A file that does not parse, has the wrong
+// checksum or a malformed field is an error naming the field ("state.policies[2].spec.commandRegex"),
+// never silently an empty state.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/core.hpp"
+#include "daemon/intents.hpp"
+
+namespace c2c::daemon {
+
+using AnyPolicy = std::variant<DraExecutionPolicy, NodeSchedulingPolicy>;
+
+struct PolicyTombstone {
+  AnyPolicy last;              // the policy as it was when deleted (restoring the tombstone
+                               // replays upsert + delete on a fresh core)
+  int64_t deleted_generation = 0;
+  bool operator==(const PolicyTombstone&) const = default;
+};
+
+struct DurableState {
+  std::vector<AnyPolicy> policies;                    // live, sorted by (kind, name)
+  std::map<PolicyId, int64_t> preview_acks;           // acknowledged preview generation
+  std::vector<PolicyTombstone> policy_tombstones;
+  std::vector<Claim> claims;                          // live, sorted by uid
+  std::map<std::string, int64_t> claim_tombstones;    // deallocated claim uid -> generation
+  std::vector<Pod> pods;                              // sorted by uid
+  std::vector<Intent> intents;
+  bool operator==(const DurableState&) const = default;
+
+  // Upserts keep the vectors sorted and unique by key.
+  void put_policy(const AnyPolicy& p);
+  void delete_policy(PolicyKind kind, const std::string& name, int64_t generation);
+  void put_claim(const Claim& c);
+  void delete_claim(const std::string& uid, int64_t generation);
+  void put_pod(const Pod& p);
+  void delete_pod(const std::string& uid);
+};
+
+std::string encode_state(const DurableState& s);
+// nullopt on success; else *err names the field. `out` is untouched on error.
+bool decode_state(const std::string& text, DurableState* out, FieldError* err);
+
+// Reads the file (missing: empty state, true). Any other failure: false, *err names the field.
+bool load_state(const std::string& path, DurableState* out, FieldError* err);
+// Durable write (temp, fsync, rename, fsync dir). Returns "" or the error.
+std::string save_state(const std::string& path, const DurableState& s);
+
+// The events that rebuild the durable part of a fresh core, to be applied right after
+// DaemonRestart: tombstones (upsert + delete), live policies, preview acks, claims, pods.
+std::vector<Event> restore_events(const DurableState& s);
+
+}  // namespace c2c::daemon

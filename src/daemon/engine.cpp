@@ -1,0 +1,554 @@
+#include "daemon/engine.hpp"
+
+#include <spdlog/spdlog.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "api/convert.hpp"
+#include "host/bpf_object_path.hpp"
+#include "host/topology.hpp"
+#include "mirror/abi.hpp"
+#include "sched/loader.hpp"
+
+namespace c2c::daemon {
+namespace {
+
+constexpr uint64_t kTagCommands = 1, kTagTaskEvents = 2, kTagTimer = 3;
+
+bool is_host_or_internal(const Event& e) {
+  return std::holds_alternative<TaskSeen>(e) || std::holds_alternative<TaskRenamed>(e) ||
+         std::holds_alternative<TaskExited>(e) || std::holds_alternative<TimeAdvance>(e) ||
+         std::holds_alternative<BpfObserved>(e) || std::holds_alternative<BpfSynced>(e);
+}
+
+std::string hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+}  // namespace
+
+Engine::Engine(const DaemonConfig& cfg, Metrics& metrics) : cfg_(cfg), metrics_(metrics) {}
+
+Engine::~Engine() {
+  if (thread_.joinable()) {
+    drain();
+  }
+  watchers_.close_all();
+  if (scheduler_) scheduler_->detach();
+  if (epfd_ >= 0) close(epfd_);
+  if (timerfd_ >= 0) close(timerfd_);
+}
+
+std::unique_ptr<Engine> Engine::create(const DaemonConfig& cfg, Metrics& metrics, std::string* err) {
+  std::unique_ptr<Engine> e(new Engine(cfg, metrics));
+  if (!e->startup(err)) return nullptr;
+  return e;
+}
+
+uint64_t Engine::boottime_ns() const {
+  timespec ts{};
+  clock_gettime(CLOCK_BOOTTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+int64_t Engine::now_unix_ms() const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+ApplyResult Engine::apply(const Event& e) {
+  ApplyResult r = core_.apply(e);
+  if (r.status == ApplyResult::Status::Applied && (!r.changed_tids.empty() || !is_host_or_internal(e)))
+    changes_.push_back(Change{event_kind(e), r.changed_tids});
+  if (r.status == ApplyResult::Status::Invalid && is_host_or_internal(e))
+    spdlog::debug("{} refused by the core: {}: {}", event_kind(e), r.field, r.message);
+  return r;
+}
+
+bool Engine::startup(std::string* err) {
+  node_name_ = cfg_.node_name.empty() ? hostname() : cfg_.node_name;
+  std::error_code ec;
+  std::filesystem::create_directories(cfg_.state_dir, ec);
+  if (ec) {
+    *err = "state_dir " + cfg_.state_dir + ": " + ec.message();
+    return false;
+  }
+  chmod(cfg_.state_dir.c_str(), 0700);
+  state_path_ = cfg_.state_dir + "/state.json";
+
+  // INV-4: everything up to the persisted ceiling may have been written by an earlier process.
+  auto lease = mirror::GenerationLease::open(cfg_.state_dir + "/generation");
+  if (!lease) {
+    *err = "generation file: " + lease.error();
+    return false;
+  }
+  lease_ = std::move(lease.value());
+  core_.apply(DaemonRestart{lease_->floor()});
+  core_.apply(TimeAdvance{boottime_ns()});
+
+  host::ParseError perr;
+  auto topo = host::read_topology("/sys", &perr);
+  if (!topo) {
+    *err = "topology: " + perr.to_string();
+    return false;
+  }
+  auto node = host::to_node_info(*topo, node_name_);
+  if (auto r = core_.apply(NodeInfoEvent{node}); !r.ok()) {
+    *err = "node info refused by the core: " + r.field + ": " + r.message;
+    return false;
+  }
+
+  try {
+    sched::ensure_pin_dir(cfg_.pin_root);
+  } catch (const std::exception& e) {
+    *err = std::string("pin_root: ") + e.what();
+    return false;
+  }
+  mirror::PinOptions po;
+  po.pin_root = cfg_.pin_root;
+  po.policy_max_entries = cfg_.policy_map_max_entries;
+  auto maps = mirror::PinnedMaps::open(po);
+  if (!maps) {
+    *err = "pinned maps: " + maps.error();
+    return false;
+  }
+  maps_ = std::move(maps.value());
+  map_io_ = std::make_unique<mirror::KernelPolicyMap>(maps_->policy_fd(), maps_->policy_max_entries());
+  applier_ = std::make_unique<mirror::Applier>(*map_io_);
+  start_scheduler();
+
+  // The event stream is opened before the snapshot, so no task slips between the two.
+  feed_ = std::make_unique<HostFeed>(cfg_.task_discovery, cfg_.pin_root + "/" + C2C_EVENTS_MAP_NAME);
+
+  FieldError ferr;
+  if (!load_state(state_path_, &durable_, &ferr)) {
+    *err = "durable state " + ferr.field + ": " + ferr.message +
+           " (refusing to start with a damaged state: move the file away to start empty)";
+    return false;
+  }
+  size_t restored = 0;
+  for (auto& e : restore_events(durable_)) {
+    if (auto* pb = std::get_if<PodBound>(&e)) pb->pod = resolve_pod(pb->pod, nullptr);
+    auto r = core_.apply(e);
+    if (!r.ok())
+      spdlog::error("restoring {}: refused by the core ({}: {}); skipped", event_kind(e), r.field, r.message);
+    else
+      ++restored;
+  }
+
+  std::vector<Event> tasks;
+  feed_->rescan(core_, tasks);
+  for (const auto& t : tasks) core_.apply(t);
+  auto actual = applier_->read_actual();
+  if (!actual) {
+    *err = "reading the policy map: " + actual.error();
+    return false;
+  }
+  core_.apply(BpfObserved{actual->entries});
+  core_.apply(SyncComplete{});
+
+  intents_.restore(durable_.intents);
+  for (const auto& p : durable_.policies) {
+    PolicyKind kind = api::kind_of(p);
+    const auto* in = intents_.find(kind, api::name_of(p));
+    if (!in || in->generation != api::generation_of(p))
+      intents_.accepted(kind, api::name_of(p), api::generation_of(p), node_name_, {}, now_unix_ms());
+  }
+  uint64_t now = boottime_ns();
+  next_rescan_ns_ = now + cfg_.rescan_interval_ns;
+  next_readback_ns_ = now + cfg_.readback_interval_ns;
+  reconcile();
+  changes_.clear();
+  persist();
+  if (!persist_error_.empty()) {
+    *err = "writing the durable state: " + persist_error_;
+    return false;
+  }
+  spdlog::info(
+      "claim2cored on node '{}': generation {} (floor {}), epoch {}, restored {} inputs ({} policies, {} claims, "
+      "{} pods), {} tasks, {} map entries at {}; tasks: {}",
+      node_name_, core_.generation(), lease_->floor(), core_.restart_epoch(), restored, durable_.policies.size(),
+      durable_.claims.size(), durable_.pods.size(), tasks.size(), core_.actual().size(), cfg_.pin_root,
+      feed_->description());
+  spdlog::info("scheduler: {}", scheduler_message_);
+  return true;
+}
+
+void Engine::start_scheduler() {
+  if (!std::filesystem::exists("/sys/kernel/sched_ext")) {
+    scheduler_message_ =
+        "this kernel has no sched_ext (/sys/kernel/sched_ext is missing): the pinned maps are kept current, "
+        "but no scheduler enforces them";
+    return;
+  }
+  if (cfg_.scheduler == SchedulerMode::Off) {
+    scheduler_message_ = "sched_ext is available but scheduler: off: no scheduler of ours enforces the maps";
+    return;
+  }
+  std::string obj = cfg_.scheduler_object;
+  if (obj.empty()) {
+    std::string why;
+    auto p = host::find_bpf_object("claim2core", &why);
+    if (!p) {
+      scheduler_message_ = "sched_ext is available but claim2core.bpf.o was not found (" + why + "): not enforced";
+      return;
+    }
+    obj = p->string();
+  }
+  try {
+    sched::LoaderOptions lo;
+    lo.object_path = obj;
+    lo.pin_root = cfg_.pin_root;
+    scheduler_ = sched::Scheduler::load(lo);
+    scheduler_message_ = "the claim2core sched_ext scheduler enforces the pinned maps";
+  } catch (const std::exception& e) {
+    scheduler_message_ = std::string("sched_ext is available but loading the scheduler failed: ") + e.what();
+    spdlog::error("{}", scheduler_message_);
+  }
+}
+
+SchedulerStatus Engine::scheduler_status() const {
+  SchedulerStatus s;
+  s.state = sched::scx_state();
+  s.message = scheduler_message_;
+  if (scheduler_) {
+    auto ex = scheduler_->exit_report();
+    if (ex) {
+      s.exit_reason = sched::exit_kind_name(ex->kind) + ": " + ex->reason + (ex->msg.empty() ? "" : " (" + ex->msg + ")");
+      s.message = "the scheduler exited (" + s.exit_reason + "): the maps are kept current but not enforced";
+    } else {
+      s.enforcing = s.state == "enabled";
+    }
+  }
+  return s;
+}
+
+void Engine::start() {
+  epfd_ = epoll_create1(EPOLL_CLOEXEC);
+  timerfd_ = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+  auto add = [&](int fd, uint64_t tag) {
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.u64 = tag;
+    epoll_ctl(epfd_, EPOLL_CTL_ADD, fd, &ev);
+  };
+  add(queue_.event_fd(), kTagCommands);
+  if (feed_->epoll_fd() >= 0) add(feed_->epoll_fd(), kTagTaskEvents);
+  add(timerfd_, kTagTimer);
+  thread_ = std::thread([this] { run(); });
+}
+
+bool Engine::submit(Command c) { return queue_.push(std::move(c)); }
+
+void Engine::drain() {
+  queue_.close();
+  stop_ = true;
+  uint64_t one = 1;
+  [[maybe_unused]] auto n = write(queue_.event_fd(), &one, sizeof one);
+  if (thread_.joinable() && std::this_thread::get_id() != thread_.get_id()) thread_.join();
+  watchers_.close_all();
+}
+
+void Engine::reload(const DaemonConfig& cfg) {
+  submit(Command{[cfg](Engine& e) {
+                   e.cfg_.rescan_interval_ns = cfg.rescan_interval_ns;
+                   e.cfg_.readback_interval_ns = cfg.readback_interval_ns;
+                   e.cfg_.watch_queue = cfg.watch_queue;
+                   e.cfg_.log_level = cfg.log_level;
+                   e.cfg_.allowed_uids = cfg.allowed_uids;
+                   uint64_t now = e.boottime_ns();
+                   e.next_rescan_ns_ = std::min(e.next_rescan_ns_, now + cfg.rescan_interval_ns);
+                   e.next_readback_ns_ = std::min(e.next_readback_ns_, now + cfg.readback_interval_ns);
+                   return false;
+                 },
+                 [](Engine&) {}});
+}
+
+void Engine::arm_timer() {
+  uint64_t next = next_readback_ns_;
+  if (feed_->mode() != TaskDiscovery::Off) next = std::min(next, next_rescan_ns_);
+  // Boost leases are renewed at half-life by TimeAdvance (spec/state-machine.md, "Boost leases").
+  for (const auto& [tid, e] : core_.desired())
+    if ((e.value.flags & kFlagBoost) && e.value.boost_until > 0)
+      next = std::min(next, e.value.boost_until - e.value.max_boost / 2);
+  itimerspec its{};
+  if (next == 0) next = 1;
+  its.it_value.tv_sec = static_cast<time_t>(next / 1'000'000'000ull);
+  its.it_value.tv_nsec = static_cast<long>(next % 1'000'000'000ull);
+  timerfd_settime(timerfd_, TFD_TIMER_ABSTIME, &its, nullptr);
+}
+
+void Engine::run() {
+  epoll_event evs[8];
+  while (true) {
+    arm_timer();
+    int n = epoll_wait(epfd_, evs, 8, -1);
+    if (n < 0 && errno != EINTR) {
+      spdlog::critical("epoll_wait: {}", std::strerror(errno));
+      break;
+    }
+    bool commands = false, events = false, timer = false;
+    for (int i = 0; i < n; ++i) {
+      if (evs[i].data.u64 == kTagCommands) commands = true;
+      if (evs[i].data.u64 == kTagTaskEvents) events = true;
+      if (evs[i].data.u64 == kTagTimer) {
+        uint64_t expirations = 0;
+        [[maybe_unused]] auto r = read(timerfd_, &expirations, sizeof expirations);
+        timer = true;
+      }
+    }
+    turn(commands, events, timer);
+    if (stop_ && queue_.closed() && queue_.size() == 0) {
+      turn(true, false, false);  // anything pushed between the last drain and close
+      persist();
+      spdlog::info("drained: state persisted at generation {}; the pinned maps stay", core_.generation());
+      break;
+    }
+  }
+}
+
+void Engine::advance_time() {
+  uint64_t now = boottime_ns();
+  if (now > core_.now()) apply(TimeAdvance{now});
+}
+
+void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
+  std::vector<Command> cmds;
+  if (commands_ready) cmds = queue_.drain();
+  intents_before_ = intents_.list();
+  advance_time();
+  uint64_t now = boottime_ns();
+  std::vector<Event> host_events;
+  if (events_ready || timer) feed_->poll(core_, host_events);
+  if (feed_->mode() != TaskDiscovery::Off && (feed_->lost_events() || now >= next_rescan_ns_)) {
+    feed_->rescan(core_, host_events);
+    next_rescan_ns_ = now + cfg_.rescan_interval_ns;
+    metrics_.rescan();
+  }
+  for (const auto& e : host_events) apply(e);
+  if (now >= next_readback_ns_) readback();
+
+  bool durable_changed = false;
+  for (auto& c : cmds) {
+    try {
+      durable_changed |= c.apply(*this);
+    } catch (const std::exception& e) {
+      spdlog::error("command failed: {}", e.what());
+    }
+  }
+  persist_error_.clear();
+  if (durable_changed) persist();
+  reconcile();
+  for (auto& c : cmds) {
+    try {
+      c.finish(*this);
+    } catch (const std::exception& e) {
+      spdlog::error("command reply failed: {}", e.what());
+    }
+  }
+  publish_changes();
+  metrics_.set_entries(static_cast<double>(core_.desired_size()), static_cast<double>(core_.actual().size()));
+  for (auto st : {IntentState::Pending, IntentState::Sent, IntentState::Applied, IntentState::Failed})
+    metrics_.set_intents(to_string(st), static_cast<double>(intents_.count(st)));
+}
+
+void Engine::refresh_preview_waits() {
+  for (const auto& p : durable_.policies) {
+    const auto* d = std::get_if<DraExecutionPolicy>(&p);
+    if (!d || !d->require_preview) continue;
+    auto it = durable_.preview_acks.find({PolicyKind::Dra, d->name});
+    if (it != durable_.preview_acks.end() && it->second == d->generation) continue;
+    intents_.waiting(PolicyKind::Dra, d->name,
+                     "requirePreview: waiting for an acknowledged preview of generation " +
+                         std::to_string(d->generation) + " (Preview with acknowledge=true)",
+                     now_unix_ms());
+  }
+}
+
+void Engine::reconcile() {
+  refresh_preview_waits();
+  Plan plan = core_.plan();
+  bool open_intents = intents_.count(IntentState::Pending) + intents_.count(IntentState::Sent) +
+                          intents_.count(IntentState::Failed) > 0;
+  auto facts_of = [&](const mirror::ApplyReport* rep) {
+    std::map<PolicyId, PolicyApplyFacts> f;
+    const auto& desired = core_.desired();
+    const auto& actual = core_.actual();
+    for (const auto& [tid, e] : desired) {
+      auto& x = f[{e.origin->kind, e.origin->policy}];
+      ++x.matched;
+      auto it = actual.find(tid);
+      if (it != actual.end() && it->second == e.value) ++x.in_map;
+    }
+    if (rep)
+      for (const auto& op : rep->ops) {
+        if (op.success()) continue;
+        auto it = desired.find(op.tid);
+        if (it == desired.end()) continue;
+        auto& x = f[{it->second.origin->kind, it->second.origin->policy}];
+        if (x.failure.empty()) x.failure = mirror::describe(op);
+      }
+    return f;
+  };
+  if (plan.ops.empty()) {
+    if (open_intents) {
+      intents_.sent(now_unix_ms());
+      intents_.applied(facts_of(nullptr), true, "", now_unix_ms());
+    }
+    return;
+  }
+  intents_.sent(now_unix_ms());
+  if (auto e = lease_->cover(core_.generation()); !e.empty()) {
+    spdlog::error("generation lease: {} (nothing written: INV-4)", e);
+    intents_.applied(facts_of(nullptr), false, "generation lease: " + e, now_unix_ms());
+    return;
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  auto report = applier_->apply(plan);
+  metrics_.observe_apply(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  std::string error;
+  if (report.ok()) {
+    core_.apply(BpfSynced{});
+    last_apply_error_.clear();
+  } else {
+    error = !report.error.empty() ? report.error : std::to_string(report.failed) + " of " +
+                                                       std::to_string(report.ops.size()) + " map operations failed";
+    if (error != last_apply_error_) spdlog::warn("apply: {}", error);
+    last_apply_error_ = error;
+    // The map is the truth now: read it back so the next plan retries exactly what is missing.
+    if (auto actual = applier_->read_actual(); actual) core_.apply(BpfObserved{actual->entries});
+  }
+  intents_.applied(facts_of(&report), report.ok(), error, now_unix_ms());
+}
+
+void Engine::readback() {
+  next_readback_ns_ = boottime_ns() + cfg_.readback_interval_ns;
+  auto r = applier_->read_actual();
+  if (!r) {
+    spdlog::warn("reading the policy map back: {}", r.error());
+  } else {
+    const auto& known = core_.actual();
+    size_t drift = 0;
+    for (const auto& e : r->entries) {
+      auto it = known.find(e.tid);
+      if (it == known.end() || !(it->second == e.value)) ++drift;
+    }
+    if (r->entries.size() < known.size()) drift += known.size() - std::min(known.size(), r->entries.size());
+    metrics_.set_drift_now(static_cast<double>(drift));
+    if (drift) {
+      metrics_.add_drift(static_cast<double>(drift));
+      spdlog::warn("policy map drifted from what was written ({} entries): re-observing and fixing (INV-5)", drift);
+      core_.apply(BpfObserved{r->entries});
+    }
+  }
+  try {
+    auto stats = sched::read_pinned_stats(cfg_.pin_root + "/" + C2C_STATS_MAP_NAME);
+    metrics_.set_identity_mismatches(static_cast<double>(stats.identity_mismatches));
+  } catch (const std::exception& e) {
+    spdlog::debug("stats map: {}", e.what());
+  }
+  std::vector<std::string> now;
+  for (const auto& v : core_.check()) {
+    metrics_.violation(v.invariant);
+    now.push_back(v.invariant + ": " + v.message);
+  }
+  if (!now.empty() && now != last_violations_) spdlog::error("invariant check: {} violations, first: {}", now.size(), now.front());
+  last_violations_ = std::move(now);
+}
+
+void Engine::persist() {
+  durable_.intents = intents_.list();
+  auto t0 = std::chrono::steady_clock::now();
+  persist_error_ = save_state(state_path_, durable_);
+  if (!persist_error_.empty()) {
+    spdlog::error("durable state not written: {}", persist_error_);
+    return;
+  }
+  metrics_.persisted();
+  spdlog::trace("state persisted in {} us",
+                std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+}
+
+void Engine::publish_changes() {
+  auto after = intents_.list();
+  std::vector<Intent> changed;
+  for (const auto& in : after) {
+    bool same = false;
+    for (const auto& b : intents_before_)
+      if (b.kind == in.kind && b.policy == in.policy) same = b == in;
+    if (!same) changed.push_back(in);
+  }
+  if (changes_.empty() && changed.empty()) return;
+  if (changes_.empty()) changes_.push_back(Change{"intent", {}});
+  for (size_t i = 0; i < changes_.size(); ++i) {
+    claim2core::v1::ChangeEvent ev;
+    ev.set_node_generation(core_.generation());
+    ev.set_event_kind(changes_[i].kind);
+    for (auto t : changes_[i].tids) ev.add_changed_tids(t);
+    if (i + 1 == changes_.size())
+      for (const auto& in : changed) {
+        auto* p = ev.add_intents();
+        p->set_kind(api::to_proto(in.kind));
+        p->set_policy(in.policy);
+        p->set_policy_generation(in.generation);
+        p->set_node(in.node);
+        p->set_state(static_cast<claim2core::v1::IntentState>(in.state));
+        p->set_reason(in.reason);
+        p->set_matched_tasks(in.matched_tasks);
+        p->set_applied_entries(in.applied_entries);
+        for (const auto& w : in.warnings) p->add_warnings(w);
+        p->set_updated_unix_ms(in.updated_unix_ms);
+      }
+    size_t dropped = watchers_.publish(ev);
+    for (size_t d = 0; d < dropped; ++d) {
+      metrics_.watcher_dropped();
+      spdlog::warn("a Watch client fell more than {} changes behind: its stream is ended", cfg_.watch_queue);
+    }
+  }
+  changes_.clear();
+}
+
+Pod Engine::resolve_pod(Pod p, std::vector<std::string>* warnings) const {
+  if (p.cgroup.empty()) {
+    p.cgroup = feed_->find_pod_cgroup(p.uid);
+    if (p.cgroup.empty() && warnings)
+      warnings->push_back("pod " + p.uid + ": no pod cgroup on this node (yet): its tasks cannot be matched");
+  }
+  if (!p.cpuset && !p.cgroup.empty()) p.cpuset = feed_->cgroup_cpuset(p.cgroup);
+  return p;
+}
+
+void Engine::fill_status(claim2core::v1::StatusResponse* out) {
+  out->set_node(node_name_);
+  out->set_node_generation(core_.generation());
+  out->set_restart_epoch(core_.restart_epoch());
+  out->set_loading(core_.loading());
+  out->set_desired_entries(static_cast<uint32_t>(core_.desired_size()));
+  out->set_actual_entries(static_cast<uint32_t>(core_.actual().size()));
+  out->set_pending_ops(static_cast<uint32_t>(core_.plan().ops.size()));
+  auto s = scheduler_status();
+  out->set_scheduler_enforcing(s.enforcing);
+  out->set_scheduler_state(s.state);
+  out->set_scheduler_exit_reason(s.exit_reason);
+  out->set_scheduler_message(s.message);
+  for (const auto& v : core_.check()) out->add_violations(v.invariant + ": " + v.message);
+  out->set_state_digest(core_.digest());
+  out->set_pin_root(cfg_.pin_root);
+  out->set_durable_generation(lease_->durable());
+  out->set_policies(static_cast<uint32_t>(durable_.policies.size()));
+  out->set_claims(static_cast<uint32_t>(durable_.claims.size()));
+  out->set_tasks(static_cast<uint32_t>(core_.tasks().size()));
+  out->set_watchers(static_cast<uint32_t>(watchers_.size()));
+}
+
+}  // namespace c2c::daemon

@@ -1,0 +1,132 @@
+// The engine: the one thread that owns the Core, the Applier, the PinnedMaps, the task event
+// stream and the generation lease (spec/daemon.md, "The loop"). gRPC handlers hand it Commands;
+// it batches them: apply every command to the core, persist once if a durable input changed
+// (group commit), plan -> lease.cover -> apply to the pinned map -> BpfSynced, update intents,
+// then finish every command (replies carry the post-apply state) and publish ChangeEvents.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "claim2core.pb.h"
+#include "core/core.hpp"
+#include "daemon/command_queue.hpp"
+#include "daemon/config.hpp"
+#include "daemon/durable_state.hpp"
+#include "daemon/host_feed.hpp"
+#include "daemon/intents.hpp"
+#include "daemon/metrics.hpp"
+#include "daemon/watchers.hpp"
+#include "mirror/apply.hpp"
+#include "mirror/generation_store.hpp"
+#include "mirror/kernel_map.hpp"
+#include "mirror/pinned_maps.hpp"
+
+namespace c2c::sched {
+class Scheduler;
+}
+
+namespace c2c::daemon {
+
+struct SchedulerStatus {
+  bool enforcing = false;
+  std::string state;        // /sys/kernel/sched_ext/state, "" without sched_ext
+  std::string exit_reason;
+  std::string message;      // one plain sentence
+};
+
+class Engine {
+ public:
+  // Startup (INV-7, INV-4): lease -> DaemonRestart{floor} -> durable state -> node info -> pinned
+  // maps -> task snapshot -> BpfObserved -> SyncComplete -> plan/apply. nullptr with *err.
+  static std::unique_ptr<Engine> create(const DaemonConfig& cfg, Metrics& metrics, std::string* err);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  void start();                 // the loop thread
+  bool submit(Command c);       // false while draining (the caller answers UNAVAILABLE)
+  // SIGTERM: refuse new commands, finish the queued ones, persist, stop the loop (maps stay).
+  void drain();
+  // SIGHUP with a validated config: only the runtime fields take effect (log level, intervals,
+  // allowed uids are the server's).
+  void reload(const DaemonConfig& cfg);
+  std::shared_ptr<Watcher> watch() { return watchers_.subscribe(cfg_.watch_queue); }
+
+  // ---- for Command lambdas (loop thread only) ----
+  Core& core() { return core_; }
+  const Core& core() const { return core_; }
+  DurableState& durable() { return durable_; }
+  IntentTable& intents() { return intents_; }
+  HostFeed& host() { return *feed_; }
+  const std::string& node_name() const { return node_name_; }
+  const DaemonConfig& config() const { return cfg_; }
+  // Applies one input event; records the change for Watch. Invalid/Ignored leave state alone.
+  ApplyResult apply(const Event& e);
+  // The durable write of this batch failed ("" when fine): mutating replies report it.
+  const std::string& persist_error() const { return persist_error_; }
+  // Fills a pod's cgroup (by UID) and cpuset envelope from the host when they are empty;
+  // appends a warning when nothing is found.
+  Pod resolve_pod(Pod p, std::vector<std::string>* warnings) const;
+  void fill_status(claim2core::v1::StatusResponse* out);
+  SchedulerStatus scheduler_status() const;
+  int64_t now_unix_ms() const;
+  Metrics& metrics() { return metrics_; }
+
+ private:
+  Engine(const DaemonConfig& cfg, Metrics& metrics);
+  bool startup(std::string* err);
+  void run();
+  void turn(bool commands_ready, bool events_ready, bool timer);
+  void reconcile();
+  void readback();
+  void rescan();
+  void persist();
+  void arm_timer();
+  uint64_t boottime_ns() const;
+  void advance_time();
+  void publish_changes();
+  void refresh_preview_waits();
+  void start_scheduler();
+
+  DaemonConfig cfg_;
+  Metrics& metrics_;
+  std::string node_name_;
+  Core core_;
+  DurableState durable_;
+  IntentTable intents_;
+  CommandQueue queue_;
+  WatcherSet watchers_;
+  std::optional<mirror::GenerationLease> lease_;
+  std::unique_ptr<mirror::PinnedMaps> maps_;
+  std::unique_ptr<mirror::KernelPolicyMap> map_io_;
+  std::unique_ptr<mirror::Applier> applier_;
+  std::unique_ptr<HostFeed> feed_;
+  std::unique_ptr<sched::Scheduler> scheduler_;
+  std::string scheduler_message_;
+  std::string state_path_;
+
+  int epfd_ = -1, timerfd_ = -1;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::string persist_error_;
+  uint64_t next_rescan_ns_ = 0, next_readback_ns_ = 0;
+  std::vector<uint32_t> violations_seen_;  // count of violations by INV id last turn (log once)
+  std::vector<std::string> last_violations_;
+  std::string last_apply_error_;
+
+  // Changes of this turn, published after the apply.
+  struct Change {
+    std::string kind;
+    std::vector<uint32_t> tids;
+  };
+  std::vector<Change> changes_;
+  std::vector<Intent> intents_before_;
+};
+
+}  // namespace c2c::daemon

@@ -1,0 +1,130 @@
+#include "daemon/host_feed.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+#include <unordered_map>
+
+#include "host/core_events.hpp"
+#include "host/task_cgroup.hpp"
+
+namespace c2c::daemon {
+
+HostFeed::HostFeed(TaskDiscovery mode, const std::string& events_pin) : mode_(mode) {
+  host::ParseError perr;
+  mounts_ = host::CgroupMounts::discover(&perr);
+  if (!mounts_) spdlog::warn("cgroup mounts not found ({}): tasks get no cgroup or cpuset", perr.to_string());
+  if (mode_ == TaskDiscovery::Off) {
+    description_ = "task discovery off (task_discovery: off): no task is matched";
+    return;
+  }
+  snapshotter_ = std::make_unique<host::TaskSnapshotter>(true);
+  std::string snap = std::string("snapshots by ") + host::to_string(snapshotter_->source()) +
+                     (snapshotter_->fallback_reason().empty() ? "" : " (" + snapshotter_->fallback_reason() + ")");
+  if (mode_ == TaskDiscovery::Events) {
+    std::string err;
+    stream_ = host::TaskEventStream::open(&err, {}, events_pin);
+    if (!stream_) {
+      spdlog::warn("task event stream unavailable ({}); falling back to periodic rescans", err);
+      mode_ = TaskDiscovery::Scan;
+      description_ = "periodic rescans only, the ring buffer could not be opened: " + err + "; " + snap;
+      return;
+    }
+    description_ = "BPF tracepoints (fork/exec/exit/rename) via the pinned ring buffer; " + snap;
+    return;
+  }
+  description_ = "periodic rescans only (task_discovery: scan); " + snap;
+}
+
+int HostFeed::epoll_fd() const { return stream_ ? stream_->epoll_fd() : -1; }
+
+Event HostFeed::complete(const Event& e) const {
+  const auto* seen = std::get_if<TaskSeen>(&e);
+  if (!seen) return e;
+  host::TaskInfo t;
+  t.tid = seen->task.key.tid;
+  t.tgid = seen->task.tgid;
+  t.start_ticks = seen->task.key.start;
+  t.comm = seen->task.comm;
+  // Gone already, or the tid now names another task (INV-2): keep what the event said; the exit
+  // (or the successor's own event) follows.
+  host::ParseError err;
+  if (!host::fill_cgroup_from_proc(t, mounts_ ? &*mounts_ : nullptr, &err)) return e;
+  TaskSeen out = *seen;
+  out.task.cgroup = t.cgroup;
+  out.task.cpuset = t.cpuset;
+  if (out.task.cpuset && out.task.cpuset->empty()) out.task.cpuset.reset();
+  return out;
+}
+
+void HostFeed::poll(const Core& core, std::vector<Event>& out) {
+  if (!stream_) return;
+  stream_->poll(0, [&](const host::TaskEvent& te) {
+    if (auto old = host::exec_retired_tid(te)) {
+      // The exec'ing thread's former tid is gone; the core knows its start.
+      for (const auto& t : core.tasks())
+        if (t.key.tid == *old) out.push_back(TaskExited{t.key});
+    }
+    out.push_back(complete(host::to_core_event(te)));
+  });
+}
+
+bool HostFeed::lost_events() {
+  if (!stream_) return false;
+  uint64_t d = stream_->dropped();
+  if (d == dropped_seen_) return false;
+  spdlog::warn("task event ring buffer dropped {} records: rescanning", d - dropped_seen_);
+  dropped_seen_ = d;
+  return true;
+}
+
+void HostFeed::rescan(const Core& core, std::vector<Event>& out) {
+  if (!snapshotter_) return;
+  auto tasks = snapshotter_->snapshot();
+  std::unordered_map<uint32_t, uint64_t> start_of;
+  start_of.reserve(tasks.size());
+  for (auto& t : tasks) {
+    start_of[t.tid] = t.start_ticks;
+    host::ParseError err;
+    host::fill_cgroup_from_proc(t, mounts_ ? &*mounts_ : nullptr, &err);
+    auto task = host::to_core_task(t);
+    if (task.cpuset && task.cpuset->empty()) task.cpuset.reset();
+    if (validate(task)) continue;  // e.g. a comm longer than 15 bytes from procfs: skip, logged by the count
+    out.push_back(TaskSeen{std::move(task)});
+  }
+  for (const auto& t : core.tasks()) {
+    auto it = start_of.find(t.key.tid);
+    if (it == start_of.end() || it->second != t.key.start) out.push_back(TaskExited{t.key});
+  }
+}
+
+std::string HostFeed::find_pod_cgroup(const std::string& pod_uid) const {
+  if (!mounts_ || !mounts_->unified()) return "";
+  const auto& m = *mounts_->unified();
+  std::error_code ec;
+  std::filesystem::recursive_directory_iterator it(m.mount_point, std::filesystem::directory_options::skip_permission_denied, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    if (it.depth() > 4) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (!it->is_directory(ec)) continue;
+    std::string rel = "/" + std::filesystem::relative(it->path(), m.mount_point, ec).string();
+    std::string path = (m.root == "/" ? "" : m.root) + rel;
+    auto pc = host::parse_pod_cgroup(path);
+    if (pc && pc->pod_uid == pod_uid && pc->container_id.empty()) return pc->pod_cgroup;
+  }
+  return "";
+}
+
+std::optional<CpuSet> HostFeed::cgroup_cpuset(const std::string& cgroup_path) const {
+  if (!mounts_ || cgroup_path.empty()) return std::nullopt;
+  host::CgroupLine line;
+  line.hierarchy = 0;
+  line.path = cgroup_path;
+  auto s = host::effective_cpuset(*mounts_, {line});
+  if (s && s->empty()) return std::nullopt;
+  return s;
+}
+
+}  // namespace c2c::daemon

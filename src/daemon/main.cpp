@@ -1,0 +1,150 @@
+// claim2cored: the node daemon (spec/daemon.md).
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+
+#include "daemon/config.hpp"
+#include "daemon/engine.hpp"
+#include "daemon/logging.hpp"
+#include "daemon/metrics.hpp"
+#include "daemon/server.hpp"
+#include "daemon/signals.hpp"
+
+namespace {
+
+constexpr const char* kDefaultConfig = "/etc/claim2core/claim2cored.yaml";
+
+struct Flags {
+  std::string config;
+  std::string node_name, socket, state_dir, pin_root, log_level, task_discovery, metrics_address, tcp_address;
+  std::vector<uint32_t> allowed_uids;
+  bool check_config = false;
+};
+
+// Config file, then flags on top; false with a message naming the field.
+bool build_config(const Flags& f, c2c::daemon::DaemonConfig* out, std::string* err) {
+  using namespace c2c::daemon;
+  DaemonConfig c;
+  c2c::FieldError fe;
+  bool explicit_file = !f.config.empty();
+  if (!load_config(explicit_file ? f.config : kDefaultConfig, explicit_file, &c, &fe)) {
+    *err = "config " + fe.field + ": " + fe.message;
+    return false;
+  }
+  if (!f.node_name.empty()) c.node_name = f.node_name;
+  if (!f.socket.empty()) c.socket = f.socket;
+  if (!f.state_dir.empty()) c.state_dir = f.state_dir;
+  if (!f.pin_root.empty()) c.pin_root = f.pin_root;
+  if (!f.log_level.empty()) c.log_level = f.log_level;
+  if (!f.metrics_address.empty()) c.metrics_address = f.metrics_address;
+  if (!f.tcp_address.empty()) c.tcp.address = f.tcp_address;
+  if (!f.allowed_uids.empty()) c.allowed_uids = f.allowed_uids;
+  if (!f.task_discovery.empty()) {
+    std::string yaml = "task_discovery: " + f.task_discovery;
+    if (!parse_config(yaml, &c, &fe)) {
+      *err = "--task-discovery: " + fe.message;
+      return false;
+    }
+  }
+  if (auto e = validate(c)) {
+    *err = "config " + e->field + ": " + e->message;
+    return false;
+  }
+  *out = c;
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace c2c::daemon;
+  CLI::App app{"claim2cored: keeps the pinned per-task policy maps in step with policies, claims and tasks"};
+  Flags f;
+  app.add_option("-c,--config", f.config, std::string("YAML config file (default ") + kDefaultConfig + " if present)");
+  app.add_option("--node-name", f.node_name, "node name (default: the host name)");
+  app.add_option("--socket", f.socket, "Unix socket path");
+  app.add_option("--state-dir", f.state_dir, "durable state directory");
+  app.add_option("--pin-root", f.pin_root, "bpffs directory of the pinned maps");
+  app.add_option("--allowed-uid", f.allowed_uids, "uid allowed on the socket (repeatable; own uid always)");
+  app.add_option("--log-level", f.log_level, "trace|debug|info|warn|error|critical|off");
+  app.add_option("--task-discovery", f.task_discovery, "events|scan|off");
+  app.add_option("--metrics-address", f.metrics_address, "Prometheus endpoint, e.g. 127.0.0.1:9464");
+  app.add_option("--tcp-address", f.tcp_address, "TCP listener (needs tcp.cert/key/client_ca in the config)");
+  app.add_flag("--check-config", f.check_config, "validate the configuration and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  DaemonConfig cfg;
+  std::string err;
+  if (!build_config(f, &cfg, &err)) {
+    std::fprintf(stderr, "claim2cored: %s\n", err.c_str());
+    return 2;
+  }
+  if (f.check_config) {
+    std::printf("configuration ok\n");
+    return 0;
+  }
+  block_daemon_signals();
+  setup_logging(cfg.log_level);
+
+  Metrics metrics;
+  if (!cfg.metrics_address.empty()) {
+    if (auto e = metrics.expose(cfg.metrics_address); !e.empty()) {
+      spdlog::critical("{}", e);
+      return 1;
+    }
+    spdlog::info("metrics on http://{}/metrics", cfg.metrics_address);
+  }
+  auto engine = Engine::create(cfg, metrics, &err);
+  if (!engine) {
+    spdlog::critical("startup failed: {}", err);
+    return 1;
+  }
+  engine->start();
+  auto server = Server::start(cfg, *engine, metrics, &err);
+  if (!server) {
+    spdlog::critical("server: {}", err);
+    engine->drain();
+    return 1;
+  }
+  spdlog::info("ready");
+
+  while (true) {
+    Signal s = wait_signal();
+    if (s == Signal::Terminate) break;
+    DaemonConfig next;
+    if (!build_config(f, &next, &err)) {
+      spdlog::error("SIGHUP: new configuration refused ({}); the running one is kept", err);
+      continue;
+    }
+    for (const auto& field : restart_only_changes(cfg, next))
+      spdlog::warn("SIGHUP: {} changed; it takes effect at the next restart", field);
+    set_log_level(next.log_level);
+    server->set_allowed_uids(next.allowed_uids);
+    engine->reload(next);
+    auto keep = cfg;
+    cfg = next;
+    // Restart-only fields stay as running.
+    cfg.node_name = keep.node_name;
+    cfg.socket = keep.socket;
+    cfg.state_dir = keep.state_dir;
+    cfg.pin_root = keep.pin_root;
+    cfg.tcp = keep.tcp;
+    cfg.metrics_address = keep.metrics_address;
+    cfg.task_discovery = keep.task_discovery;
+    cfg.max_message_bytes = keep.max_message_bytes;
+    cfg.policy_map_max_entries = keep.policy_map_max_entries;
+    cfg.scheduler = keep.scheduler;
+    cfg.scheduler_object = keep.scheduler_object;
+    cfg.metrics_allow_non_loopback = keep.metrics_allow_non_loopback;
+    spdlog::info("SIGHUP: configuration reloaded (log_level {}, rescan {} ms, readback {} ms)", cfg.log_level,
+                 cfg.rescan_interval_ns / 1'000'000, cfg.readback_interval_ns / 1'000'000);
+  }
+  spdlog::info("SIGTERM: draining (no new connections, queued commands finish, state is persisted)");
+  server->stop_accepting();
+  engine->drain();
+  server->shutdown();
+  engine.reset();
+  spdlog::info("stopped");
+  return 0;
+}

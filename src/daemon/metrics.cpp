@@ -1,0 +1,74 @@
+#include "daemon/metrics.hpp"
+
+#include <prometheus/exposer.h>
+
+namespace c2c::daemon {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+
+std::shared_ptr<prometheus::Registry> make_registry() { return std::make_shared<prometheus::Registry>(); }
+
+}  // namespace
+
+Metrics::Metrics()
+    : registry_(make_registry()),
+      apply_latency_(BuildHistogram()
+                         .Name("claim2core_apply_seconds")
+                         .Help("Time to execute one reconcile plan against the pinned policy map")
+                         .Register(*registry_)
+                         .Add({}, prometheus::Histogram::BucketBoundaries{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                                                         0.01, 0.025, 0.05, 0.1, 0.5})),
+      desired_(BuildGauge().Name("claim2core_desired_entries").Help("Entries of the desired table").Register(*registry_).Add({})),
+      actual_(BuildGauge().Name("claim2core_actual_entries").Help("Entries in the pinned policy map (last known)").Register(*registry_).Add({})),
+      drift_(BuildCounter()
+                 .Name("claim2core_reconcile_drift_total")
+                 .Help("Map entries found differing from what the daemon last wrote, at read-back (INV-5)")
+                 .Register(*registry_)
+                 .Add({})),
+      drift_now_(BuildGauge()
+                     .Name("claim2core_reconcile_drift")
+                     .Help("Entries that differed at the last read-back of the map")
+                     .Register(*registry_)
+                     .Add({})),
+      violations_(&BuildCounter()
+                       .Name("claim2core_invariant_violations_total")
+                       .Help("Invariant violations found by the core's checks, by invariant id")
+                       .Register(*registry_)),
+      identity_mismatches_(BuildGauge()
+                               .Name("claim2core_identity_mismatches")
+                               .Help("Scheduler lookups whose (tid, start) did not match the entry (stats map, INV-2)")
+                               .Register(*registry_)
+                               .Add({})),
+      rpcs_(&BuildCounter().Name("claim2core_rpcs_total").Help("RPCs by method and status code").Register(*registry_)),
+      intents_(&BuildGauge().Name("claim2core_intents").Help("Intents by state").Register(*registry_)),
+      rescans_(BuildCounter().Name("claim2core_task_rescans_total").Help("Full task rescans").Register(*registry_).Add({})),
+      persists_(BuildCounter()
+                    .Name("claim2core_state_persists_total")
+                    .Help("Durable state writes (one per batch of commands)")
+                    .Register(*registry_)
+                    .Add({})),
+      watchers_dropped_(BuildCounter()
+                            .Name("claim2core_watchers_dropped_total")
+                            .Help("Watch streams ended because the client fell behind")
+                            .Register(*registry_)
+                            .Add({})) {
+  for (const char* inv : {"INV-1", "INV-2", "INV-3", "INV-4", "INV-5", "INV-6", "INV-7", "INV-8"})
+    violations_->Add({{"invariant", inv}});
+}
+
+Metrics::~Metrics() = default;
+
+std::string Metrics::expose(const std::string& address) {
+  try {
+    exposer_ = std::make_unique<prometheus::Exposer>(address);
+    exposer_->RegisterCollectable(registry_);
+    return "";
+  } catch (const std::exception& e) {
+    return std::string("metrics endpoint ") + address + ": " + e.what();
+  }
+}
+
+}  // namespace c2c::daemon

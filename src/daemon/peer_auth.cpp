@@ -1,0 +1,137 @@
+#include "daemon/peer_auth.hpp"
+
+#include <poll.h>
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+namespace c2c::daemon {
+
+void PeerPolicy::set(std::vector<uint32_t> allowed, uid_t self) {
+  if (std::find(allowed.begin(), allowed.end(), self) == allowed.end()) allowed.push_back(self);
+  std::lock_guard lock(mu_);
+  allowed_ = std::move(allowed);
+}
+
+bool PeerPolicy::allows(uid_t uid) const {
+  std::lock_guard lock(mu_);
+  return std::find(allowed_.begin(), allowed_.end(), uid) != allowed_.end();
+}
+
+bool peer_cred(int fd, PeerCred* out, std::string* err) {
+  ucred c{};
+  socklen_t len = sizeof c;
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &len) != 0) {
+    *err = std::string("SO_PEERCRED: ") + std::strerror(errno);
+    return false;
+  }
+  out->pid = c.pid;
+  out->uid = c.uid;
+  out->gid = c.gid;
+  return true;
+}
+
+std::unique_ptr<UnixListener> UnixListener::open(const std::string& path, std::shared_ptr<PeerPolicy> policy,
+                                                 Accept accepted, std::string* err) {
+  std::unique_ptr<UnixListener> l(new UnixListener());
+  l->path_ = path;
+  l->policy_ = std::move(policy);
+  l->accepted_ = std::move(accepted);
+  auto dir = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    *err = "socket directory " + dir.string() + ": " + ec.message();
+    return nullptr;
+  }
+  // The directory is the first gate: nobody else may even reach the socket inode.
+  if (chmod(dir.c_str(), 0700) != 0) {
+    *err = "chmod 0700 " + dir.string() + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) {
+    *err = "socket path too long: " + path;
+    return nullptr;
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  l->fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (l->fd_ < 0) {
+    *err = std::string("socket: ") + std::strerror(errno);
+    return nullptr;
+  }
+  unlink(path.c_str());  // a stale socket of a killed daemon
+  mode_t old = umask(0177);
+  int rc = bind(l->fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  umask(old);
+  if (rc != 0) {
+    *err = "bind " + path + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  if (chmod(path.c_str(), 0600) != 0 || listen(l->fd_, 128) != 0) {
+    *err = "listen " + path + ": " + std::strerror(errno);
+    return nullptr;
+  }
+  l->wake_ = eventfd(0, EFD_CLOEXEC);
+  l->thread_ = std::thread([p = l.get()] { p->loop(); });
+  return l;
+}
+
+void UnixListener::loop() {
+  while (true) {
+    pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_, POLLIN, 0}};
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      spdlog::error("socket listener: poll: {}", std::strerror(errno));
+      return;
+    }
+    if (fds[1].revents) return;
+    int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (c < 0) continue;
+    PeerCred cred;
+    std::string why;
+    if (!peer_cred(c, &cred, &why)) {
+      spdlog::warn("refused a connection on {}: {}", path_, why);
+      ++refused_;
+      close(c);
+      continue;
+    }
+    if (!policy_->allows(cred.uid)) {
+      spdlog::warn("refused a connection on {} from uid {} (pid {}): uid not in allowed_uids", path_, cred.uid, cred.pid);
+      ++refused_;
+      close(c);
+      continue;
+    }
+    spdlog::debug("accepted a connection from uid {} (pid {})", cred.uid, cred.pid);
+    accepted_(c);
+  }
+}
+
+void UnixListener::stop() {
+  if (wake_ >= 0) {
+    uint64_t one = 1;
+    [[maybe_unused]] auto n = write(wake_, &one, sizeof one);
+  }
+  if (thread_.joinable()) thread_.join();
+  if (fd_ >= 0) {
+    close(fd_);
+    fd_ = -1;
+    unlink(path_.c_str());
+  }
+}
+
+UnixListener::~UnixListener() {
+  stop();
+  if (wake_ >= 0) close(wake_);
+}
+
+}  // namespace c2c::daemon
