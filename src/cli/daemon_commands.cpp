@@ -245,6 +245,31 @@ void add_delete(CLI::App& app, int& exit_code) {
 
 // ---- preview -------------------------------------------------------------------------------------
 
+std::vector<api::AnyPolicy> stored_policies(Session& s) {
+  claim2core::v1::ListPoliciesResponse resp;
+  auto ctx = s.context();
+  s.check(s.stub().ListPolicies(ctx.get(), {}, &resp), "ListPolicies");
+  std::vector<api::AnyPolicy> out;
+  for (const auto& p : resp.policies())
+    if (auto conv = api::from_proto(p, "policy"); conv.ok()) out.push_back(std::move(*conv.value));
+  return out;
+}
+
+// A manifest without metadata.generation previews "the generation an apply would give it". When
+// the daemon already holds the same spec, an apply changes nothing, so that is the stored
+// generation: previewing it (and acknowledging it) is what lets an applied requirePreview policy
+// go live. A changed spec keeps 0, which the daemon resolves to the next generation.
+api::AnyPolicy with_resolved_generation(api::AnyPolicy p, const std::vector<api::AnyPolicy>& stored) {
+  if (api::generation_of(p) != 0) return p;
+  for (const auto& have : stored) {
+    if (have.index() != p.index() || api::name_of(have) != api::name_of(p)) continue;
+    api::AnyPolicy same = have;
+    std::visit([](auto& v) { v.generation = 0; }, same);
+    if (same == p) std::visit([&](auto& v) { v.generation = api::generation_of(have); }, p);
+  }
+  return p;
+}
+
 void add_preview(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "preview", "Show what policies would do, read-only: matched tasks, conflicts, warnings, intended vs actual");
@@ -261,10 +286,11 @@ void add_preview(CLI::App& app, int& exit_code) {
     if (!manifests) return kExitUsage;
     OutputFormat fmt = output_format_from_string(c->output);
     Session s("preview", *c);
+    const auto stored = stored_policies(s);
     json results = json::array();
     for (const auto& m : *manifests) {
       claim2core::v1::PreviewRequest req;
-      *req.mutable_policy() = api::to_proto(m.policy);
+      *req.mutable_policy() = api::to_proto(with_resolved_generation(m.policy, stored));
       req.set_acknowledge(*ack);
       claim2core::v1::PreviewResponse resp;
       auto ctx = s.context();

@@ -224,7 +224,9 @@ std::string render_preview(const pb::PreviewResponse& r) {
 std::string render_upsert(const std::string& ref, const pb::UpsertPolicyResponse& r) {
   std::ostringstream o;
   if (r.ignored()) {
-    o << ref << " unchanged: " << or_dash(r.message()) << "\n";
+    // The daemon's message usually names the policy already.
+    if (r.message().rfind(ref, 0) == 0) o << r.message() << "\n";
+    else o << ref << " unchanged: " << or_dash(r.message()) << "\n";
   } else {
     o << ref << " applied at generation " << r.policy_generation() << " (node generation " << r.node_generation()
       << ")";
