@@ -190,7 +190,7 @@ std::optional<PolicyKind> parse_kind(std::string k) {
 }
 
 void add_delete(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("delete", "Delete policies: `delete KIND NAME` or `delete -f FILE`");
+  auto* cmd = app.add_subcommand("delete", "Delete policies: `delete KIND NAME` or `delete -f FILE` (exit 1 when nothing was deleted)");
   auto c = std::make_shared<Common>();
   auto files = std::make_shared<std::vector<std::string>>();
   auto args = std::make_shared<std::vector<std::string>>();
@@ -226,6 +226,7 @@ void add_delete(CLI::App& app, int& exit_code) {
     OutputFormat fmt = output_format_from_string(c->output);
     Session s("delete", *c);
     json results = json::array();
+    int rc = kExitOk;
     for (const auto& [kind, name] : targets) {
       claim2core::v1::DeletePolicyRequest req;
       req.set_kind(api::to_proto(kind));
@@ -235,11 +236,12 @@ void add_delete(CLI::App& app, int& exit_code) {
       auto ctx = s.context();
       const std::string ref = kind_name(kind) + "/" + name;
       s.check(s.stub().DeletePolicy(ctx.get(), req, &resp), ref);
+      if (resp.ignored()) rc = kExitServer;  // nothing deleted (no such policy, or another generation)
       if (fmt == OutputFormat::Table) std::cout << render_delete(ref, resp);
       else results.push_back({{"policy", ref}, {"result", proto_to_json(resp)}});
     }
     if (fmt != OutputFormat::Table) print_structured(fmt, results);
-    return kExitOk;
+    return rc;
   }));
 }
 

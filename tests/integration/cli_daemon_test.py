@@ -1,0 +1,224 @@
+#!/usr/bin/python3
+"""The claim2core CLI against a real claim2cored on a real Unix socket (private socket, state
+directory and pin root, so a running daemon is never touched), with a process whose threads are
+named like vLLM's. Checks: preview is read-only (state digest unchanged); apply -> intent Applied
+and exactly the EngineCore TIDs in the pinned map; explain; -o json|yaml|table each parse and
+hold the expected fields; invalid manifests (a bad RE2 regex in doc 2, the yaml-cpp hang input)
+exit 2 naming file, document and field with nothing sent (digest unchanged, doc 1 not applied);
+the daemon's INVALID_ARGUMENT exits 2 naming the field; delete removes the entries; no daemon ->
+exit 1. Exit 77 (ctest skip) without root or bpffs.
+
+usage: cli_daemon_test.py SOURCE_DIR CLAIM2CORE CLAIM2CORED FAKE_VLLM
+"""
+import json
+import re
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import yaml
+
+SRC, CLI, DAEMON, FAKE = sys.argv[1:5]
+if os.geteuid() != 0:
+    print("SKIP: needs root (BPF maps, bpffs pins)")
+    sys.exit(77)
+if subprocess.run(["mountpoint", "-q", "/sys/fs/bpf"]).returncode != 0:
+    if subprocess.run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"]).returncode != 0:
+        print("SKIP: bpffs is not mounted and cannot be mounted")
+        sys.exit(77)
+
+work = tempfile.mkdtemp(prefix="c2c-cli-it-")
+sock = os.path.join(work, "claim2cored.sock")
+pin_root = f"/sys/fs/bpf/c2c-cli-it-{os.getpid()}"
+policy = os.path.join(SRC, "examples", "policies", "vllm-enginecore.yaml")
+failures = []
+procs = []
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+    return ok
+
+
+def cli(*args, timeout=30):
+    r = subprocess.run([CLI, *args, "--socket", sock], capture_output=True, text=True, timeout=timeout)
+    return r.returncode, r.stdout, r.stderr
+
+
+def cli_json(*args):
+    code, out, err = cli(*args, "-o", "json")
+    if code != 0:
+        raise AssertionError(f"claim2core {' '.join(args)} -o json: exit {code}: {err}")
+    return json.loads(out)
+
+
+def digest():
+    return cli_json("status")["stateDigest"]
+
+
+def cleanup():
+    for p in reversed(procs):
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    shutil.rmtree(pin_root, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+try:
+    # The workload first, so the daemon's first snapshot holds it.
+    vllm = subprocess.Popen([FAKE, "--seconds", "300"], stdout=subprocess.PIPE, text=True)
+    procs.append(vllm)
+    threads = {}
+    for line in vllm.stdout:
+        if line.strip() == "ready":
+            break
+        tid, comm = line.split()
+        threads[comm] = int(tid)
+    engines = sorted(threads[c] for c in ("EngineCore_DP0", "EngineCore_DP1"))
+    print(f"fake vLLM: {threads}")
+
+    log = open(os.path.join(work, "daemon.log"), "w")
+    daemon = subprocess.Popen([DAEMON, "--node-name", "dgx-spark-gb10", "--socket", sock, "--state-dir",
+                               os.path.join(work, "state"), "--pin-root", pin_root, "--task-discovery", "scan",
+                               "--config", "/dev/null"], stdout=log, stderr=subprocess.STDOUT)
+    procs.append(daemon)
+    deadline = time.time() + 20
+    while time.time() < deadline and cli("status")[0] != 0:
+        time.sleep(0.2)
+    if not check(cli("status")[0] == 0, "claim2cored answers status on its socket"):
+        raise SystemExit(1)
+
+    # status: every format.
+    st = cli_json("status")
+    check(st["node"] == "dgx-spark-gb10" and "schedulerEnforcing" in st and st["stateDigest"],
+          "status -o json: node, schedulerEnforcing, stateDigest")
+    code, out, _ = cli("status", "-o", "yaml")
+    check(code == 0 and yaml.safe_load(out)["node"] == "dgx-spark-gb10", "status -o yaml parses")
+    code, out, _ = cli("status")
+    check(code == 0 and "scheduler:" in out and "state digest:" in out, "status table")
+    d0 = digest()
+
+    # Invalid input: exit 2 naming file, document and field; nothing sent.
+    bad = os.path.join(SRC, "examples", "policies", "invalid", "bad-regex.yaml")
+    code, out, err = cli("apply", "-f", bad)
+    check(code == 2 and "bad-regex.yaml doc 2: spec.commandRegex: invalid RE2 regex" in err
+          and "nothing was sent" in err, f"invalid manifest: exit {code}, {err.strip()!r}")
+    hang = os.path.join(SRC, "fuzz", "findings", "yaml-cpp-loadall-hang.yaml")
+    t0 = time.time()
+    code, out, err = cli("apply", "-f", hang)
+    check(code == 2 and "no result within" in err and time.time() - t0 < 20,
+          f"the yaml-cpp hang input is refused in {time.time() - t0:.1f} s (exit {code})")
+    check(digest() == d0, "state digest unchanged after the refused manifests")
+    check(cli_json("get", "policies")["items"] == [], "doc 1 of the refused file was not applied")
+
+    # Preview: read-only, lists exactly the EngineCore threads.
+    # Other EngineCore-named threads on the host would match too; ours must be exactly the engines.
+    pv = cli_json("preview", "-f", policy)
+    matched = pv[0]["result"]["matched"]
+    ours = sorted(m["tid"] for m in matched if m["tgid"] == threads["python3.12"])
+    check(ours == engines, f"preview matches our EngineCore TIDs {engines} and no other thread of ours: {ours}")
+    check(all(re.fullmatch(r"EngineCore(_DP[0-9]+)?", m["comm"]) for m in matched),
+          f"every matched thread is an EngineCore: {sorted(m['comm'] for m in matched)}")
+    check(all(m["actual"] is None for m in pv[0]["result"]["matched"]), "preview: nothing in the map yet")
+    code, out, _ = cli("preview", "-f", policy)
+    check(code == 0 and "read-only" in out and "EngineCore_DP0" in out, "preview table")
+    code, out, _ = cli("preview", "-f", policy, "-o", "yaml")
+    check(code == 0 and yaml.safe_load(out)[0]["result"]["policyGeneration"] >= 1, "preview -o yaml parses")
+    check(digest() == d0, "state digest unchanged after three previews (read-only)")
+
+    # Apply: intent Applied, the two entries in the pinned map.
+    code, out, err = cli("apply", "-f", policy)
+    check(code == 0 and "NodeSchedulingPolicy/vllm-enginecore applied" in out, f"apply: exit {code} {out.strip()}")
+    state = None
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        intents = [i for i in cli_json("get", "intents")["intents"] if i["policy"] == "vllm-enginecore"]
+        state = intents[0] if intents else None
+        if state and state["state"] == "APPLIED" and state["appliedEntries"] >= 2:
+            break
+        time.sleep(0.2)
+    check(state is not None and state["state"] == "APPLIED" and state["appliedEntries"] >= 2
+          and state["appliedEntries"] == state["matchedTasks"],
+          f"get intents -o json: vllm-enginecore Applied, an entry per matched task (>= our 2): {state}")
+    code, out, _ = cli("get", "intents")
+    check(code == 0 and "Applied" in out and "vllm-enginecore" in out, "get intents table shows Applied")
+    code, out, _ = cli("get", "intents", "-o", "yaml")
+    check(code == 0 and any(i["state"] == "APPLIED" for i in yaml.safe_load(out)["intents"]), "get intents -o yaml")
+    check(digest() != d0, "apply changed the state digest")
+    if shutil.which("bpftool"):
+        dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "pinned", f"{pin_root}/c2c_policy"],
+                                         capture_output=True, text=True).stdout or "[]")
+        tids = sorted(e["key"]["tid"] if isinstance(e["key"], dict) else e["formatted"]["key"]["tid"] for e in dump)
+        others = sorted(t for c, t in threads.items() if c not in ("EngineCore_DP0", "EngineCore_DP1"))
+        check(set(engines) <= set(tids) and not set(others) & set(tids),
+              f"bpftool: the pinned map holds our EngineCore TIDs {engines} and none of {others}: {tids}")
+    else:
+        print("skip bpftool dump: bpftool not installed")
+
+    # Policies round-trip: get policies -o yaml is a manifest that apply accepts (unchanged).
+    code, out, _ = cli("get", "policies", "-o", "yaml")
+    docs = [d for d in yaml.safe_load_all(out) if d]
+    check(code == 0 and docs[0]["spec"]["commandRegex"] == "^EngineCore(_DP[0-9]+)?$"
+          and docs[0]["spec"]["executionTime"] == 2000000, "get policies -o yaml prints the manifest")
+    again = os.path.join(work, "again.yaml")
+    with open(again, "w") as f:
+        f.write(out)
+    code, out, _ = cli("apply", "-f", again)
+    check(code == 0 and "unchanged" in out, f"re-applying it changes nothing: {out.strip()}")
+    code, out, _ = cli("get", "policies")
+    check(code == 0 and "priority 1, slice 2ms" in out, "get policies table")
+
+    # Explain.
+    ex = cli_json("explain", str(threads["EngineCore_DP0"]))
+    lin = ex["lineage"]
+    check(ex["found"] and lin["comm"] == "EngineCore_DP0" and lin["policy"] == "vllm-enginecore"
+          and lin["strategy"] == "exact-tid" and lin["entry"]["sliceNs"] == 2000000,
+          f"explain -o json: lineage of EngineCore_DP0 ({lin.get('strategy')}, slice {lin.get('entry', {}).get('sliceNs')})")
+    code, out, _ = cli("explain", str(threads["EngineCore_DP0"]), "-o", "yaml")
+    check(code == 0 and yaml.safe_load(out)["lineage"]["tgid"] == threads["python3.12"], "explain -o yaml")
+    code, out, _ = cli("explain", str(threads["EngineCore_DP0"]))
+    check(code == 0 and "NodeSchedulingPolicy/vllm-enginecore@" in out, "explain table shows the lineage")
+    code, out, _ = cli("explain", str(threads["api_server"]))
+    check(code == 1 and "no policy entry" in out, f"explain of an unmatched thread: exit {code}")
+
+    # Tasks and bindings in every format.
+    tasks = cli_json("get", "tasks", "--comm", "^EngineCore")["tasks"]
+    check(sorted(t["tid"] for t in tasks if t["tgid"] == threads["python3.12"]) == engines
+          and all(t["comm"].startswith("EngineCore") for t in tasks), "get tasks --comm -o json")
+    code, out, _ = cli("get", "tasks", "--comm", "python3", "-o", "yaml")
+    check(code == 0 and threads["python3.12"] in [t["tid"] for t in yaml.safe_load(out)["tasks"]], "get tasks -o yaml")
+    check("bindings" in cli_json("get", "bindings"), "get bindings -o json")
+
+    # The daemon refuses bad input naming the field: exit 2.
+    code, out, err = cli("get", "tasks", "--comm", "(")
+    check(code == 2 and "INVALID_ARGUMENT" in err and "comm_regex" in err, f"daemon INVALID_ARGUMENT: {err.strip()}")
+
+    # Delete: the entries leave the map.
+    code, out, _ = cli("delete", "NodeSchedulingPolicy", "vllm-enginecore")
+    check(code == 0 and "deleted" in out, f"delete: exit {code}")
+    deadline = time.time() + 20
+    while time.time() < deadline and cli_json("status")["actualEntries"] != 0:
+        time.sleep(0.2)
+    check(cli_json("status")["actualEntries"] == 0, "after delete the pinned map is empty (INV-1/INV-5)")
+    code, out, _ = cli("delete", "node", "vllm-enginecore")
+    check(code == 1 and "not deleted" in out, f"deleting it again: exit {code}")
+
+    # No daemon: exit 1 with the gRPC status.
+    r = subprocess.run([CLI, "status", "--socket", os.path.join(work, "nobody.sock")], capture_output=True, text=True)
+    check(r.returncode == 1 and "UNAVAILABLE" in r.stderr, f"no daemon: exit {r.returncode}")
+finally:
+    cleanup()
+
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
