@@ -68,8 +68,10 @@ int64_t Engine::now_unix_ms() const {
 
 ApplyResult Engine::apply(const Event& e) {
   ApplyResult r = core_.apply(e);
-  if (r.status == ApplyResult::Status::Applied && (!r.changed_tids.empty() || !is_host_or_internal(e)))
+  if (r.status == ApplyResult::Status::Applied && (!r.changed_tids.empty() || !is_host_or_internal(e))) {
     changes_.push_back(Change{event_kind(e), r.changed_tids});
+    if (!std::holds_alternative<TimeAdvance>(e)) turn_changed_ = true;
+  }
   if (r.status == ApplyResult::Status::Invalid && is_host_or_internal(e))
     spdlog::debug("{} refused by the core: {}: {}", event_kind(e), r.field, r.message);
   return r;
@@ -95,6 +97,12 @@ bool Engine::startup(std::string* err) {
   lease_ = std::move(lease.value());
   core_.apply(DaemonRestart{lease_->floor()});
   core_.apply(TimeAdvance{boottime_ns()});
+  // Cover the restart's generation right away: the next restart then starts above it even if
+  // this process never writes an entry (INV-4 as clients see node_generation).
+  if (auto e = lease_->cover(core_.generation()); !e.empty()) {
+    *err = "generation lease: " + e;
+    return false;
+  }
 
   host::ParseError perr;
   auto topo = host::read_topology("/sys", &perr);
@@ -278,9 +286,11 @@ void Engine::arm_timer() {
   uint64_t next = next_readback_ns_;
   if (feed_->mode() != TaskDiscovery::Off) next = std::min(next, next_rescan_ns_);
   // Boost leases are renewed at half-life by TimeAdvance (spec/state-machine.md, "Boost leases").
+  next_renewal_ns_ = UINT64_MAX;
   for (const auto& [tid, e] : core_.desired())
     if ((e.value.flags & kFlagBoost) && e.value.boost_until > 0)
-      next = std::min(next, e.value.boost_until - e.value.max_boost / 2);
+      next_renewal_ns_ = std::min(next_renewal_ns_, e.value.boost_until - e.value.max_boost / 2);
+  next = std::min(next, next_renewal_ns_);
   itimerspec its{};
   if (next == 0) next = 1;
   its.it_value.tv_sec = static_cast<time_t>(next / 1'000'000'000ull);
@@ -326,7 +336,7 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   std::vector<Command> cmds;
   if (commands_ready) cmds = queue_.drain();
   intents_before_ = intents_.list();
-  advance_time();
+  turn_changed_ = false;
   uint64_t now = boottime_ns();
   std::vector<Event> host_events;
   if (events_ready || timer) feed_->poll(core_, host_events);
@@ -346,9 +356,17 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
       spdlog::error("command failed: {}", e.what());
     }
   }
+  // Time moves only when something changed or a boost lease is due, so that a turn with only
+  // reads or refused input leaves the state (and Status.state_digest) exactly as it was. Entries
+  // derived just before carry leases from the previous `now`: shorter, never longer (INV-8), and
+  // this TimeAdvance renews any that are already due.
+  if (turn_changed_ || now >= next_renewal_ns_) advance_time();
   persist_error_.clear();
   if (durable_changed) persist();
   reconcile();
+  // Replies report core_.generation(): it must be covered before anyone sees it (INV-4).
+  if (core_.generation() > lease_->durable())
+    if (auto e = lease_->cover(core_.generation()); !e.empty()) spdlog::error("generation lease: {}", e);
   for (auto& c : cmds) {
     try {
       c.finish(*this);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -115,7 +116,8 @@ class Engine {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::string persist_error_;
-  uint64_t next_rescan_ns_ = 0, next_readback_ns_ = 0;
+  uint64_t next_rescan_ns_ = 0, next_readback_ns_ = 0, next_renewal_ns_ = UINT64_MAX;
+  bool turn_changed_ = false;  // an input changed the core in this turn
   std::vector<uint32_t> violations_seen_;  // count of violations by INV id last turn (log once)
   std::vector<std::string> last_violations_;
   std::string last_apply_error_;

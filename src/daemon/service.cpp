@@ -41,6 +41,7 @@ struct Call {
   Metrics* metrics = nullptr;
   grpc::Status status = grpc::Status::OK;  // set by the apply phase when it refuses
   bool durable = false;                    // this call changed a durable input
+  bool done = false;                       // finished already (refused before the engine saw it)
 
   void finish(const grpc::Status& st) {
     if (st.ok()) {
@@ -48,6 +49,7 @@ struct Call {
       grpc::Slice slice(bytes);
       *out = grpc::ByteBuffer(&slice, 1);
     }
+    done = true;
     metrics->rpc(method, code_name(st.error_code()));
     reactor->Finish(st);
   }
@@ -64,12 +66,12 @@ std::shared_ptr<Call<Req, Resp>> begin(grpc::CallbackServerContext* ctx, const g
   if (in->Length() > max_bytes) {
     call->finish(invalid("request", std::to_string(in->Length()) + " bytes, more than max_message_bytes (" +
                                         std::to_string(max_bytes) + ")"));
-    return nullptr;
+    return call;
   }
   std::vector<grpc::Slice> slices;
   if (!in->Dump(&slices).ok()) {
     call->finish(invalid("request", "unreadable request bytes"));
-    return nullptr;
+    return call;
   }
   std::string bytes;
   bytes.reserve(in->Length());
@@ -77,7 +79,7 @@ std::shared_ptr<Call<Req, Resp>> begin(grpc::CallbackServerContext* ctx, const g
   if (!call->req.ParseFromString(bytes)) {
     call->finish(invalid("request", std::string("not a valid ") + Req::descriptor()->full_name() +
                                         " message (malformed protobuf or invalid UTF-8 in a string)"));
-    return nullptr;
+    return call;
   }
   return call;
 }
@@ -152,7 +154,7 @@ std::optional<FieldError> check_name(const std::string& field, const std::string
 
 grpc::ServerUnaryReactor* Service::UpsertPolicy(Ctx* ctx, const Buf* in, Buf* out) {
   auto call = begin<pb::UpsertPolicyRequest, pb::UpsertPolicyResponse>(ctx, in, out, "UpsertPolicy", max_bytes_, metrics_);
-  if (!call) return ctx->DefaultReactor();
+  if (call->done) return call->reactor;
   auto* reactor = call->reactor;
   if (!call->req.has_policy()) {
     call->finish(invalid("policy", "is required"));
@@ -197,7 +199,7 @@ grpc::ServerUnaryReactor* Service::UpsertPolicy(Ctx* ctx, const Buf* in, Buf* ou
 
 grpc::ServerUnaryReactor* Service::DeletePolicy(Ctx* ctx, const Buf* in, Buf* out) {
   auto call = begin<pb::DeletePolicyRequest, pb::DeletePolicyResponse>(ctx, in, out, "DeletePolicy", max_bytes_, metrics_);
-  if (!call) return ctx->DefaultReactor();
+  if (call->done) return call->reactor;
   auto* reactor = call->reactor;
   auto kind = api::kind_from_proto(call->req.kind(), "kind");
   if (!kind.ok()) {
@@ -238,7 +240,7 @@ grpc::ServerUnaryReactor* Service::DeletePolicy(Ctx* ctx, const Buf* in, Buf* ou
 grpc::ServerUnaryReactor* Service::UpsertClaimBinding(Ctx* ctx, const Buf* in, Buf* out) {
   auto call = begin<pb::UpsertClaimBindingRequest, pb::UpsertClaimBindingResponse>(ctx, in, out, "UpsertClaimBinding",
                                                                                     max_bytes_, metrics_);
-  if (!call) return ctx->DefaultReactor();
+  if (call->done) return call->reactor;
   auto* reactor = call->reactor;
   auto claims = api::claims_from_bindings(call->req.bindings(), "bindings");
   if (!claims.ok()) {
@@ -321,7 +323,7 @@ grpc::ServerUnaryReactor* Service::UpsertClaimBinding(Ctx* ctx, const Buf* in, B
 grpc::ServerUnaryReactor* Service::DeleteClaimBinding(Ctx* ctx, const Buf* in, Buf* out) {
   auto call = begin<pb::DeleteClaimBindingRequest, pb::DeleteClaimBindingResponse>(ctx, in, out, "DeleteClaimBinding",
                                                                                     max_bytes_, metrics_);
-  if (!call) return ctx->DefaultReactor();
+  if (call->done) return call->reactor;
   auto* reactor = call->reactor;
   if (auto e = check_name("claim_uid", call->req.claim_uid())) {
     call->finish(invalid(*e));
@@ -365,7 +367,7 @@ grpc::ServerUnaryReactor* Service::DeleteClaimBinding(Ctx* ctx, const Buf* in, B
 
 grpc::ServerUnaryReactor* Service::Preview(Ctx* ctx, const Buf* in, Buf* out) {
   auto call = begin<pb::PreviewRequest, pb::PreviewResponse>(ctx, in, out, "Preview", max_bytes_, metrics_);
-  if (!call) return ctx->DefaultReactor();
+  if (call->done) return call->reactor;
   auto* reactor = call->reactor;
   if (!call->req.has_policy()) {
     call->finish(invalid("policy", "is required"));
@@ -407,7 +409,7 @@ grpc::ServerUnaryReactor* Service::Preview(Ctx* ctx, const Buf* in, Buf* out) {
 
 grpc::ServerUnaryReactor* Service::ListIntents(Ctx* ctx, const Buf* in, Buf* out) {
   auto call = begin<pb::ListIntentsRequest, pb::ListIntentsResponse>(ctx, in, out, "ListIntents", max_bytes_, metrics_);
-  if (!call) return ctx->DefaultReactor();
+  if (call->done) return call->reactor;
   auto* reactor = call->reactor;
   std::optional<PolicyKind> kind;
   if (call->req.kind() != pb::POLICY_KIND_UNSPECIFIED) {
@@ -431,7 +433,7 @@ grpc::ServerUnaryReactor* Service::ListIntents(Ctx* ctx, const Buf* in, Buf* out
 
 grpc::ServerUnaryReactor* Service::Explain(Ctx* ctx, const Buf* in, Buf* out) {
   auto call = begin<pb::ExplainRequest, pb::ExplainResponse>(ctx, in, out, "Explain", max_bytes_, metrics_);
-  if (!call) return ctx->DefaultReactor();
+  if (call->done) return call->reactor;
   auto* reactor = call->reactor;
   if (call->req.tid() == 0) {
     call->finish(invalid("tid", "must be a positive thread id"));
@@ -449,7 +451,7 @@ grpc::ServerUnaryReactor* Service::Explain(Ctx* ctx, const Buf* in, Buf* out) {
 
 grpc::ServerUnaryReactor* Service::Status(Ctx* ctx, const Buf* in, Buf* out) {
   auto call = begin<pb::StatusRequest, pb::StatusResponse>(ctx, in, out, "Status", max_bytes_, metrics_);
-  if (!call) return ctx->DefaultReactor();
+  if (call->done) return call->reactor;
   auto* reactor = call->reactor;
   submit(engine_, call, [](Engine&) { return false; }, [call](Engine& e) { e.fill_status(&call->resp); });
   return reactor;
@@ -457,7 +459,7 @@ grpc::ServerUnaryReactor* Service::Status(Ctx* ctx, const Buf* in, Buf* out) {
 
 grpc::ServerUnaryReactor* Service::ListTasks(Ctx* ctx, const Buf* in, Buf* out) {
   auto call = begin<pb::ListTasksRequest, pb::ListTasksResponse>(ctx, in, out, "ListTasks", max_bytes_, metrics_);
-  if (!call) return ctx->DefaultReactor();
+  if (call->done) return call->reactor;
   auto* reactor = call->reactor;
   std::shared_ptr<RE2> re;
   if (!call->req.comm_regex().empty()) {
@@ -486,7 +488,7 @@ grpc::ServerUnaryReactor* Service::ListTasks(Ctx* ctx, const Buf* in, Buf* out) 
 
 grpc::ServerUnaryReactor* Service::ListPolicies(Ctx* ctx, const Buf* in, Buf* out) {
   auto call = begin<pb::ListPoliciesRequest, pb::ListPoliciesResponse>(ctx, in, out, "ListPolicies", max_bytes_, metrics_);
-  if (!call) return ctx->DefaultReactor();
+  if (call->done) return call->reactor;
   auto* reactor = call->reactor;
   submit(engine_, call, [](Engine&) { return false; },
          [call](Engine& e) {
@@ -497,7 +499,7 @@ grpc::ServerUnaryReactor* Service::ListPolicies(Ctx* ctx, const Buf* in, Buf* ou
 
 grpc::ServerUnaryReactor* Service::ListBindings(Ctx* ctx, const Buf* in, Buf* out) {
   auto call = begin<pb::ListBindingsRequest, pb::ListBindingsResponse>(ctx, in, out, "ListBindings", max_bytes_, metrics_);
-  if (!call) return ctx->DefaultReactor();
+  if (call->done) return call->reactor;
   auto* reactor = call->reactor;
   submit(engine_, call, [](Engine&) { return false; },
          [call](Engine& e) {

@@ -1,0 +1,19 @@
+# Part `daemon`: claim2cored driven over its real socket by an independent client (Debian's
+# python3-grpcio, /usr/bin/python3), one ctest entry per scenario. Needs root and bpffs (skips
+# otherwise). C2C_LOAD_SECONDS=30 ctest -R daemon.load runs the full load test (default 5 s).
+if(TARGET claim2cored)
+  add_executable(daemon_thread_churn ${CMAKE_CURRENT_LIST_DIR}/daemon_thread_churn.cpp)
+  c2c_warnings(daemon_thread_churn)
+  find_package(Threads REQUIRED)
+  target_link_libraries(daemon_thread_churn PRIVATE Threads::Threads)
+  set(C2C_DAEMON_IT_WORK ${CMAKE_CURRENT_BINARY_DIR}/daemon_it)
+  foreach(scenario InvalidInput PeerCredentials MutualTls PolicyToMap Restart Load)
+    string(TOLOWER ${scenario} lower)
+    add_test(NAME daemon.integration.${lower}
+             COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/daemon_test.py $<TARGET_FILE:claim2cored>
+                     ${PROJECT_SOURCE_DIR}/spec/claim2core.proto $<TARGET_FILE:daemon_thread_churn>
+                     ${C2C_DAEMON_IT_WORK} ${scenario})
+    set_tests_properties(daemon.integration.${lower} PROPERTIES TIMEOUT 240 RUN_SERIAL TRUE
+                         SKIP_REGULAR_EXPRESSION "skipped '")
+  endforeach()
+endif()

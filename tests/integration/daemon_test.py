@@ -1,0 +1,597 @@
+#!/usr/bin/python3
+"""claim2cored against an independent client (Debian's python3-grpcio), on a real socket.
+
+Each daemon gets a private socket, state directory and pin root under /sys/fs/bpf, so a running
+production daemon (/sys/fs/bpf/claim2core) is never touched. The Python modules are generated at
+test time from spec/claim2core.proto (protoc --python_out); nothing generated is committed.
+
+Usage (ctest runs one test class per entry):
+  daemon_test.py <claim2cored> <proto> <thread-churn helper> <work dir> [unittest names...]
+Environment: C2C_LOAD_SECONDS (default 5) for the load test; the full run uses 30.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+import grpc
+
+DAEMON, PROTO, CHURN, WORK = sys.argv[1:5]
+del sys.argv[1:5]
+GEN = os.path.join(WORK, "daemon_py")
+os.makedirs(GEN, exist_ok=True)
+subprocess.run(["protoc", "--proto_path=" + os.path.dirname(PROTO), "--python_out=" + GEN, PROTO], check=True)
+sys.path.insert(0, GEN)
+import claim2core_pb2 as pb  # noqa: E402
+
+SERVICE = "/claim2core.v1.Claim2Core/"
+RESPONSES = {
+    "UpsertPolicy": pb.UpsertPolicyResponse, "DeletePolicy": pb.DeletePolicyResponse,
+    "UpsertClaimBinding": pb.UpsertClaimBindingResponse, "DeleteClaimBinding": pb.DeleteClaimBindingResponse,
+    "Preview": pb.PreviewResponse, "ListIntents": pb.ListIntentsResponse, "Explain": pb.ExplainResponse,
+    "Status": pb.StatusResponse, "ListTasks": pb.ListTasksResponse, "ListPolicies": pb.ListPoliciesResponse,
+    "ListBindings": pb.ListBindingsResponse,
+}
+
+
+def skip_reason():
+    if os.geteuid() != 0:
+        return "needs root (bpffs, BPF maps, tracepoints)"
+    if not os.path.isdir("/sys/fs/bpf"):
+        return "no /sys/fs/bpf"
+    if subprocess.run(["mountpoint", "-q", "/sys/fs/bpf"]).returncode != 0:
+        if subprocess.run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"]).returncode != 0:
+            return "bpffs is not mounted and mounting it failed"
+    return None
+
+
+def node_policy(name, regex, generation=0, priority=1, slice_ns=2_000_000, node="c2c-test-node"):
+    return pb.Policy(node=pb.NodeSchedulingPolicy(name=name, generation=generation, node_names=[node],
+                                                  command_regex=regex, priority=priority,
+                                                  execution_time_ns=slice_ns))
+
+
+class Daemon:
+    """One claim2cored process with private paths."""
+
+    def __init__(self, tag, task_discovery="events", extra=""):
+        self.root = tempfile.mkdtemp(prefix="c2c-daemon-%s-" % tag, dir=WORK)
+        self.socket = os.path.join(self.root, "run", "d.sock")
+        self.state = os.path.join(self.root, "state")
+        self.pin = "/sys/fs/bpf/c2c-test-%s-%d" % (tag, os.getpid())
+        self.config = os.path.join(self.root, "claim2cored.yaml")
+        self.log_path = os.path.join(self.root, "daemon.log")
+        self.write_config(task_discovery, extra)
+        self.proc = None
+        self.channel = None
+
+    def write_config(self, task_discovery="events", extra=""):
+        with open(self.config, "w") as f:
+            f.write("node_name: c2c-test-node\nsocket: %s\nstate_dir: %s\npin_root: %s\n"
+                    "task_discovery: %s\nreadback_interval: 1s\nlog_level: info\n%s"
+                    % (self.socket, self.state, self.pin, task_discovery, extra))
+
+    def start(self, timeout=30):
+        if getattr(self, "log", None):
+            self.log.close()
+        self.log = open(self.log_path, "a")
+        self.proc = subprocess.Popen([DAEMON, "--config", self.config], stdout=self.log, stderr=self.log)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("claim2cored exited %d:\n%s" % (self.proc.returncode, self.read_log()))
+            if os.path.exists(self.socket):
+                try:
+                    self.reconnect()
+                    self.call("Status", pb.StatusRequest(), timeout=2)
+                    return self
+                except grpc.RpcError:
+                    pass
+            time.sleep(0.05)
+        raise RuntimeError("claim2cored did not become ready:\n" + self.read_log())
+
+    def reconnect(self):
+        if self.channel:
+            self.channel.close()
+        self.channel = grpc.insecure_channel("unix://" + self.socket)
+
+    def read_log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def call(self, method, req, timeout=10, raw=None):
+        fn = self.channel.unary_unary(SERVICE + method,
+                                      request_serializer=(lambda r: r) if raw else (lambda r: r.SerializeToString()),
+                                      response_deserializer=RESPONSES[method].FromString)
+        return fn(raw if raw is not None else req, timeout=timeout)
+
+    def status(self):
+        return self.call("Status", pb.StatusRequest())
+
+    def kill9(self):
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait()
+
+    def stop(self, sig=signal.SIGTERM, timeout=20):
+        self.proc.send_signal(sig)
+        return self.proc.wait(timeout=timeout)
+
+    def rss_kib(self):
+        with open("/proc/%d/status" % self.proc.pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def map_entries(self):
+        """tid -> (start, generation) from the pinned policy map, read by bpftool."""
+        out = subprocess.run(["bpftool", "-j", "map", "dump", "pinned", self.pin + "/c2c_policy"],
+                             check=True, capture_output=True, text=True).stdout
+        entries = {}
+        for e in json.loads(out):
+            key = bytes(int(b, 16) for b in e["key"])
+            val = bytes(int(b, 16) for b in e["value"])
+            entries[int.from_bytes(key, "little")] = (int.from_bytes(val[0:8], "little"),
+                                                      int.from_bytes(val[8:16], "little"))
+        return entries
+
+    def cleanup(self):
+        if self.channel:
+            self.channel.close()
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if getattr(self, "log", None):
+            self.log.close()
+        if os.path.isdir(self.pin):
+            for n in os.listdir(self.pin):
+                os.unlink(os.path.join(self.pin, n))
+            os.rmdir(self.pin)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class Threads:
+    """A helper process holding <count> threads named <name>."""
+
+    def __init__(self, name, count=1):
+        self.proc = subprocess.Popen([CHURN, "hold", name, str(count)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        words = self.proc.stdout.readline().split()
+        assert words and words[0] == "ready", words
+        self.tgid = int(words[1])
+        self.tids = [int(w) for w in words[2:]]
+
+    def start_of(self, tid):
+        with open("/proc/%d/task/%d/stat" % (self.tgid, tid)) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+
+    def end(self):
+        self.proc.stdin.write("\n")
+        self.proc.stdin.close()
+        self.proc.wait(timeout=10)
+        self.proc.stdout.close()
+
+
+def wait_for(pred, timeout=10, step=0.02):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return pred()
+
+
+class DaemonCase(unittest.TestCase):
+    discovery = "events"
+
+    def setUp(self):
+        reason = skip_reason()
+        if reason:
+            self.skipTest(reason)
+        self.d = Daemon(self.id().split(".")[-1][:12], task_discovery=self.discovery).start()
+
+    def tearDown(self):
+        if hasattr(self, "d"):
+            # ctest shows this only when asked (--output-on-failure); it is the daemon's side of a failure.
+            sys.stderr.write("--- daemon log (tail) ---\n" + "\n".join(self.d.read_log().splitlines()[-15:]) + "\n")
+            self.d.cleanup()
+
+    def assertInvalid(self, method, req, field, raw=None):
+        with self.assertRaises(grpc.RpcError) as cm:
+            self.d.call(method, req, raw=raw)
+        self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, cm.exception.details())
+        self.assertTrue(cm.exception.details().startswith(field + ":"),
+                        "%s: expected the field %r first in %r" % (method, field, cm.exception.details()))
+
+
+class InvalidInput(DaemonCase):
+    # No task discovery: other processes on the host must not change the digest between calls.
+    discovery = "off"
+
+    def test_every_rpc_refuses_bad_input_naming_the_field_and_changes_nothing(self):
+        d = self.d
+        good = node_policy("base", "^c2c-base$")
+        d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=good))
+        binding = pb.ClaimDeviceBinding(claim_uid="claim-1", claim_generation=1, pod_uid="pod-1",
+                                        node_name="c2c-test-node", driver="gpu.example.com", pool="p0",
+                                        device="gpu-0", cpus="0")
+        d.call("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[binding]))
+        before = d.status().state_digest
+        self.assertTrue(before)
+
+        big = "x" * 5000
+        cases = [
+            ("UpsertPolicy", pb.UpsertPolicyRequest(), "policy", None),
+            ("UpsertPolicy", pb.UpsertPolicyRequest(policy=pb.Policy()), "policy.kind", None),
+            ("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("bad", "(")), "policy.node.command_regex", None),
+            ("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("bad", big)), "policy.node.command_regex", None),
+            ("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("Bad_Name", "x")), "policy.node.name", None),
+            ("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("bad", "x", priority=-4)),
+             "policy.node.priority", None),
+            ("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("bad", "x", slice_ns=3)),
+             "policy.node.execution_time_ns", None),
+            # Same generation, different spec: INV-3 (the core refuses it).
+            ("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("base", "^other$", generation=1)),
+             "policy.node.generation", None),
+            ("UpsertPolicy", pb.UpsertPolicyRequest(policy=pb.Policy(dra=pb.DRAExecutionPolicy(
+                name="dra", resource_claims=["gpu"], task_roles=[pb.TaskRole(name="r", command_regex="x",
+                                                                              execution_class="warp")]))),
+             "policy.dra.task_roles[0].execution_class", None),
+            ("UpsertPolicy", pb.UpsertPolicyRequest(policy=pb.Policy(dra=pb.DRAExecutionPolicy(
+                name="dra", resource_claims=["gpu"], max_boost_duration="forever",
+                task_roles=[pb.TaskRole(name="r", command_regex="x")]))),
+             "policy.dra.max_boost_duration", None),
+            ("UpsertPolicy", None, "request", b"\xff\xff\xff\xff"),
+            ("UpsertPolicy", None, "request", b"\x0a" + b"\xff" * 8 + b"\x01"),
+            ("DeletePolicy", pb.DeletePolicyRequest(name="base"), "kind", None),
+            ("DeletePolicy", pb.DeletePolicyRequest(kind=pb.NODE_SCHEDULING_POLICY), "name", None),
+            ("DeletePolicy", pb.DeletePolicyRequest(kind=pb.NODE_SCHEDULING_POLICY, name="base", generation=-1),
+             "generation", None),
+            ("UpsertClaimBinding", pb.UpsertClaimBindingRequest(), "bindings", None),
+            ("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[pb.ClaimDeviceBinding(
+                claim_uid="c2", claim_generation=1, driver="d", pool="p", device="x", cpus="0-zz")]),
+             "bindings[0].cpus", None),
+            ("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[binding, pb.ClaimDeviceBinding(
+                claim_uid="c3", claim_generation=0, driver="d", pool="p", device="x")]),
+             "bindings[1].claim_generation", None),
+            ("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[pb.ClaimDeviceBinding(
+                claim_uid="c4", claim_generation=1, driver="d", pool=big, device="x")]),
+             "bindings[0].pool", None),
+            # Claim generation unchanged but content changed: refused by the core (INV-3).
+            ("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[pb.ClaimDeviceBinding(
+                claim_uid="claim-1", claim_generation=1, pod_uid="pod-1", node_name="c2c-test-node",
+                driver="gpu.example.com", pool="p0", device="gpu-9")]),
+             "bindings[0].generation", None),
+            ("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[binding], pods=[
+                pb.PodInfo(uid="pod-1", cgroup="relative")]), "pods[0].cgroup", None),
+            ("DeleteClaimBinding", pb.DeleteClaimBindingRequest(), "claim_uid", None),
+            ("DeleteClaimBinding", pb.DeleteClaimBindingRequest(claim_uid="claim-1", claim_generation=-2),
+             "claim_generation", None),
+            ("Preview", pb.PreviewRequest(), "policy", None),
+            ("Preview", pb.PreviewRequest(policy=node_policy("p", "[z-a]"), acknowledge=True),
+             "policy.node.command_regex", None),
+            ("ListIntents", pb.ListIntentsRequest(kind=7), "kind", None),
+            ("ListIntents", pb.ListIntentsRequest(policy=big), "policy", None),
+            ("Explain", pb.ExplainRequest(tid=0), "tid", None),
+            ("ListTasks", pb.ListTasksRequest(comm_regex="(("), "comm_regex", None),
+            ("Status", None, "request", b"\x08"),
+            ("ListPolicies", None, "request", b"\xff"),
+            ("ListBindings", None, "request", b"\x12\x05ab"),
+            # Oversized: above max_message_bytes (4 MiB), below the transport limit.
+            ("UpsertPolicy", pb.UpsertPolicyRequest(policy=pb.Policy(node=pb.NodeSchedulingPolicy(
+                name="huge", node_names=["n" * 200] * 22000, command_regex="x"))), "request", None),
+        ]
+        for method, req, field, raw in cases:
+            with self.subTest(method=method, field=field):
+                self.assertInvalid(method, req, field, raw=raw)
+                self.assertEqual(d.status().state_digest, before, "%s (%s) changed the state" % (method, field))
+        # And the durable inputs are what they were.
+        pols = d.call("ListPolicies", pb.ListPoliciesRequest()).policies
+        self.assertEqual([p.node.command_regex for p in pols], ["^c2c-base$"])
+        self.assertEqual(len(d.call("ListBindings", pb.ListBindingsRequest()).bindings), 1)
+
+
+class PeerCredentials(DaemonCase):
+    discovery = "off"
+
+    def test_socket_mode_and_a_peer_not_allowed_is_refused(self):
+        st = os.stat(self.d.socket)
+        self.assertEqual(st.st_mode & 0o777, 0o600)
+        self.assertEqual(os.stat(os.path.dirname(self.d.socket)).st_mode & 0o777, 0o700)
+        # "nobody" cannot even reach the socket through the 0700 directory; open the directory up
+        # so that the uid check itself (SO_PEERCRED) is what refuses it.
+        os.chmod(self.d.root, 0o711)
+        os.chmod(os.path.dirname(self.d.socket), 0o711)
+        os.chmod(self.d.socket, 0o666)
+        script = ("import grpc,sys\nch=grpc.insecure_channel('unix://%s')\n"
+                  "f=ch.unary_unary('/claim2core.v1.Claim2Core/Status')\n"
+                  "try:\n f(b'',timeout=3); print('ALLOWED')\n"
+                  "except grpc.RpcError as e: print('REFUSED', e.code())\n" % self.d.socket)
+        out = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3",
+                              "-c", script], capture_output=True, text=True, timeout=30)
+        self.assertIn("REFUSED", out.stdout, out.stdout + out.stderr)
+        self.assertTrue(wait_for(lambda: "refused a connection" in self.d.read_log()), self.d.read_log())
+        self.assertIn("from uid 65534", self.d.read_log())
+        # root (in allowed_uids) still gets through.
+        self.assertEqual(self.d.status().node, "c2c-test-node")
+
+
+class MutualTls(unittest.TestCase):
+    def setUp(self):
+        reason = skip_reason()
+        if reason:
+            self.skipTest(reason)
+
+    def test_tcp_requires_a_client_certificate_signed_by_the_ca(self):
+        tmp = tempfile.mkdtemp(prefix="c2c-tls-", dir=WORK)
+        def ossl(*a):
+            subprocess.run(["openssl"] + list(a), check=True, capture_output=True, cwd=tmp)
+        ossl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "1",
+             "-subj", "/CN=c2c-test-ca")
+        for who in ("server", "client"):
+            ossl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", who + ".key", "-out", who + ".csr",
+                 "-subj", "/CN=localhost")
+            with open(os.path.join(tmp, who + ".ext"), "w") as f:
+                f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+            ossl("x509", "-req", "-in", who + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+                 "-out", who + ".pem", "-days", "1", "-extfile", who + ".ext")
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        d = Daemon("tls", task_discovery="off", extra="tcp:\n  address: 127.0.0.1:%d\n  cert: %s/server.pem\n"
+                   "  key: %s/server.key\n  client_ca: %s/ca.pem\n" % (port, tmp, tmp, tmp))
+        try:
+            d.start()
+            def read(n):
+                with open(os.path.join(tmp, n), "rb") as f:
+                    return f.read()
+            opts = (("grpc.ssl_target_name_override", "localhost"),)
+            good = grpc.secure_channel("127.0.0.1:%d" % port, grpc.ssl_channel_credentials(
+                read("ca.pem"), read("client.key"), read("client.pem")), opts)
+            st = good.unary_unary(SERVICE + "Status", response_deserializer=pb.StatusResponse.FromString)(b"", timeout=10)
+            self.assertEqual(st.node, "c2c-test-node")
+            nocert = grpc.secure_channel("127.0.0.1:%d" % port, grpc.ssl_channel_credentials(read("ca.pem")), opts)
+            with self.assertRaises(grpc.RpcError) as cm:
+                nocert.unary_unary(SERVICE + "Status")(b"", timeout=5)
+            self.assertEqual(cm.exception.code(), grpc.StatusCode.UNAVAILABLE)
+            plain = grpc.insecure_channel("127.0.0.1:%d" % port)
+            with self.assertRaises(grpc.RpcError):
+                plain.unary_unary(SERVICE + "Status")(b"", timeout=5)
+        finally:
+            d.cleanup()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def test_tcp_without_tls_material_is_refused_at_startup(self):
+        d = Daemon("tlsbad", task_discovery="off", extra="tcp:\n  address: 127.0.0.1:1\n")
+        try:
+            with self.assertRaises(RuntimeError) as cm:
+                d.start(timeout=10)
+            self.assertIn("tcp.cert", str(cm.exception))
+        finally:
+            d.cleanup()
+
+
+class PolicyToMap(DaemonCase):
+    def test_policy_reaches_the_pinned_map_and_explain_preview_intents_agree(self):
+        t = Threads("c2c-it-match", 2)
+        try:
+            d = self.d
+            pol = node_policy("it-match", "^c2c-it-match$")
+            pv = wait_for(lambda: (lambda r: r if len(r.matched) == 2 else None)(
+                d.call("Preview", pb.PreviewRequest(policy=pol))))
+            self.assertEqual(sorted(m.tid for m in pv.matched), sorted(t.tids))
+            self.assertEqual({m.comm for m in pv.matched}, {"c2c-it-match"})
+            self.assertTrue(all(m.tgid == t.tgid and m.HasField("intended") and not m.HasField("actual")
+                                for m in pv.matched))
+            r = d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=pol))
+            self.assertEqual(r.intent.state, pb.APPLIED)
+            self.assertEqual(r.intent.matched_tasks, 2)
+            entries = d.map_entries()
+            for tid in t.tids:
+                self.assertIn(tid, entries)
+                self.assertEqual(entries[tid][0], t.start_of(tid))
+            ex = d.call("Explain", pb.ExplainRequest(tid=t.tids[0]))
+            self.assertTrue(ex.found)
+            self.assertEqual(ex.lineage.policy, "it-match")
+            self.assertEqual(ex.lineage.entry.slice_ns, 2_000_000)
+            self.assertEqual(ex.lineage.entry.generation, entries[t.tids[0]][1])
+            st = d.status()
+            self.assertFalse(st.scheduler_enforcing)
+            self.assertIn("no scheduler enforces", st.scheduler_message)
+            # The threads end: their entries leave the map.
+            t.end()
+            self.assertTrue(wait_for(lambda: not (set(t.tids) & set(d.map_entries()))), "entries of exited threads stayed")
+            # A new matching thread gets an entry without any RPC.
+            t2 = Threads("c2c-it-match", 1)
+            self.assertTrue(wait_for(lambda: t2.tids[0] in d.map_entries(), timeout=5))
+            t2.end()
+            d.call("DeletePolicy", pb.DeletePolicyRequest(kind=pb.NODE_SCHEDULING_POLICY, name="it-match"))
+            self.assertEqual(len(d.call("ListIntents", pb.ListIntentsRequest()).intents), 0)
+        finally:
+            if t.proc.poll() is None:
+                t.end()
+
+    def test_require_preview_keeps_a_dra_policy_pending_until_acknowledged(self):
+        d = self.d
+        pol = pb.Policy(dra=pb.DRAExecutionPolicy(name="needs-preview", resource_claims=["gpu"], require_preview=True,
+                                                  task_roles=[pb.TaskRole(name="r", command_regex="^x$",
+                                                                          execution_class="latency-critical")]))
+        r = d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=pol))
+        self.assertEqual(r.intent.state, pb.PENDING)
+        self.assertIn("requirePreview", r.intent.reason)
+        pol.dra.generation = r.policy_generation
+        pv = d.call("Preview", pb.PreviewRequest(policy=pol, acknowledge=True))
+        self.assertTrue(pv.acknowledged)
+        intents = wait_for(lambda: [i for i in d.call("ListIntents", pb.ListIntentsRequest(policy="needs-preview")).intents
+                                    if i.state == pb.APPLIED])
+        self.assertTrue(intents)
+
+    def test_watch_streams_changes(self):
+        d = self.d
+        stream = d.channel.unary_stream(SERVICE + "Watch", response_deserializer=pb.ChangeEvent.FromString)(
+            pb.WatchRequest().SerializeToString(), timeout=20)
+        got = []
+
+        def reader():
+            for ev in stream:
+                got.append(ev)
+                if any(i.policy == "watched" and i.state == pb.APPLIED for i in ev.intents):
+                    return
+        th = threading.Thread(target=reader)
+        th.start()
+        time.sleep(0.3)
+        d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("watched", "^nothing-matches$")))
+        th.join(timeout=15)
+        stream.cancel()
+        self.assertTrue(any(ev.event_kind == "policy_upsert" for ev in got), got)
+        self.assertTrue(any(i.policy == "watched" and i.state == pb.APPLIED for ev in got for i in ev.intents))
+
+
+class Restart(DaemonCase):
+    def test_kill9_keeps_intents_and_generation_and_the_map_converges(self):
+        d = self.d
+        t = Threads("c2c-it-kill", 3)
+        try:
+            for i in range(5):
+                d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("keep-%d" % i, "^c2c-it-kill$",
+                                                                                  priority=i + 1)))
+            d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("gone", "^c2c-it-kill$", priority=50)))
+            d.call("DeletePolicy", pb.DeletePolicyRequest(kind=pb.NODE_SCHEDULING_POLICY, name="gone"))
+            intents_before = sorted((i.policy, i.policy_generation, i.state)
+                                    for i in d.call("ListIntents", pb.ListIntentsRequest()).intents)
+            gen_before = d.status().node_generation
+            entries_before = d.map_entries()
+            for tid in t.tids:
+                self.assertIn(tid, entries_before)
+            d.kill9()
+            # While it is down, one thread ends: its entry is stale and must be pruned (INV-7).
+            stale_tid = t.tids[0]
+            d.start()
+            st = d.status()
+            self.assertGreater(st.node_generation, gen_before, "INV-4: the generation went back")
+            intents_after = sorted((i.policy, i.policy_generation, i.state)
+                                   for i in d.call("ListIntents", pb.ListIntentsRequest()).intents)
+            self.assertEqual(intents_after, intents_before)
+            # A deleted policy stays deleted, and its generation cannot be reused (tombstone).
+            r = d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("gone", "^c2c-it-kill$",
+                                                                                  generation=1, priority=50)))
+            self.assertTrue(r.ignored, r)
+            t.end()
+            self.assertTrue(wait_for(lambda: not (set(t.tids) & set(d.map_entries()))),
+                            "stale entries stayed after restart: %s" % d.map_entries())
+            self.assertNotIn(stale_tid, d.map_entries())
+        finally:
+            if t.proc.poll() is None:
+                t.end()
+
+    def test_sigterm_drains_and_sighup_reloads(self):
+        d = self.d
+        d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("drained", "^c2c-drain$")))
+        # A bad config on SIGHUP is refused, naming the field; the daemon keeps running.
+        with open(d.config, "a") as f:
+            f.write("rescan_interval: soon\n")
+        d.proc.send_signal(signal.SIGHUP)
+        self.assertTrue(wait_for(lambda: "rescan_interval" in d.read_log() and "refused" in d.read_log()))
+        self.assertEqual(d.status().policies, 1)
+        d.write_config(extra="watch_queue: 64\n")
+        d.proc.send_signal(signal.SIGHUP)
+        self.assertTrue(wait_for(lambda: "configuration reloaded" in d.read_log()))
+        gen = d.status().node_generation
+        self.assertEqual(d.stop(signal.SIGTERM), 0)
+        self.assertIn("drained", d.read_log())
+        self.assertTrue(os.path.exists(d.pin + "/c2c_policy"), "pinned maps must stay after SIGTERM")
+        d.start()
+        self.assertGreater(d.status().node_generation, gen)
+        self.assertEqual([p.node.name for p in d.call("ListPolicies", pb.ListPoliciesRequest()).policies], ["drained"])
+
+
+class Load(DaemonCase):
+    def test_1000_updates_per_second_while_threads_churn(self):
+        seconds = float(os.environ.get("C2C_LOAD_SECONDS", "5"))
+        d = self.d
+        policies = ["load-%d" % i for i in range(10)]
+        acked = {}
+        errors = []
+        churn = subprocess.Popen([CHURN, "churn", "c2c-load-", "10000", str(seconds), "200"],
+                                 stdout=subprocess.PIPE, text=True)
+        rss = []
+        stop = threading.Event()
+
+        def sample():
+            while not stop.is_set():
+                rss.append(d.rss_kib())
+                time.sleep(0.25)
+        sampler = threading.Thread(target=sample)
+        sampler.start()
+        # 4 client threads, each owning some policies, each paced to 250 updates/s.
+        def client(k):
+            ch = grpc.insecure_channel("unix://" + d.socket)
+            fn = ch.unary_unary(SERVICE + "UpsertPolicy", request_serializer=lambda r: r.SerializeToString(),
+                                response_deserializer=pb.UpsertPolicyResponse.FromString)
+            mine = policies[k::4]
+            gen = {p: 0 for p in mine}
+            start = time.time()
+            n = 0
+            while time.time() - start < seconds:
+                due = start + n / 250.0
+                now = time.time()
+                if due > now:
+                    time.sleep(due - now)
+                p = mine[n % len(mine)]
+                gen[p] += 1
+                try:
+                    r = fn(pb.UpsertPolicyRequest(policy=node_policy(p, "^c2c-load-%d$" % (n % 100),
+                                                                     generation=gen[p], priority=1 + n % 900)),
+                           timeout=10)
+                    if r.ignored:
+                        errors.append("ignored %s@%d" % (p, gen[p]))
+                    acked[p] = (gen[p], n % 100, 1 + n % 900)
+                except grpc.RpcError as e:
+                    errors.append("%s@%d: %s" % (p, gen[p], e.details()))
+                n += 1
+            ch.close()
+            return n
+        counts = []
+        ths = [threading.Thread(target=lambda k=k: counts.append(client(k))) for k in range(4)]
+        t0 = time.time()
+        for th in ths:
+            th.start()
+        for th in ths:
+            th.join()
+        elapsed = time.time() - t0
+        churn_out = churn.communicate(timeout=120)[0]
+        stop.set()
+        sampler.join()
+        total = sum(counts)
+        self.assertEqual(errors, [])
+        # No update lost: the daemon's policies are exactly the last acknowledged ones.
+        pols = {p.node.name: p.node for p in d.call("ListPolicies", pb.ListPoliciesRequest()).policies}
+        for p, (g, k, prio) in acked.items():
+            self.assertEqual(pols[p].generation, g, p)
+            self.assertEqual(pols[p].command_regex, "^c2c-load-%d$" % k, p)
+            self.assertEqual(pols[p].priority, prio, p)
+        # ... and they survive a kill -9.
+        d.kill9()
+        d.start()
+        pols = {p.node.name: p.node.generation for p in d.call("ListPolicies", pb.ListPoliciesRequest()).policies}
+        self.assertEqual(pols, {p: g for p, (g, _, _) in acked.items()})
+        self.assertIn("done 10000", churn_out)
+        rate = total / elapsed
+        sys.stderr.write("load: %d acknowledged updates in %.1f s (%.0f/s) while 10000 threads came and went; "
+                         "daemon RSS KiB first/max/last %d/%d/%d\n" % (total, elapsed, rate, rss[0], max(rss), rss[-1]))
+        self.assertGreater(rate, 900, "could not sustain 1000 updates/s")
+        # Memory bounded: the churn must not grow the daemon without limit.
+        self.assertLess(max(rss), rss[0] + 200 * 1024, "RSS grew by more than 200 MiB")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
