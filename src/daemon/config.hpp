@@ -25,6 +25,7 @@ struct TcpConfig {
   std::string cert;       // server certificate (PEM file)
   std::string key;        // its private key
   std::string client_ca;  // CA that signs client certificates (mutual TLS is mandatory)
+  bool operator==(const TcpConfig&) const = default;
 };
 
 struct DaemonConfig {

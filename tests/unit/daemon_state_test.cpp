@@ -1,0 +1,301 @@
+// The daemon's pure pieces: durable state encode/decode (corruption names the field), restoring
+// it into a fresh core after DaemonRestart, intent transitions, config validation.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/config.hpp"
+#include "daemon/durable_state.hpp"
+#include "daemon/intents.hpp"
+
+namespace c2c::daemon {
+namespace {
+
+NodeSchedulingPolicy node_policy(const std::string& name, int64_t gen, const std::string& regex) {
+  NodeSchedulingPolicy p;
+  p.name = name;
+  p.generation = gen;
+  p.node_names = {"node-a"};
+  p.command_regex = regex;
+  p.priority = 1;
+  p.execution_time = 2'000'000;
+  return p;
+}
+
+DraExecutionPolicy dra_policy(const std::string& name, int64_t gen) {
+  DraExecutionPolicy p;
+  p.name = name;
+  p.generation = gen;
+  p.resource_claims = {"gpu"};
+  p.task_roles = {TaskRole{"engine", "", "^EngineCore", ExecClass::LatencyCritical}};
+  p.require_preview = true;
+  return p;
+}
+
+DurableState sample_state() {
+  DurableState s;
+  s.put_policy(node_policy("vllm", 3, "^EngineCore(_DP[0-9]+)?$"));
+  s.put_policy(dra_policy("decode", 2));
+  s.put_policy(node_policy("gone", 5, "^x$"));
+  s.delete_policy(PolicyKind::Node, "gone", 5);
+  s.preview_acks[{PolicyKind::Dra, "decode"}] = 2;
+  Claim c;
+  c.uid = "claim-1";
+  c.generation = 4;
+  c.node = "node-a";
+  AllocatedDevice d;
+  d.driver = "gpu.example.com";
+  d.pool = "p0";
+  d.device = "gpu-0";
+  d.cpus = CpuSet::range(0, 3);
+  d.numa_nodes = {0};
+  c.devices = {d};
+  c.reserved_for = {"pod-1"};
+  s.put_claim(c);
+  Claim old = c;
+  old.uid = "claim-old";
+  s.put_claim(old);
+  s.delete_claim("claim-old", 9);
+  Pod p;
+  p.uid = "pod-1";
+  p.namespace_ = "ml";
+  p.name = "vllm-0";
+  p.labels = {{"app", "vllm"}};
+  p.claims = {{"gpu", "claim-1"}};
+  s.put_pod(p);
+  Intent in;
+  in.kind = PolicyKind::Node;
+  in.policy = "vllm";
+  in.generation = 3;
+  in.node = "node-a";
+  in.state = IntentState::Applied;
+  in.matched_tasks = 2;
+  in.applied_entries = 2;
+  in.warnings = {"w"};
+  in.updated_unix_ms = 1700000000000;
+  s.intents = {in};
+  return s;
+}
+
+TEST(DaemonDurableState, RoundTripsExactly) {
+  auto s = sample_state();
+  DurableState back;
+  FieldError err;
+  ASSERT_TRUE(decode_state(encode_state(s), &back, &err)) << err.field << ": " << err.message;
+  EXPECT_EQ(back, s);
+  EXPECT_EQ(back.policies.size(), 2u);
+  EXPECT_EQ(back.policy_tombstones.size(), 1u);
+  EXPECT_EQ(back.claim_tombstones.at("claim-old"), 9);
+}
+
+TEST(DaemonDurableState, CorruptionIsAnErrorNamingTheField) {
+  const std::string text = encode_state(sample_state());
+  struct Case {
+    std::string text;
+    std::string field;
+  };
+  std::vector<Case> cases;
+  cases.push_back({text.substr(0, text.size() / 2), "state"});  // torn
+  std::string flipped = text;
+  flipped[flipped.find("EngineCore")] = 'X';  // content changed behind the checksum
+  cases.push_back({flipped, "checksum"});
+  auto j = nlohmann::json::parse(text);
+  auto rewrite = [&](auto&& mutate) {
+    auto k = j;
+    mutate(k);
+    k["checksum"] = "";
+    // Recompute the checksum the way the writer does, so the field check (not the checksum) fires.
+    std::string body = k["state"].dump();
+    uint64_t h = 1469598103934665603ull;
+    for (unsigned char c : body) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    char buf[17];
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    k["checksum"] = buf;
+    return k.dump();
+  };
+  cases.push_back({rewrite([](auto& k) { k["state"]["policies"][0]["spec"]["commandRegex"] = "("; }),
+                   "state.policies[0].spec.commandRegex"});
+  cases.push_back({rewrite([](auto& k) { k["state"]["claims"][0]["devices"][0]["cpus"] = "0-zz"; }),
+                   "state.claims[0].devices[0].cpus"});
+  cases.push_back({rewrite([](auto& k) { k["state"]["intents"][0]["state"] = "DONE"; }), "state.intents[0].state"});
+  cases.push_back({rewrite([](auto& k) { k["state"]["surprise"] = 1; }), "state.surprise"});
+  cases.push_back({rewrite([](auto& k) { k["version"] = 2; }), "version"});
+  for (const auto& c : cases) {
+    DurableState out = sample_state();
+    const DurableState before = out;
+    FieldError err;
+    EXPECT_FALSE(decode_state(c.text, &out, &err)) << c.field;
+    EXPECT_EQ(err.field, c.field) << err.message;
+    EXPECT_EQ(out, before) << "a failed decode must leave the state untouched";
+  }
+}
+
+TEST(DaemonDurableState, SaveAndLoadAFileAndAMissingFileIsEmpty) {
+  auto dir = std::filesystem::temp_directory_path() / ("c2c-daemon-state-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "state.json").string();
+  DurableState empty;
+  FieldError err;
+  ASSERT_TRUE(load_state(path, &empty, &err));
+  EXPECT_EQ(empty, DurableState{});
+  auto s = sample_state();
+  ASSERT_EQ(save_state(path, s), "");
+  DurableState back;
+  ASSERT_TRUE(load_state(path, &back, &err)) << err.message;
+  EXPECT_EQ(back, s);
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+  std::ofstream(path) << "{";
+  EXPECT_FALSE(load_state(path, &back, &err));
+  EXPECT_NE(err.field.find("state"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+// The restart path on a fresh core (what claim2cored does at startup): DaemonRestart first, then
+// the restored inputs. Policies come back with their generations and preview acks, deleted
+// policies and claims stay deleted (an older or equal generation is ignored: INV-3), and the
+// generation starts above the persisted floor (INV-4).
+TEST(DaemonDurableState, RestoreRebuildsTheDurablePartOfAFreshCore) {
+  auto s = sample_state();
+  Core core;
+  ASSERT_TRUE(core.apply(DaemonRestart{5000}).ok());
+  EXPECT_GT(core.generation(), 5000u);
+  for (const auto& e : restore_events(s)) {
+    auto r = core.apply(e);
+    ASSERT_EQ(r.status, ApplyResult::Status::Applied) << event_kind(e) << ": " << r.field << " " << r.message;
+  }
+  ASSERT_TRUE(core.node_policy("vllm").has_value());
+  EXPECT_EQ(core.node_policy("vllm")->generation, 3);
+  EXPECT_FALSE(core.node_policy("gone").has_value());
+  ASSERT_TRUE(core.dra_policy("decode").has_value());
+  EXPECT_TRUE(core.claim("claim-1").has_value());
+  EXPECT_FALSE(core.claim("claim-old").has_value());
+  EXPECT_TRUE(core.pod("pod-1").has_value());
+
+  // Tombstones hold: the deleted policy and claim do not come back at their old generations.
+  EXPECT_EQ(core.apply(NodePolicyUpsert{node_policy("gone", 5, "^x$")}).status, ApplyResult::Status::Ignored);
+  EXPECT_EQ(core.apply(NodePolicyUpsert{node_policy("gone", 6, "^x$")}).status, ApplyResult::Status::Applied);
+  Claim old;
+  old.uid = "claim-old";
+  old.generation = 9;
+  EXPECT_EQ(core.apply(ClaimAllocated{old}).status, ApplyResult::Status::Ignored);
+  // The preview ack came back: previewing again at the same generation changes nothing.
+  std::string d = core.digest();
+  EXPECT_NE(core.apply(PreviewAck{PolicyKind::Dra, "decode", 2}).status, ApplyResult::Status::Invalid);
+  EXPECT_EQ(core.digest(), d);
+}
+
+TEST(DaemonIntents, Transitions) {
+  IntentTable t;
+  t.accepted(PolicyKind::Node, "a", 1, "n", {}, 10);
+  t.accepted(PolicyKind::Dra, "b", 4, "n", {}, 10);
+  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Pending);
+  t.waiting(PolicyKind::Dra, "b", "requirePreview: waiting", 11);
+  t.sent(12);
+  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Sent);
+  EXPECT_EQ(t.find(PolicyKind::Dra, "b")->state, IntentState::Pending);
+  EXPECT_EQ(t.find(PolicyKind::Dra, "b")->reason, "requirePreview: waiting");
+
+  std::map<PolicyId, PolicyApplyFacts> facts;
+  facts[{PolicyKind::Node, "a"}] = PolicyApplyFacts{3, 3, ""};
+  t.applied(facts, true, "", 13);
+  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Applied);
+  EXPECT_EQ(t.find(PolicyKind::Node, "a")->matched_tasks, 3u);
+  EXPECT_EQ(t.find(PolicyKind::Dra, "b")->state, IntentState::Pending);
+
+  // A write failure of one of its entries: FAILED with the reason; a later good apply: APPLIED.
+  facts[{PolicyKind::Node, "a"}] = PolicyApplyFacts{3, 2, "tid 7 add: failed (E2BIG): map full (2/2)"};
+  t.applied(facts, false, "map full", 14);
+  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Failed);
+  EXPECT_NE(t.find(PolicyKind::Node, "a")->reason.find("map full"), std::string::npos);
+  facts[{PolicyKind::Node, "a"}] = PolicyApplyFacts{0, 0, ""};
+  t.applied(facts, true, "", 15);
+  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Applied);
+  EXPECT_NE(t.find(PolicyKind::Node, "a")->reason.find("matches no task"), std::string::npos);
+
+  // A new generation replaces the intent; a delete removes it.
+  t.accepted(PolicyKind::Node, "a", 2, "n", {"w"}, 16);
+  EXPECT_EQ(t.find(PolicyKind::Node, "a")->generation, 2);
+  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Pending);
+  EXPECT_EQ(t.size(), 2u);
+  t.removed(PolicyKind::Node, "a");
+  EXPECT_EQ(t.find(PolicyKind::Node, "a"), nullptr);
+  EXPECT_EQ(t.list("b").size(), 1u);
+  EXPECT_EQ(t.list("", PolicyKind::Node).size(), 0u);
+}
+
+TEST(DaemonConfig, DefaultsAndEveryErrorNamesItsField) {
+  DaemonConfig c;
+  FieldError err;
+  ASSERT_TRUE(parse_config("", &c, &err));
+  EXPECT_EQ(c, DaemonConfig{});
+  ASSERT_TRUE(parse_config("node_name: n1\nallowed_uids: [0, 1000]\nrescan_interval: 10s\ntask_discovery: scan\n"
+                           "metrics:\n  address: 127.0.0.1:9464\n",
+                           &c, &err))
+      << err.field << ": " << err.message;
+  EXPECT_EQ(c.node_name, "n1");
+  EXPECT_EQ(c.allowed_uids, (std::vector<uint32_t>{0, 1000}));
+  EXPECT_EQ(c.rescan_interval_ns, 10'000'000'000ull);
+  EXPECT_EQ(c.task_discovery, TaskDiscovery::Scan);
+
+  const std::pair<const char*, const char*> bad[] = {
+      {"socket: relative.sock", "socket"},
+      {"allowed_uids: [root]", "allowed_uids[0]"},
+      {"allowed_uids: 0", "allowed_uids"},
+      {"rescan_interval: soon", "rescan_interval"},
+      {"rescan_interval: 1ms", "rescan_interval"},
+      {"readback_interval: 2h", "readback_interval"},
+      {"task_discovery: psychic", "task_discovery"},
+      {"log_level: loud", "log_level"},
+      {"pin_root: /tmp/pins", "pin_root"},
+      {"watch_queue: 0", "watch_queue"},
+      {"policy_map_max_entries: -1", "policy_map_max_entries"},
+      {"scheduler: maybe", "scheduler"},
+      {"tcp:\n  address: 0.0.0.0:7443\n", "tcp.cert"},
+      {"tcp:\n  address: 0.0.0.0:7443\n  cert: /c\n  key: /k\n", "tcp.client_ca"},
+      {"tcp:\n  address: nowhere\n  cert: /c\n  key: /k\n  client_ca: /ca\n", "tcp.address"},
+      {"tcp:\n  adress: x\n", "tcp.adress"},
+      {"metrics:\n  address: 0.0.0.0:9464\n", "metrics.address"},
+      {"metrics:\n  allow_non_loopback: perhaps\n", "metrics.allow_non_loopback"},
+      {"sockett: /x", "sockett"},
+      {"[1, 2]", "(root)"},
+      {"socket: [unclosed", "(yaml)"},
+  };
+  for (const auto& [yaml, field] : bad) {
+    DaemonConfig keep;
+    keep.node_name = "kept";
+    FieldError e;
+    EXPECT_FALSE(parse_config(yaml, &keep, &e)) << yaml;
+    EXPECT_EQ(e.field, field) << yaml << " -> " << e.message;
+    EXPECT_EQ(keep.node_name, "kept") << "a refused config leaves the old one";
+  }
+  DaemonConfig ok;
+  ASSERT_TRUE(parse_config("metrics:\n  address: 0.0.0.0:9464\n  allow_non_loopback: true\n", &ok, &err));
+}
+
+TEST(DaemonConfig, MissingFileIsDefaultsUnlessExplicit) {
+  DaemonConfig c;
+  FieldError err;
+  EXPECT_TRUE(load_config("/nonexistent/claim2cored.yaml", false, &c, &err));
+  EXPECT_FALSE(load_config("/nonexistent/claim2cored.yaml", true, &c, &err));
+  EXPECT_EQ(err.field, "/nonexistent/claim2cored.yaml");
+}
+
+TEST(DaemonConfig, ReloadNamesRestartOnlyFields) {
+  DaemonConfig a, b;
+  b.log_level = "debug";
+  b.rescan_interval_ns = 1'000'000'000;
+  EXPECT_TRUE(restart_only_changes(a, b).empty());
+  b.socket = "/run/other.sock";
+  b.tcp.address = "127.0.0.1:1";
+  EXPECT_EQ(restart_only_changes(a, b), (std::vector<std::string>{"socket", "tcp"}));
+}
+
+}  // namespace
+}  // namespace c2c::daemon
