@@ -214,6 +214,25 @@ try:
     code, out, _ = cli("delete", "node", "vllm-enginecore")
     check(code == 1 and "not deleted" in out, f"deleting it again: exit {code}")
 
+    # requirePreview: apply leaves it Pending and says how to go on; preview --acknowledge of the
+    # same file lets it go live.
+    dra = os.path.join(SRC, "examples", "policies", "llm-decode.yaml")
+    code, out, err = cli("apply", "-f", dra)
+    pending = [i for i in cli_json("get", "intents", "llm-decode")["intents"] if i["policy"] == "llm-decode"]
+    check(code == 0 and pending and pending[0]["state"] == "PENDING" and "preview -f" in err and "--acknowledge" in err,
+          f"requirePreview: apply -> Pending with the preview hint ({pending[0]['state'] if pending else None})")
+    code, out, _ = cli("preview", "-f", dra, "--acknowledge")
+    check(code == 0 and "Acknowledged" in out, "preview --acknowledge")
+    deadline = time.time() + 10
+    state = None
+    while time.time() < deadline:
+        state = [i for i in cli_json("get", "intents", "llm-decode")["intents"] if i["policy"] == "llm-decode"][0]["state"]
+        if state != "PENDING":
+            break
+        time.sleep(0.2)
+    check(state == "APPLIED", f"after the acknowledged preview the intent is {state}")
+    check(cli("delete", "-f", dra)[0] == 0, "delete -f")
+
     # No daemon: exit 1 with the gRPC status.
     r = subprocess.run([CLI, "status", "--socket", os.path.join(work, "nobody.sock")], capture_output=True, text=True)
     check(r.returncode == 1 and "UNAVAILABLE" in r.stderr, f"no daemon: exit {r.returncode}")
