@@ -10,3 +10,11 @@ if(TARGET claim2core AND TARGET claim2cored AND TARGET c2c-fake-vllm)
                    $<TARGET_FILE:claim2core> $<TARGET_FILE:claim2cored> $<TARGET_FILE:c2c-fake-vllm>)
   set_tests_properties(cli.daemon_end_to_end PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180)
 endif()
+
+# claim2core --server with mutual TLS against claim2cored's TCP listener (root, bpffs, openssl).
+if(TARGET claim2core AND TARGET claim2cored)
+  add_test(NAME cli.daemon_mutual_tls
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/cli_mtls_test.py
+                   $<TARGET_FILE:claim2core> $<TARGET_FILE:claim2cored>)
+  set_tests_properties(cli.daemon_mutual_tls PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()
