@@ -114,9 +114,15 @@ Pod pod(Bytes& b) {
     case 2: p.claims = {{"gpu", "claim-c"}, {"cpu", "claim-b"}}; break;
     default: break;
   }
-  // A pod's cgroup carries its UID (as kubelet names them); two pods never share one. The nesting
-  // cases (a pod inside another's cgroup, the "/kubepods/pod-a0" prefix trap) stay reachable.
-  p.cgroup = "/kubepods/" + p.uid + (b.bit() ? "/inner" : "");
+  // A pod's cgroup carries its UID (as kubelet names them), so two pods never share one; the nesting
+  // cases (a pod inside another's cgroup, the "/kubepods/pod-a0" prefix trap) stay reachable. One
+  // time in eight the cgroup is named after the *other* pod: binding a cgroup another pod holds
+  // must be refused as Invalid with nothing changed (spec §5 pod_bound), which core and naive
+  // model both check. Bit 0 of the same byte picks the nesting, so older corpus inputs keep
+  // their meaning apart from that case.
+  const uint8_t shape = b.u8();
+  const std::string& owner = (shape & 0x0eu) == 0x0eu ? kPodUids[(i + 1) % kPodUids.size()] : p.uid;
+  p.cgroup = "/kubepods/" + owner + ((shape & 1u) != 0 ? "/inner" : "");
   p.cpuset = maybe_cpus(b);
   return p;
 }

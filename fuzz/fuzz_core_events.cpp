@@ -12,6 +12,15 @@
 #include "trace/event_codec.hpp"
 #include "trace/render.hpp"
 
+// Says once which checks this build runs, so a log shows whether the naive model was compared.
+extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
+  std::fprintf(stderr,
+               "fuzz_core_events: after every step: INV-1..INV-8 (check, check_step), Ignored/Invalid "
+               "leave the digest unchanged, determinism, codec, naive-model %s\n",
+               c2c::fuzz::have_naive_model() ? "ON" : "OFF (not built in)");
+  return 0;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::vector<c2c::Event> events = c2c::fuzz::decode_events(data, size);
   const auto failure = c2c::fuzz::run_checked(events);

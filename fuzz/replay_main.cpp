@@ -13,6 +13,8 @@
 #include "fuzz/harness_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+// Optional, as under libFuzzer: a harness that defines it is initialized once before the inputs.
+extern "C" __attribute__((weak)) int LLVMFuzzerInitialize(int* argc, char*** argv);
 
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
@@ -40,6 +42,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::sort(inputs.begin(), inputs.end());
+  if (LLVMFuzzerInitialize != nullptr) LLVMFuzzerInitialize(&argc, &argv);
   for (const auto& path : inputs) {
     std::ifstream in(path, std::ios::binary);
     std::vector<char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

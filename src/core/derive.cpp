@@ -21,7 +21,7 @@ bool CoreImpl::claim_live_for(const std::string& claim_uid, const std::string& p
   auto it = claims.find(claim_uid);
   if (it == claims.end()) return false;
   const Claim& c = it->second.claim;
-  if (!node.name.empty() && !c.node.empty() && c.node != node.name) return false;
+  if (!c.node.empty() && c.node != node.name) return false;  // an unnamed node holds no node-bound claim
   return std::find(c.reserved_for.begin(), c.reserved_for.end(), pod_uid) != c.reserved_for.end();
 }
 
@@ -35,7 +35,7 @@ bool CoreImpl::node_selected(const NodeSchedulingPolicy& p) const {
   }
   if (p.dra_selectors.empty()) return true;
   for (const auto& [uid, cs] : claims) {
-    if (!node.name.empty() && !cs.claim.node.empty() && cs.claim.node != node.name) continue;
+    if (!cs.claim.node.empty() && cs.claim.node != node.name) continue;
     for (const auto& d : cs.claim.devices)
       for (const auto& sel : p.dra_selectors)
         if (sel.driver == d.driver && (sel.pool.empty() || sel.pool == d.pool) &&

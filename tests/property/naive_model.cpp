@@ -227,6 +227,11 @@ Outcome NaiveModel::on(const PodBound& e) {
   if (e.pod.uid.empty()) return invalid("pod.uid", "empty");
   auto it = pods_.find(e.pod.uid);
   if (it != pods_.end() && it->second == e.pod) return ignored("duplicate");
+  // A pod cgroup belongs to one pod (§5 pod_bound): otherwise "the task's pod" is not a function.
+  if (!e.pod.cgroup.empty())
+    for (const auto& [uid, other] : pods_)
+      if (uid != e.pod.uid && other.cgroup == e.pod.cgroup)
+        return invalid("pod.cgroup", "cgroup " + e.pod.cgroup + " already belongs to pod " + uid);
   pods_[e.pod.uid] = e.pod;
   install(derive(), RemovalTag::Other);
   return applied();
@@ -406,10 +411,11 @@ const Pod* NaiveModel::pod_of(const Task& t) const {
   return best;
 }
 
-CpuSet NaiveModel::envelope(const Task& t) const {
+std::optional<CpuSet> NaiveModel::envelope(const Task& t) const {
   if (t.cpuset) return *t.cpuset;
   if (const Pod* p = pod_of(t); p != nullptr && p->cpuset) return *p->cpuset;
-  return node_.cpus;
+  if (!is_empty(node_.cpus)) return node_.cpus;
+  return std::nullopt;
 }
 
 bool NaiveModel::claim_live_for(const std::string& uid, const std::string& pod_uid) const {
@@ -495,15 +501,17 @@ std::optional<NaiveModel::Candidate> NaiveModel::dra_candidate(const DraExecutio
       }
     }
   }
-  const CpuSet env = envelope(t);
-  const CpuSet allowed = (p.respect_allocated_cpuset && any_cpus) ? intersect(env, allocated) : env;
-  if (is_empty(allowed)) return std::nullopt;  // allocation outside the envelope: refused (INV-6)
-  CpuSet preferred = allowed;
-  if (p.prefer_same_numa) {
+  // Unknown envelope: the allocated CPUs alone bound the entry, or it carries no CPU set at all.
+  const std::optional<CpuSet> env = envelope(t);
+  std::optional<CpuSet> allowed = env;
+  if (p.respect_allocated_cpuset && any_cpus) allowed = env ? intersect(*env, allocated) : allocated;
+  if (allowed && is_empty(*allowed)) return std::nullopt;  // allocation outside the envelope: refused (INV-6)
+  CpuSet preferred = allowed.value_or(CpuSet{});
+  if (allowed && p.prefer_same_numa) {
     CpuSet x = intersect(preferred, numa);
     if (!is_empty(x)) preferred = x;
   }
-  if (p.prefer_same_pcie_root) {
+  if (allowed && p.prefer_same_pcie_root) {
     CpuSet x = intersect(preferred, pcie);
     if (!is_empty(x)) preferred = x;
   }
@@ -524,10 +532,12 @@ std::optional<NaiveModel::Candidate> NaiveModel::dra_candidate(const DraExecutio
     v.max_boost = p.max_boost;
     v.flags |= kFlagBoost;
   }
-  v.allowed = allowed;
-  v.preferred = preferred;
-  v.flags |= kFlagAllowedCpus;
-  if (preferred != allowed) v.flags |= kFlagPreferredCpus;
+  if (allowed) {
+    v.allowed = *allowed;
+    v.preferred = preferred;
+    v.flags |= kFlagAllowedCpus;
+    if (preferred != *allowed) v.flags |= kFlagPreferredCpus;
+  }
   c.priority = 0;
   return c;
 }
@@ -552,10 +562,13 @@ std::optional<NaiveModel::Candidate> NaiveModel::node_candidate(const NodeSchedu
     v.max_boost = node_.default_max_boost;
     v.flags |= kFlagBoost;
   }
-  v.allowed = envelope(t);
-  v.preferred = v.allowed;
-  if (is_empty(v.allowed)) return std::nullopt;
-  v.flags |= kFlagAllowedCpus;
+  // Node policies use allowed = preferred = E; with no known E the entry carries no CPU set.
+  if (const std::optional<CpuSet> env = envelope(t)) {
+    if (is_empty(*env)) return std::nullopt;
+    v.allowed = *env;
+    v.preferred = *env;
+    v.flags |= kFlagAllowedCpus;
+  }
   if (s == Strategy::Tgid) v.flags |= kFlagInherited;
   c.priority = p.priority;
   return c;

@@ -122,7 +122,8 @@ class NaiveModel {
   std::optional<Candidate> node_candidate(const NodeSchedulingPolicy& p, const Task& t,
                                           Strategy s) const;
   const Pod* pod_of(const Task& t) const;
-  CpuSet envelope(const Task& t) const;
+  // nullopt: no CPU set is known (no task or pod cpuset, a node without CPUs); see §3 CPU sets.
+  std::optional<CpuSet> envelope(const Task& t) const;
   bool node_selected(const NodeSchedulingPolicy& p) const;
   bool claim_live_for(const std::string& uid, const std::string& pod_uid) const;
   // Installs a freshly derived table: keeps unchanged leases, stamps changed entries with G+1.
