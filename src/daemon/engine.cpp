@@ -302,7 +302,7 @@ void Engine::run() {
   epoll_event evs[8];
   while (true) {
     arm_timer();
-    int n = epoll_wait(epfd_, evs, 8, -1);
+    int n = epoll_wait(epfd_, evs, 8, pending_host_.empty() ? -1 : 0);
     if (n < 0 && errno != EINTR) {
       spdlog::critical("epoll_wait: {}", std::strerror(errno));
       break;
@@ -317,7 +317,7 @@ void Engine::run() {
         timer = true;
       }
     }
-    turn(commands, events, timer);
+    turn(commands || !pending_host_.empty(), events, timer);
     if (stop_ && queue_.closed() && queue_.size() == 0) {
       turn(true, false, false);  // anything pushed between the last drain and close
       persist();
@@ -336,48 +336,77 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   std::vector<Command> cmds;
   if (commands_ready) cmds = queue_.drain();
   intents_before_ = intents_.list();
-  turn_changed_ = false;
   uint64_t now = boottime_ns();
-  std::vector<Event> host_events;
-  if (events_ready || timer) feed_->poll(core_, host_events);
+
+  // Commands first: their inputs reach the map without waiting behind the host's task events
+  // (a busy node forks all the time); the events follow in the same turn.
+  if (!cmds.empty()) {
+    turn_changed_ = false;
+    bool durable_changed = false;
+    for (auto& c : cmds) {
+      try {
+        durable_changed |= c.apply(*this);
+      } catch (const std::exception& e) {
+        spdlog::error("command failed: {}", e.what());
+      }
+    }
+    // Time moves only when something changed or a boost lease is due, so that a turn with only
+    // reads or refused input leaves the state (and Status.state_digest) exactly as it was. Entries
+    // derived just before carry leases from the previous `now`: shorter, never longer (INV-8), and
+    // this TimeAdvance renews any that are already due.
+    if (turn_changed_ || now >= next_renewal_ns_) advance_time();
+    // The map is written first and the batch persisted right after, before any reply: the fsync
+    // stays out of the input -> map path, and nobody is told "done" before the input is durable.
+    // A crash between the two leaves entries of an input nobody was told about; the restart does
+    // not re-derive them and prunes them (INV-7). spec/daemon.md, "Group commit".
+    reconcile();
+    persist_error_.clear();
+    if (durable_changed) persist();
+    cover_generation();
+    for (auto& c : cmds) {
+      try {
+        c.finish(*this);
+      } catch (const std::exception& e) {
+        spdlog::error("command reply failed: {}", e.what());
+      }
+    }
+  }
+
+  turn_changed_ = false;
+  if (events_ready || timer) feed_->poll(core_, pending_host_);
   if (feed_->mode() != TaskDiscovery::Off && (feed_->lost_events() || now >= next_rescan_ns_)) {
-    feed_->rescan(core_, host_events);
+    std::vector<Event> snapshot;
+    feed_->rescan(core_, snapshot);
+    for (auto& e : snapshot) apply(e);
     next_rescan_ns_ = now + cfg_.rescan_interval_ns;
     metrics_.rescan();
   }
-  for (const auto& e : host_events) apply(e);
+  // Task events cost /proc reads each; a command that arrives meanwhile is not kept waiting:
+  // the rest stay queued (in order) for the next turn, which starts at once.
+  size_t done = 0;
+  while (!pending_host_.empty()) {
+    if (done % 8 == 0 && done > 0 && queue_.size() > 0) break;
+    apply(feed_->complete(pending_host_.front()));
+    pending_host_.pop_front();
+    ++done;
+  }
   if (now >= next_readback_ns_) readback();
+  if (turn_changed_ || now >= next_renewal_ns_) {
+    advance_time();
+    reconcile();
+    cover_generation();
+  }
 
-  bool durable_changed = false;
-  for (auto& c : cmds) {
-    try {
-      durable_changed |= c.apply(*this);
-    } catch (const std::exception& e) {
-      spdlog::error("command failed: {}", e.what());
-    }
-  }
-  // Time moves only when something changed or a boost lease is due, so that a turn with only
-  // reads or refused input leaves the state (and Status.state_digest) exactly as it was. Entries
-  // derived just before carry leases from the previous `now`: shorter, never longer (INV-8), and
-  // this TimeAdvance renews any that are already due.
-  if (turn_changed_ || now >= next_renewal_ns_) advance_time();
-  persist_error_.clear();
-  if (durable_changed) persist();
-  reconcile();
-  // Replies report core_.generation(): it must be covered before anyone sees it (INV-4).
-  if (core_.generation() > lease_->durable())
-    if (auto e = lease_->cover(core_.generation()); !e.empty()) spdlog::error("generation lease: {}", e);
-  for (auto& c : cmds) {
-    try {
-      c.finish(*this);
-    } catch (const std::exception& e) {
-      spdlog::error("command reply failed: {}", e.what());
-    }
-  }
   publish_changes();
   metrics_.set_entries(static_cast<double>(core_.desired_size()), static_cast<double>(core_.actual().size()));
   for (auto st : {IntentState::Pending, IntentState::Sent, IntentState::Applied, IntentState::Failed})
     metrics_.set_intents(to_string(st), static_cast<double>(intents_.count(st)));
+}
+
+// Replies and Watch report core_.generation(): it is covered before anyone sees it (INV-4).
+void Engine::cover_generation() {
+  if (core_.generation() > lease_->durable())
+    if (auto e = lease_->cover(core_.generation()); !e.empty()) spdlog::error("generation lease: {}", e);
 }
 
 void Engine::refresh_preview_waits() {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -88,6 +89,7 @@ class Engine {
   void readback();
   void rescan();
   void persist();
+  void cover_generation();
   void arm_timer();
   uint64_t boottime_ns() const;
   void advance_time();
@@ -128,6 +130,7 @@ class Engine {
     std::vector<uint32_t> tids;
   };
   std::vector<Change> changes_;
+  std::deque<Event> pending_host_;  // polled task events not applied yet (oldest first)
   std::vector<Intent> intents_before_;
 };
 

@@ -57,7 +57,7 @@ Event HostFeed::complete(const Event& e) const {
   return out;
 }
 
-void HostFeed::poll(const Core& core, std::vector<Event>& out) {
+void HostFeed::poll(const Core& core, std::deque<Event>& out) {
   if (!stream_) return;
   stream_->poll(0, [&](const host::TaskEvent& te) {
     if (auto old = host::exec_retired_tid(te)) {
@@ -65,7 +65,7 @@ void HostFeed::poll(const Core& core, std::vector<Event>& out) {
       for (const auto& t : core.tasks())
         if (t.key.tid == *old) out.push_back(TaskExited{t.key});
     }
-    out.push_back(complete(host::to_core_event(te)));
+    out.push_back(host::to_core_event(te));
   });
 }
 

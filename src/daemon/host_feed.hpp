@@ -4,6 +4,7 @@
 // and effective cpuset (INV-6 envelope); pod cgroups found by pod UID. Runs on the loop thread.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,11 +27,13 @@ class HostFeed {
   const std::string& description() const { return description_; }
   int epoll_fd() const;  // -1 without an event stream
 
-  // Ring-buffer events -> core events (TaskSeen completed with cgroup and cpuset).
-  void poll(const Core& core, std::vector<Event>& out);
+  // Ring-buffer events -> core events, cheap: TaskSeen still lacks cgroup and cpuset, which
+  // complete() adds (reads /proc) when the engine gets to the event.
+  void poll(const Core& core, std::deque<Event>& out);
+  Event complete(const Event& e) const;
   // The stream lost records since the last call: a rescan is needed.
   bool lost_events();
-  // Every task now: TaskSeen for each, TaskExited for tasks the core has that are gone.
+  // Every task now (completed): TaskSeen for each, TaskExited for tasks the core has that are gone.
   void rescan(const Core& core, std::vector<Event>& out);
 
   // The pod-level cgroup for a pod UID (walks the cgroup2 hierarchy), or "" when none.
@@ -38,7 +41,6 @@ class HostFeed {
   std::optional<CpuSet> cgroup_cpuset(const std::string& cgroup_path) const;
 
  private:
-  Event complete(const Event& e) const;
   TaskDiscovery mode_;
   std::string description_;
   std::unique_ptr<host::TaskEventStream> stream_;

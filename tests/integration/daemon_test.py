@@ -531,10 +531,10 @@ class Load(DaemonCase):
                 time.sleep(0.25)
         sampler = threading.Thread(target=sample)
         sampler.start()
-        # One pipelined client: 1,000 updates/s spread over 300 policies, at most one update of a
+        # One pipelined client: 1,000 updates/s spread over 1,000 policies, at most one update of a
         # policy in flight (so each policy's generations arrive in order), replies counted as they
         # come back. Every reply waited for the durable write and the map apply of its batch.
-        policies = ["load-%d" % i for i in range(300)]
+        policies = ["load-%d" % i for i in range(1000)]
         ch = grpc.insecure_channel("unix://" + d.socket)
         fn = ch.unary_unary(SERVICE + "UpsertPolicy", request_serializer=lambda r: r.SerializeToString(),
                             response_deserializer=pb.UpsertPolicyResponse.FromString)
@@ -605,7 +605,7 @@ class Load(DaemonCase):
                          "while 10000 threads came and went; daemon RSS KiB first/max/last %d/%d/%d\n"
                          % (sent, seconds, offered, total, elapsed, rate, latencies[len(latencies) // 2] * 1e3,
                             latencies[int(len(latencies) * 0.99)] * 1e3, rss[0], max(rss), rss[-1]))
-        # The client paces 1,000/s; it skips a slot only when all 300 policies have an update in
+        # The client paces 1,000/s; it skips a slot only when all 1,000 policies have an update in
         # flight (the daemon is behind). Every update sent was acknowledged (no error above).
         self.assertEqual(total, sent)
         self.assertGreater(offered, 900, "the daemon could not keep up with 1,000 updates/s")

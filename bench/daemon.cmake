@@ -1,0 +1,9 @@
+# Part `daemon`: claim2cored end-to-end latencies (RPC -> pinned map entry for policies matching
+# 1 and 1,000 threads; a newly named thread -> its entry), p50/p99 printed side by side with the
+# goals. Needs root and bpffs. Run: build-<dir>/bench/daemon_latency_bench build-<dir>/src/daemon/claim2cored [iterations]
+if(TARGET claim2cored)
+  add_executable(daemon_latency_bench ${CMAKE_CURRENT_LIST_DIR}/daemon_latency_bench.cpp)
+  target_link_libraries(daemon_latency_bench PRIVATE c2c_api c2c_mirror)
+  add_dependencies(daemon_latency_bench claim2cored)
+  c2c_warnings(daemon_latency_bench)
+endif()
