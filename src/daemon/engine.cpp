@@ -496,6 +496,7 @@ void Engine::readback() {
       metrics_.add_drift(static_cast<double>(drift));
       spdlog::warn("policy map drifted from what was written ({} entries): re-observing and fixing (INV-5)", drift);
       core_.apply(BpfObserved{r->entries});
+      turn_changed_ = true;  // the plan must run now to repair it
     }
   }
   try {

@@ -456,6 +456,46 @@ class PolicyToMap(DaemonCase):
         self.assertTrue(any(i.policy == "watched" and i.state == pb.APPLIED for ev in got for i in ev.intents))
 
 
+class DriftAndMetrics(unittest.TestCase):
+    def setUp(self):
+        reason = skip_reason()
+        if reason:
+            self.skipTest(reason)
+
+    def test_an_injected_entry_is_drift_removed_and_counted(self):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        d = Daemon("drift", task_discovery="off", extra="metrics:\n  address: 127.0.0.1:%d\n" % port)
+        try:
+            d.start()
+            d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("m", "^nothing$")))
+            # An entry nobody derived (tid 4000000): a valid value for this ABI, written by hand.
+            value = ((1).to_bytes(8, "little") + (1).to_bytes(8, "little") + bytes(24) + bytes(64) +
+                     (1).to_bytes(4, "little") + (1).to_bytes(2, "little") + bytes([5, 0]))
+            hexs = lambda b: [hex(x) for x in b]
+            subprocess.run(["bpftool", "map", "update", "pinned", d.pin + "/c2c_policy", "key"] +
+                           hexs((4000000).to_bytes(4, "little")) + ["value"] + hexs(value), check=True)
+            self.assertIn(4000000, d.map_entries())
+            # The read-back (readback_interval: 1s) sees it, and the plan removes it (INV-5).
+            self.assertTrue(wait_for(lambda: 4000000 not in d.map_entries(), timeout=10), "unexplained entry stayed")
+            import urllib.request
+            text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5).read().decode()
+            metrics = {}
+            for line in text.splitlines():
+                if line and not line.startswith("#"):
+                    k, v = line.rsplit(" ", 1)
+                    metrics[k] = float(v)
+            self.assertGreaterEqual(metrics["claim2core_reconcile_drift_total"], 1)
+            self.assertEqual(metrics['claim2core_rpcs_total{code="OK",method="UpsertPolicy"}'], 1)
+            self.assertGreaterEqual(metrics["claim2core_apply_seconds_count"], 1)
+            self.assertEqual(metrics['claim2core_intents{state="APPLIED"}'], 1)
+            self.assertIn('claim2core_invariant_violations_total{invariant="INV-5"}', metrics)
+        finally:
+            d.cleanup()
+
+
 class Restart(DaemonCase):
     def test_kill9_keeps_intents_and_generation_and_the_map_converges(self):
         d = self.d
