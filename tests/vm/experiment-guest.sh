@@ -10,7 +10,8 @@
 #   scheduling on:  claim2core loaded, the LC probe boosted (class lc), stress-ng workers in
 #                   class background.
 # KPIs per run: the LC probe's wakeup latency p50/p99/p99.9 (1 ms period), its context switches
-# and migrations, system-wide context switches (/proc/stat ctxt), background bogo ops.
+# and migrations, system-wide context switches (/proc/stat ctxt), background bogo ops (and per
+# second of real time: the throughput the goal compares).
 # Then hackbench with no policies, default scheduler vs claim2core loaded.
 EXP_RUNS=${EXP_RUNS:-3}
 EXP_MS=${EXP_MS:-3000}
@@ -30,18 +31,22 @@ ctxt_total() { awk '$1=="ctxt"{print $2}' /proc/stat; }
 exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
   if [ "$2" = on ]; then cg_set lc 1; cg_set bg 0; else cg_set lc 0-1; cg_set bg 0-1; fi
   if [ "$3" = on ]; then start_sched || { failed="$failed sched-$1"; return; }; fi
-  secs=$(( EXP_MS / 1000 + 2 ))
+  secs=$(( EXP_MS / 1000 + 20 ))  # outlives the wait for its workers and the probe; killed after
   sh -c "echo \$\$ > /sys/fs/cgroup/bg/cgroup.procs; exec stress-ng --cpu $BG_WORKERS --timeout ${secs}s --metrics-brief" \
     >/tmp/bg.out 2>&1 &
   BG=$!
-  # stress-ng's workers are the children of $BG (busybox-static has no pgrep); wait (up to 5 s)
-  # until all of them exist, in every cell, so that each cell measures the same contention.
+  # stress-ng's workers are the children of $BG (busybox-static has no pgrep); wait (up to 15 s
+  # on a slow guest) until all of them exist, in every cell, so each cell has the same contention.
   i=0
-  while [ "$(bg_workers | wc -w)" -lt "$BG_WORKERS" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+  while [ "$(bg_workers | wc -w)" -lt "$BG_WORKERS" ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
   nbg=0
   if [ "$3" = on ]; then
     for t in $(bg_workers); do
-      c2c-vm-tool put --tid "$t" --class background >/dev/null && nbg=$((nbg + 1))
+      if out=$(c2c-vm-tool put --tid "$t" --class background); then
+        nbg=$((nbg + 1))
+      else
+        echo "C2C-NOTE cell $1 rep $4: background policy for tid $t: $out"
+      fi
     done
     policy="--class lc --boost-ms 60000"
   else
@@ -50,13 +55,19 @@ exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
   c0=$(ctxt_total)
   lat=$(c2c-vm-tool latency --cgroup /sys/fs/cgroup/lc --duration-ms $EXP_MS $policy)
   c1=$(ctxt_total)
+  # SIGINT: stress-ng stops its workers and still prints its metrics (bogo ops so far).
+  kill -INT $BG 2>/dev/null
   wait $BG
+  # bogo ops and bogo ops per second of real time: stress-ng's run length varies with the cell's
+  # setup time, so the rate is what the table compares.
   ops=$(awk '$4=="cpu"{print $5}' /tmp/bg.out | tail -n 1)
+  rate=$(awk '$4=="cpu"{print $9}' /tmp/bg.out | tail -n 1)
   [ -n "$ops" ] || ops=0
+  [ -n "$rate" ] || rate=0
   if [ "$3" = on ]; then kill -TERM $SCHED_PID; wait $SCHED_PID; fi
-  echo "C2C-RESULT {\"experiment\":\"2x2\",\"cell\":\"$1\",\"alloc\":\"$2\",\"sched\":\"$3\",\"rep\":$4,\"probe\":$lat,\"sys_ctx_switches\":$((c1 - c0)),\"bg_bogo_ops\":$ops,\"bg_policies\":$nbg}"
+  echo "C2C-RESULT {\"experiment\":\"2x2\",\"cell\":\"$1\",\"alloc\":\"$2\",\"sched\":\"$3\",\"rep\":$4,\"probe\":$lat,\"sys_ctx_switches\":$((c1 - c0)),\"bg_bogo_ops\":$ops,\"bg_bogo_ops_per_s\":$rate,\"bg_policies\":$nbg}"
   echo "$lat" | grep -q '"samples":0' && failed="$failed run-$1-$4"
-  [ "$3" = on ] && [ $nbg -lt "$BG_WORKERS" ] && failed="$failed bg-policies-$1-$4"
+  [ "$3" = on ] && [ $nbg -lt "$BG_WORKERS" ] && failed="$failed bg-policies-$1-$4($nbg/$BG_WORKERS)"
 }
 
 hb_run() {  # hb_run <sched on|off> <rep>

@@ -17,7 +17,11 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$build" ] || { echo "experiment: --build-dir required" >&2; exit 2; }
 out=$(mktemp /tmp/c2c-experiment.XXXXXX.jsonl)
-timeout_s=$(( 120 + runs * (4 * (ms / 1000 + 6) + 60) ))
+# A hang guard only: a guest on a loaded host runs several times slower than on an idle one.
+timeout_s=$(( 300 + runs * 3 * (4 * (ms / 1000 + 6) + 60) ))
+# Under TCG every guest vCPU is a host thread: the host's own load shows up in the guest's tails.
+echo "experiment: host load before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 "$here/run-scenarios.sh" --build-dir "$build" --mode experiment --timeout "$timeout_s" \
   --append "EXP_RUNS=$runs EXP_MS=$ms" --results "$out"
+echo "experiment: host load after: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs; raw runs: $out"
 /usr/bin/python3 "$here/experiment_table.py" "$out"

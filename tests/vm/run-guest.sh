@@ -8,6 +8,8 @@
 # with `reboot -f` (qemu runs with -no-reboot, so that exits qemu). Exit codes: 0 PASS, 1 FAIL,
 # 3 no verdict (timeout, panic, hang), 77 qemu missing.
 #
+# qemu runs under nice -n ${C2C_VM_NICE:-10}, like every long CPU job on a shared machine.
+#
 # Acceleration: TCG by default (`-accel tcg,thread=multi -cpu max`): on these hosts /dev/kvm
 # opens but guests hang in the BIOS. C2C_VM_ACCEL=kvm opts in; if the kernel has printed nothing
 # after C2C_VM_KVM_PROBE_S seconds (default 20), the run is retried under TCG.
@@ -50,7 +52,7 @@ machine=(-M microvm,acpi=off)
 
 boot() {  # boot <accel args...>; output to $log
   : >"$log"
-  timeout --foreground -k 5 "$timeout_s" "$qemu" "${machine[@]}" "$@" -smp 2 -m 1G -nographic -no-reboot \
+  timeout --foreground -k 5 "$timeout_s" nice -n "${C2C_VM_NICE:-10}" "$qemu" "${machine[@]}" "$@" -smp 2 -m 1G -nographic -no-reboot \
     -kernel "$kernel" -initrd "$initrd" -append "$cmdline" >"$log" 2>&1 </dev/null &
   qpid=$!
 }
