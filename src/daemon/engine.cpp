@@ -528,12 +528,14 @@ void Engine::persist() {
 }
 
 void Engine::publish_changes() {
+  // Both lists come sorted by (kind, name) from the table: one merge pass finds what changed.
   auto after = intents_.list();
   std::vector<Intent> changed;
+  auto key = [](const Intent& i) { return std::make_pair(i.kind, std::cref(i.policy)); };
+  size_t b = 0;
   for (const auto& in : after) {
-    bool same = false;
-    for (const auto& b : intents_before_)
-      if (b.kind == in.kind && b.policy == in.policy) same = b == in;
+    while (b < intents_before_.size() && key(intents_before_[b]) < key(in)) ++b;
+    bool same = b < intents_before_.size() && key(intents_before_[b]) == key(in) && intents_before_[b] == in;
     if (!same) changed.push_back(in);
   }
   if (changes_.empty() && changed.empty()) return;

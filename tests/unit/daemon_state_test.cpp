@@ -11,6 +11,7 @@
 #include "daemon/config.hpp"
 #include "daemon/durable_state.hpp"
 #include "daemon/intents.hpp"
+#include "daemon/watchers.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -295,6 +296,32 @@ TEST(DaemonConfig, ReloadNamesRestartOnlyFields) {
   b.socket = "/run/other.sock";
   b.tcp.address = "127.0.0.1:1";
   EXPECT_EQ(restart_only_changes(a, b), (std::vector<std::string>{"socket", "tcp"}));
+}
+
+TEST(DaemonWatchers, ASlowWatcherIsDroppedAndOthersKeepTheirEvents) {
+  WatcherSet set;
+  auto slow = set.subscribe(2);
+  auto fast = set.subscribe(8);
+  claim2core::v1::ChangeEvent ev;
+  size_t dropped = 0;
+  for (int i = 1; i <= 3; ++i) {
+    ev.set_node_generation(static_cast<uint64_t>(i));
+    dropped += set.publish(ev);
+  }
+  EXPECT_EQ(dropped, 1u);
+  EXPECT_EQ(set.size(), 1u);  // no longer published to; its handler ends the stream when it looks
+  claim2core::v1::ChangeEvent got;
+  EXPECT_EQ(slow->next(&got, std::chrono::milliseconds(1)), Watcher::Next::Dropped);
+  for (uint64_t g = 1; g <= 3; ++g) {
+    ASSERT_EQ(fast->next(&got, std::chrono::milliseconds(1)), Watcher::Next::Event);
+    EXPECT_EQ(got.node_generation(), g);
+  }
+  EXPECT_EQ(fast->next(&got, std::chrono::milliseconds(1)), Watcher::Next::Timeout);
+  ev.set_node_generation(4);
+  EXPECT_EQ(set.publish(ev), 0u);  // the dropped one is no longer published to
+  set.close_all();
+  ASSERT_EQ(fast->next(&got, std::chrono::milliseconds(1)), Watcher::Next::Event);
+  EXPECT_EQ(fast->next(&got, std::chrono::milliseconds(1)), Watcher::Next::Closed);
 }
 
 }  // namespace
