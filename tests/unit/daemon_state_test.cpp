@@ -11,6 +11,7 @@
 #include "daemon/config.hpp"
 #include "daemon/durable_state.hpp"
 #include "daemon/intents.hpp"
+#include "daemon/logging.hpp"
 #include "daemon/watchers.hpp"
 
 namespace c2c::daemon {
@@ -322,6 +323,16 @@ TEST(DaemonWatchers, ASlowWatcherIsDroppedAndOthersKeepTheirEvents) {
   set.close_all();
   ASSERT_EQ(fast->next(&got, std::chrono::milliseconds(1)), Watcher::Next::Event);
   EXPECT_EQ(fast->next(&got, std::chrono::milliseconds(1)), Watcher::Next::Closed);
+}
+
+TEST(DaemonLogging, JournaldLinesCarryThePriorityAndNoTimestamp) {
+  EXPECT_EQ(log_pattern(true), "%*%v");
+  EXPECT_NE(log_pattern(false).find("%Y-%m-%dT"), std::string::npos);
+  EXPECT_EQ(syslog_priority(2), 6);  // info
+  EXPECT_EQ(syslog_priority(3), 4);  // warn
+  EXPECT_EQ(syslog_priority(4), 3);  // error
+  EXPECT_EQ(syslog_priority(5), 2);  // critical
+  EXPECT_EQ(syslog_priority(1), 7);  // debug
 }
 
 }  // namespace
