@@ -99,8 +99,12 @@ void HostFeed::rescan(const Core& core, std::vector<Event>& out) {
 }
 
 std::string HostFeed::find_pod_cgroup(const std::string& pod_uid) const {
-  if (!mounts_ || !mounts_->unified()) return "";
-  const auto& m = *mounts_->unified();
+  if (!mounts_) return "";
+  // Task cgroup paths are the v1 cpuset hierarchy's on a v1/hybrid host (primary_cgroup_path).
+  std::optional<host::CgroupMount> mount = mounts_->v1("cpuset");
+  if (!mount) mount = mounts_->unified();
+  if (!mount) return "";
+  const auto& m = *mount;
   std::error_code ec;
   std::filesystem::recursive_directory_iterator it(m.mount_point, std::filesystem::directory_options::skip_permission_denied, ec), end;
   for (; !ec && it != end; it.increment(ec)) {
@@ -119,10 +123,13 @@ std::string HostFeed::find_pod_cgroup(const std::string& pod_uid) const {
 
 std::optional<CpuSet> HostFeed::cgroup_cpuset(const std::string& cgroup_path) const {
   if (!mounts_ || cgroup_path.empty()) return std::nullopt;
-  host::CgroupLine line;
-  line.hierarchy = 0;
-  line.path = cgroup_path;
-  auto s = host::effective_cpuset(*mounts_, {line});
+  // The same path in the v1 cpuset hierarchy (when mounted) and in the unified one.
+  host::CgroupLine v1{1, {"cpuset"}, cgroup_path};
+  host::CgroupLine v2{0, {}, cgroup_path};
+  std::vector<host::CgroupLine> lines;
+  if (mounts_->v1("cpuset")) lines.push_back(v1);
+  lines.push_back(v2);
+  auto s = host::effective_cpuset(*mounts_, lines);
   if (s && s->empty()) return std::nullopt;
   return s;
 }

@@ -456,6 +456,64 @@ class PolicyToMap(DaemonCase):
         self.assertTrue(any(i.policy == "watched" and i.state == pb.APPLIED for ev in got for i in ev.intents))
 
 
+class DraPolicy(DaemonCase):
+    def test_claim_binding_pod_and_dra_policy_reach_the_map_and_deallocation_removes_them(self):
+        cpuset_root = "/sys/fs/cgroup/cpuset"
+        if not os.path.isdir(cpuset_root):
+            self.skipTest("needs the v1 cpuset hierarchy at /sys/fs/cgroup/cpuset to make a pod cgroup")
+        d = self.d
+        name = "c2c-it-pod-%d" % os.getpid()
+        cg = os.path.join(cpuset_root, name)
+        os.mkdir(cg)
+        try:
+            for f, v in (("cpuset.cpus", "0"), ("cpuset.mems", "0")):
+                with open(os.path.join(cg, f), "w") as fh:
+                    fh.write(v)
+            # The helper starts inside the pod cgroup, so its threads are seen there from birth.
+            proc = subprocess.Popen(["sh", "-c", "echo $$ > %s/cgroup.procs && exec %s hold c2c-dra 2"
+                                     % (cg, CHURN)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            words = proc.stdout.readline().split()
+            tids = [int(w) for w in words[2:]]
+            binding = pb.ClaimDeviceBinding(claim_uid="claim-gpu", claim_generation=1, pod_uid="pod-a",
+                                            node_name="c2c-test-node", driver="gpu.example.com", pool="p0",
+                                            device="gpu-0", numa_nodes=[0], request="gpu")
+            pod = pb.PodInfo(uid="pod-a", namespace="ml", name="vllm-0", labels={"app": "vllm"},
+                             claims={"gpu": "claim-gpu"}, cgroup="/" + name)
+            d.call("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[binding], pods=[pod]))
+            lb = d.call("ListBindings", pb.ListBindingsRequest())
+            self.assertEqual([b.claim_uid for b in lb.bindings], ["claim-gpu"])
+            pol = pb.Policy(dra=pb.DRAExecutionPolicy(
+                name="vllm-decode", match_labels={"app": "vllm"}, resource_claims=["gpu"],
+                respect_allocated_cpuset=True,
+                task_roles=[pb.TaskRole(name="engine", command_regex="^c2c-dra$", execution_class="latency-critical")]))
+            r = d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=pol))
+            self.assertEqual(r.intent.state, pb.APPLIED, r)
+            self.assertEqual(r.intent.matched_tasks, 2, r)
+            entries = d.map_entries()
+            for tid in tids:
+                self.assertIn(tid, entries)
+            ex = d.call("Explain", pb.ExplainRequest(tid=tids[0]))
+            self.assertEqual([(c.uid, c.generation) for c in ex.lineage.claims], [("claim-gpu", 1)])
+            self.assertEqual(ex.lineage.pod_uid, "pod-a")
+            self.assertEqual(ex.lineage.role, "engine")
+            self.assertEqual(ex.lineage.entry.allowed_cpus, "0", "INV-6: the pod cgroup's cpuset bounds the entry")
+            # INV-1: the claim goes away, so do its entries.
+            d.call("DeleteClaimBinding", pb.DeleteClaimBindingRequest(claim_uid="claim-gpu"))
+            self.assertTrue(wait_for(lambda: not (set(tids) & set(d.map_entries()))), "INV-1: entries outlived the claim")
+            self.assertFalse(d.call("Explain", pb.ExplainRequest(tid=tids[0])).found)
+            proc.stdin.write("\n")
+            proc.stdin.close()
+            proc.wait(timeout=10)
+            proc.stdout.close()
+        finally:
+            for _ in range(50):
+                try:
+                    os.rmdir(cg)
+                    break
+                except OSError:
+                    time.sleep(0.1)
+
+
 class DriftAndMetrics(unittest.TestCase):
     def setUp(self):
         reason = skip_reason()
