@@ -399,6 +399,10 @@ grpc::ServerUnaryReactor* Service::Preview(Ctx* ctx, const Buf* in, Buf* out) {
           call->status = invalid("acknowledge", a.field + ": " + a.message);
           return false;
         }
+        if (a.status == ApplyResult::Status::Ignored) {  // e.g. node policies need no preview
+          call->resp.add_warnings("acknowledge ignored: " + a.message);
+          return false;
+        }
         e.durable().preview_acks[{kind, r.policy}] = r.policy_generation;
         call->resp.set_acknowledged(true);
         return true;
