@@ -22,6 +22,7 @@ namespace c2c::daemon {
 namespace {
 
 constexpr uint64_t kTagCommands = 1, kTagTaskEvents = 2, kTagTimer = 3;
+constexpr size_t kMaxPendingHostEvents = 65536;
 
 bool is_host_or_internal(const Event& e) {
   return std::holds_alternative<TaskSeen>(e) || std::holds_alternative<TaskRenamed>(e) ||
@@ -374,7 +375,13 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
 
   turn_changed_ = false;
   if (events_ready || timer) feed_->poll(core_, pending_host_);
-  if (feed_->mode() != TaskDiscovery::Off && (feed_->lost_events() || now >= next_rescan_ns_)) {
+  // Bounded like the ring buffer: if the loop fell this far behind, a snapshot is cheaper.
+  bool overflow = pending_host_.size() > kMaxPendingHostEvents;
+  if (overflow) {
+    spdlog::warn("{} task events pending: dropping them and rescanning", pending_host_.size());
+    pending_host_.clear();
+  }
+  if (feed_->mode() != TaskDiscovery::Off && (overflow || feed_->lost_events() || now >= next_rescan_ns_)) {
     std::vector<Event> snapshot;
     feed_->rescan(core_, snapshot);
     for (auto& e : snapshot) apply(e);
