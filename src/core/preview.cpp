@@ -60,6 +60,18 @@ PreviewResult preview_with(const CoreImpl& s, PolicyKind kind, const std::string
   return r;
 }
 
+// Generation 0 means "next", as in apply(): except that a spec identical to the stored one is the
+// stored policy itself (apply() would ignore it as unchanged), so its preview is of that
+// generation. Otherwise `apply -f` then `preview --acknowledge` of the same manifest would
+// acknowledge a generation that never goes live.
+template <class P>
+int64_t preview_generation(const P& p, const P* existing) {
+  if (p.generation != 0 || existing == nullptr) return p.generation;
+  P same = p;
+  same.generation = existing->generation;
+  return same == *existing ? existing->generation : 0;
+}
+
 PreviewResult invalid_preview(PolicyKind kind, const std::string& name, const FieldError& e) {
   PreviewResult r;
   r.policy = name;
@@ -81,7 +93,10 @@ PreviewResult preview_dra(const CoreImpl& s, const DraExecutionPolicy& p) {
     st.role_regex.push_back(role.comm_regex.empty() ? nullptr : std::make_shared<const RE2>(role.comm_regex, opts));
   PolicyOverride ov;
   ov.dra = &st;
-  auto r = preview_with(s, PolicyKind::Dra, p.name, p.generation, ov, true);
+  auto stored = s.dra_policies.find(p.name);
+  const int64_t generation =
+      preview_generation(p, stored == s.dra_policies.end() ? nullptr : &stored->second.policy);
+  auto r = preview_with(s, PolicyKind::Dra, p.name, generation, ov, true);
   if (p.require_preview)
     r.warnings.push_back("requirePreview: the policy goes live after a preview of generation " +
                          std::to_string(r.policy_generation) + " is acknowledged");
@@ -95,7 +110,10 @@ PreviewResult preview_node(const CoreImpl& s, const NodeSchedulingPolicy& p) {
   NodePolicyState st{p, std::make_shared<const RE2>(p.command_regex, opts)};
   PolicyOverride ov;
   ov.node = &st;
-  return preview_with(s, PolicyKind::Node, p.name, p.generation, ov, s.node_selected(p));
+  auto stored = s.node_policies.find(p.name);
+  const int64_t generation =
+      preview_generation(p, stored == s.node_policies.end() ? nullptr : &stored->second.policy);
+  return preview_with(s, PolicyKind::Node, p.name, generation, ov, s.node_selected(p));
 }
 
 }  // namespace c2c

@@ -3,6 +3,7 @@
 #include <re2/re2.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <memory>
 #include <set>
 
@@ -405,6 +406,12 @@ grpc::ServerUnaryReactor* Service::Preview(Ctx* ctx, const Buf* in, Buf* out) {
         }
         e.durable().preview_acks[{kind, r.policy}] = r.policy_generation;
         call->resp.set_acknowledged(true);
+        // This call acknowledged it: the core's "goes live after a preview ... is acknowledged"
+        // warning no longer applies.
+        auto* w = call->resp.mutable_warnings();
+        w->erase(std::remove_if(w->begin(), w->end(),
+                                [](const std::string& s) { return s.rfind("requirePreview:", 0) == 0; }),
+                 w->end());
         return true;
       },
       [](Engine&) {});

@@ -134,6 +134,19 @@ TEST_F(DraScenario, Inv3_RequirePreviewGatesEachGeneration) {
   EXPECT_EQ(entry(4107), nullptr) << "a new generation needs a new preview";
 }
 
+TEST_F(DraScenario, Inv3_PreviewOfTheStoredSpecWithoutGenerationAcknowledgesTheStoredOne) {
+  auto p = decode_policy(2);
+  p.require_preview = true;
+  applied(DraPolicyUpsert{p});
+  auto unversioned = p;
+  unversioned.generation = 0;  // a manifest without metadata.generation, as `apply -f` sends it
+  EXPECT_EQ(core.preview(unversioned).policy_generation, 2) << "the same spec is the stored generation";
+  applied(PreviewAck{PolicyKind::Dra, "llm-decode", core.preview(unversioned).policy_generation});
+  EXPECT_NE(entry(4107), nullptr);
+  unversioned.max_boost = 10'000'000'000ull;
+  EXPECT_EQ(core.preview(unversioned).policy_generation, 3) << "a changed spec previews the next generation";
+}
+
 // ---- INV-4: monotonic generation -----------------------------------------------------------
 
 TEST_F(CoreTest, Inv4_GenerationIncreasesPerChangeAndAcrossRestarts) {
