@@ -41,12 +41,22 @@ exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
   while [ "$(bg_workers | wc -w)" -lt "$BG_WORKERS" ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
   nbg=0
   if [ "$3" = on ]; then
+    # stress-ng may fork and reap short-lived children while it starts: a TID that is gone by
+    # the time its policy is written is skipped, and the list is read again until every live
+    # worker has its policy (three passes at most).
+    done_tids=" "
+    for pass in 1 2 3; do
+      for t in $(bg_workers); do
+        case "$done_tids" in *" $t "*) continue ;; esac
+        if out=$(c2c-vm-tool put --tid "$t" --class background); then
+          done_tids="$done_tids$t "
+        elif [ -d /proc/$t ]; then
+          echo "C2C-NOTE cell $1 rep $4: background policy for live tid $t: $out"
+        fi
+      done
+    done
     for t in $(bg_workers); do
-      if out=$(c2c-vm-tool put --tid "$t" --class background); then
-        nbg=$((nbg + 1))
-      else
-        echo "C2C-NOTE cell $1 rep $4: background policy for tid $t: $out"
-      fi
+      case "$done_tids" in *" $t "*) nbg=$((nbg + 1)) ;; esac
     done
     policy="--class lc --boost-ms 60000"
   else

@@ -21,7 +21,11 @@ out=$(mktemp /tmp/c2c-experiment.XXXXXX.jsonl)
 timeout_s=$(( 300 + runs * 3 * (4 * (ms / 1000 + 6) + 60) ))
 # Under TCG every guest vCPU is a host thread: the host's own load shows up in the guest's tails.
 echo "experiment: host load before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
+rc=0
 "$here/run-scenarios.sh" --build-dir "$build" --mode experiment --timeout "$timeout_s" \
-  --append "EXP_RUNS=$runs EXP_MS=$ms" --results "$out"
+  --append "EXP_RUNS=$runs EXP_MS=$ms" --results "$out" || rc=$?
 echo "experiment: host load after: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs; raw runs: $out"
+# The table also when the guest reported a failed run (it names it): the other runs still count.
 /usr/bin/python3 "$here/experiment_table.py" "$out"
+[ $rc -eq 0 ] || echo "experiment: the guest's verdict was FAIL (see the console log above)" >&2
+exit $rc
