@@ -21,17 +21,15 @@ cg_set() {  # cg_set <name> <cpus>
   mkdir -p /sys/fs/cgroup/$1
   echo "$2" > /sys/fs/cgroup/$1/cpuset.cpus
 }
-bg_workers() {  # the TIDs whose parent is $BG
-  for d in /proc/[0-9]*; do
-    [ "$(awk '{print $4}' $d/stat 2>/dev/null)" = "$BG" ] && echo "${d#/proc/}"
-  done
+bg_workers() {  # the TIDs whose parent is $BG (one awk: forks are slow in a contended guest)
+  awk -v parent="$BG" '$4 == parent { split(FILENAME, f, "/"); print f[3] }' /proc/[0-9]*/stat 2>/dev/null
 }
 ctxt_total() { awk '$1=="ctxt"{print $2}' /proc/stat; }
 
 exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
   if [ "$2" = on ]; then cg_set lc 1; cg_set bg 0; else cg_set lc 0-1; cg_set bg 0-1; fi
   if [ "$3" = on ]; then start_sched || { failed="$failed sched-$1"; return; }; fi
-  secs=$(( EXP_MS / 1000 + 20 ))  # outlives the wait for its workers and the probe; killed after
+  secs=$(( EXP_MS / 1000 + 120 ))  # outlives the wait for its workers and the probe; killed after
   sh -c "echo \$\$ > /sys/fs/cgroup/bg/cgroup.procs; exec stress-ng --cpu $BG_WORKERS --timeout ${secs}s --metrics-brief" \
     >/tmp/bg.out 2>&1 &
   BG=$!
