@@ -78,7 +78,7 @@ if [ "${#missing[@]}" -ne 0 ]; then
   exit 1
 fi
 
-log "compiling with -j$jobs (about 11 min cold on 2 cores)"
+log "compiling with -j$jobs (about 1,150 s of CPU: ~10 min on 2 idle cores)"
 # CPU time (user + sys) of the compile goes to build-time.txt: under a shared load the wall time
 # says little, the CPU time divided by the cores gives the idle-machine estimate.
 timer=()
