@@ -1,7 +1,8 @@
 #include "k8s/observer.hpp"
 
+#include "k8s/list_watch.hpp"
+
 #include <algorithm>
-#include <chrono>
 #include <thread>
 
 #include "k8s/http_client.hpp"
@@ -41,12 +42,6 @@ std::string object_key(const json& obj) {
   return ns + "/" + name;
 }
 
-std::string object_rv(const json& obj) {
-  if (!obj.is_object() || !obj.contains("metadata") || !obj["metadata"].is_object()) return {};
-  auto it = obj["metadata"].find("resourceVersion");
-  return it != obj["metadata"].end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 }  // namespace
 
 BindingCache::BindingCache(BindingListener& listener, BindingOptions options)
@@ -75,8 +70,27 @@ void BindingCache::filter_locked(Decoded& d) const {
   std::erase_if(d.slices, [&](const ResourceSlice& s) { return !relevant(s); });
 }
 
-void BindingCache::replace(Resource r, const std::vector<json>& items, const std::string& source) {
+namespace {
+
+// Kubernetes calls resourceVersion opaque; every etcd-backed API server gives the etcd revision,
+// a decimal number that grows with every write in the cluster. Anything else counts as 0.
+uint64_t numeric_rv(const std::string& rv) {
+  if (rv.empty() || rv.size() > 19) return 0;
+  uint64_t v = 0;
+  for (char c : rv) {
+    if (c < '0' || c > '9') return 0;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+void BindingCache::replace(Resource r, const std::vector<json>& items, const std::string& source,
+                           const std::string& list_rv) {
   std::lock_guard<std::mutex> lock(mu_);
+  revision_ = std::max(revision_, numeric_rv(list_rv));
+  for (const auto& it : items) revision_ = std::max(revision_, numeric_rv(object_resource_version(it)));
   Decoded d;
   std::vector<std::string> keep;  // malformed objects keep their previous good version
   for (size_t i = 0; i < items.size(); ++i)
@@ -108,6 +122,7 @@ bool BindingCache::apply(Resource r, const std::string& type, const json& object
     listener_.on_notice("refused", source + ": " + type + " event without metadata");
     return false;
   }
+  revision_ = std::max(revision_, numeric_rv(object_resource_version(object)));
   if (type == "DELETED") {
     switch (r) {
       case Resource::Claims: claims_.erase(key); break;
@@ -176,6 +191,10 @@ void BindingCache::recompute_locked() {
       listener_.on_notice("warning", w);
   last_warnings_ = set.warnings;
   if (!added.empty() || !removed.empty()) listener_.on_bindings_changed(added, removed);
+  std::vector<ClaimDeviceBinding> all;
+  all.reserve(last_.size());
+  for (const auto& [_, b] : last_) all.push_back(b);
+  listener_.on_binding_state(BindingState{all, claims, pods, revision_});
 }
 
 Observer::Observer(KubeConfig cfg, ObserverOptions options, BindingListener& listener)
@@ -186,100 +205,39 @@ Observer::Observer(KubeConfig cfg, ObserverOptions options, BindingListener& lis
 
 namespace {
 
-void sleep_unless_stopped(const std::atomic<bool>& stop, int ms) {
-  auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-  while (!stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-}
+// Adapts one resource of the cache to the generic list+watch loop.
+class CacheFeed : public ListWatchHandler {
+ public:
+  CacheFeed(BindingCache& cache, BindingCache::Resource r, BindingListener& listener)
+      : cache_(cache), r_(r), listener_(listener) {}
+  void on_list(std::vector<json> items, const std::string& list_rv, const std::string& source) override {
+    cache_.replace(r_, items, source, list_rv);
+  }
+  bool on_event(const std::string& type, const json& object, const std::string& source) override {
+    return cache_.apply(r_, type, object, source);
+  }
+  void on_notice(const std::string& kind, const std::string& message) override { listener_.on_notice(kind, message); }
+
+ private:
+  BindingCache& cache_;
+  BindingCache::Resource r_;
+  BindingListener& listener_;
+};
 
 }  // namespace
 
 void Observer::resource_loop(BindingCache::Resource r, const std::atomic<bool>& stop) {
-  HttpClient http(cfg_);
   int ri = static_cast<int>(r);
   std::string name = resource_name(r);
-  std::string base = r == BindingCache::Resource::Pods ? "/api/v1/pods" : "/apis/resource.k8s.io/v1/" + name;
-  std::string selector =
-      r == BindingCache::Resource::Pods ? "&fieldSelector=" + url_encode("spec.nodeName=" + options_.node) : "";
-  while (!stop) {
-    // LIST (paginated): the resourceVersion of the list is where the watch starts.
-    std::vector<json> items;
-    std::string rv, cont;
-    bool listed = true;
-    do {
-      std::string q = base + "?limit=" + std::to_string(options_.list_page_size) + selector +
-                      (cont.empty() ? "" : "&continue=" + url_encode(cont));
-      ++stats_.lists[ri];
-      HttpResult res = http.get(q, 60, &stop);
-      json page = res.ok() ? json::parse(res.body, nullptr, false) : json();
-      if (!res.ok() || page.is_discarded() || !page.is_object()) {
-        listener_.on_notice("error", "list " + name + ": " +
-                                         (res.error.empty() ? "HTTP " + std::to_string(res.status) : res.error));
-        listed = false;
-        break;
-      }
-      if (page.contains("items") && page["items"].is_array())
-        for (auto& it : page["items"]) items.push_back(std::move(it));
-      const json& md = page.contains("metadata") && page["metadata"].is_object() ? page["metadata"] : json::object();
-      rv = md.value("resourceVersion", "");
-      cont = md.value("continue", "");
-    } while (!cont.empty() && !stop);
-    if (!listed) {
-      sleep_unless_stopped(stop, options_.retry_backoff_ms);
-      continue;
-    }
-    if (stop) break;
-    cache_.replace(r, items, "list " + name);
-
-    // WATCH from rv until 410 Gone or a broken connection; a clean end just re-watches.
-    while (!stop) {
-      bool gone = false;
-      int lines = 0;
-      auto started = std::chrono::steady_clock::now();
-      std::string q = base + "?watch=1&allowWatchBookmarks=true&resourceVersion=" + url_encode(rv) +
-                      "&timeoutSeconds=" + std::to_string(options_.watch_timeout_s) + selector;
-      ++stats_.watches[ri];
-      HttpResult res = http.stream(
-          q,
-          [&](const std::string& line) {
-            ++lines;
-            json ev = json::parse(line, nullptr, false);
-            if (ev.is_discarded() || !ev.is_object() || !ev.contains("type") || !ev["type"].is_string()) {
-              listener_.on_notice("error", "watch " + name + ": not a watch event: " + line.substr(0, 200));
-              return true;
-            }
-            std::string type = ev["type"];
-            const json& obj = ev.contains("object") ? ev["object"] : json();
-            if (type == "ERROR") {
-              long code = obj.is_object() ? obj.value("code", 0L) : 0L;
-              if (code == 410) gone = true;
-              else listener_.on_notice("error", "watch " + name + ": " + obj.dump());
-              return false;
-            }
-            std::string obj_rv = object_rv(obj);
-            if (type != "BOOKMARK" && !cache_.apply(r, type, obj, "watch " + name))
-              listener_.on_notice("error", "watch " + name + ": unknown event type " + type);
-            if (!obj_rv.empty()) rv = obj_rv;
-            return true;
-          },
-          stop, options_.watch_timeout_s + 30);
-      if (stop) break;
-      if (gone || res.status == 410) {
-        ++stats_.relists_after_gone;
-        listener_.on_notice("relist", name + ": 410 Gone (resourceVersion " + rv + " expired)");
-        break;
-      }
-      if (!res.error.empty() || (res.status != 200 && res.status != 0)) {
-        ++stats_.relists_after_break;
-        listener_.on_notice("relist", name + ": watch broke: " +
-                                          (res.error.empty() ? "HTTP " + std::to_string(res.status) : res.error));
-        sleep_unless_stopped(stop, options_.retry_backoff_ms);
-        break;
-      }
-      // A server that ends watches at once must not make this a busy loop.
-      if (lines == 0 && std::chrono::steady_clock::now() - started < std::chrono::seconds(1))
-        sleep_unless_stopped(stop, options_.retry_backoff_ms);
-    }
-  }
+  ListWatchTarget target{name, r == BindingCache::Resource::Pods ? "/api/v1/pods" : "/apis/resource.k8s.io/v1/" + name,
+                         r == BindingCache::Resource::Pods
+                             ? "&fieldSelector=" + url_encode("spec.nodeName=" + options_.node)
+                             : ""};
+  ListWatchTiming timing{options_.watch_timeout_s, options_.list_page_size, options_.retry_backoff_ms};
+  ListWatchCounters counters{&stats_.lists[ri], &stats_.watches[ri], &stats_.relists_after_gone,
+                             &stats_.relists_after_break};
+  CacheFeed feed(cache_, r, listener_);
+  list_watch(cfg_, target, timing, feed, counters, stop);
 }
 
 void Observer::run(const std::atomic<bool>& stop) {

@@ -16,6 +16,17 @@
 
 namespace c2c::k8s {
 
+// Everything the cache knows after a recompute, for listeners that need more than the diff (the
+// daemon feed needs the pods' labels and claim names, and a revision that only grows).
+struct BindingState {
+  const std::vector<ClaimDeviceBinding>& bindings;  // the current set, sorted by key()
+  const std::vector<ResourceClaim>& claims;         // this node's claims
+  const std::vector<Pod>& pods;                     // this node's pods
+  // The highest numeric metadata.resourceVersion seen in any list or event (0: none). etcd
+  // revisions grow with every write in the cluster, so a later change always sees a larger one.
+  uint64_t revision = 0;
+};
+
 class BindingListener {
  public:
   virtual ~BindingListener() = default;
@@ -25,6 +36,8 @@ class BindingListener {
                                    const std::vector<ClaimDeviceBinding>& removed) = 0;
   // Diagnostics: "relist", "watch", "refused" (a malformed object, named with its field), "error".
   virtual void on_notice(const std::string& kind, const std::string& message) { (void)kind, (void)message; }
+  // Called (serialized) after every recompute once all three resources are listed, changed or not.
+  virtual void on_binding_state(const BindingState& state) { (void)state; }
 };
 
 struct ObserverOptions {
@@ -42,7 +55,8 @@ class BindingCache {
 
   explicit BindingCache(BindingListener& listener, BindingOptions options);
   // Replace everything known about one resource with a fresh list; marks it synced.
-  void replace(Resource r, const std::vector<nlohmann::json>& items, const std::string& source);
+  void replace(Resource r, const std::vector<nlohmann::json>& items, const std::string& source,
+               const std::string& list_rv = {});
   // One watch event: ADDED, MODIFIED or DELETED. Returns false for an unknown type.
   bool apply(Resource r, const std::string& type, const nlohmann::json& object, const std::string& source);
   bool synced() const;
@@ -64,6 +78,7 @@ class BindingCache {
   std::map<std::string, Pod> pods_;
   std::map<std::string, ClaimDeviceBinding> last_;
   std::vector<std::string> last_warnings_;
+  uint64_t revision_ = 0;
 };
 
 const char* resource_name(BindingCache::Resource r);

@@ -1,11 +1,17 @@
-// claim2core-observer: prints binding changes for one node as JSON lines on stdout.
+// claim2core-observer: prints binding changes for one node as JSON lines on stdout; with
+// --daemon-socket it also feeds them, and the two policy CRDs, to claim2cored.
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
 #include "k8s/observer.hpp"
+#if C2C_OBSERVER_FEED
+#include "k8s/feed.hpp"
+#endif
 
 namespace {
 
@@ -19,11 +25,16 @@ class JsonLines : public c2c::k8s::BindingListener {
     nlohmann::json line = {{"added", nlohmann::json::array()}, {"removed", nlohmann::json::array()}};
     for (const auto& b : added) line["added"].push_back(c2c::k8s::to_json(b));
     for (const auto& b : removed) line["removed"].push_back(c2c::k8s::to_json(b));
+    std::lock_guard<std::mutex> l(mu_);
     std::cout << line.dump() << std::endl;  // flushed: a consumer reads line by line
   }
   void on_notice(const std::string& kind, const std::string& message) override {
+    std::lock_guard<std::mutex> l(mu_);  // the watch loops and the feed's sender all report here
     std::cerr << nlohmann::json{{"notice", kind}, {"message", message}}.dump() << std::endl;
   }
+
+ private:
+  std::mutex mu_;
 };
 
 }  // namespace
@@ -34,14 +45,28 @@ int main(int argc, char** argv) {
   std::string kubeconfig = std::getenv("KUBECONFIG") ? std::getenv("KUBECONFIG") : "";
   std::string context;
   std::string server_override;
+  std::string daemon_socket;
+  bool no_policies = false;
   long watch_timeout = 300;
   long page_size = 500;
+  int retry_ms = 500;
+  int max_backoff_ms = 5000;
   app.add_option("--node", node, "this node's name (default: $NODE_NAME)");
   app.add_option("--kubeconfig", kubeconfig, "kubeconfig file (default: $KUBECONFIG, else in-cluster config)");
   app.add_option("--context", context, "kubeconfig context (default: current-context)");
   app.add_option("--server", server_override, "API server URL, overriding the config (e.g. http://127.0.0.1:8080)");
   app.add_option("--watch-timeout", watch_timeout, "seconds per watch request")->check(CLI::Range(1L, 3600L));
   app.add_option("--page-size", page_size, "list page size (limit=)")->check(CLI::Range(1L, 10000L));
+  app.add_option("--retry-backoff-ms", retry_ms, "wait after a failed API request; first wait after a failed daemon call")
+      ->check(CLI::Range(10, 60000));
+#if C2C_OBSERVER_FEED
+  app.add_option("--daemon-socket", daemon_socket,
+                 "feed claim2cored on this Unix socket (e.g. /run/claim2core/claim2cored.sock): bindings as "
+                 "UpsertClaimBinding/DeleteClaimBinding, the policy CRDs as UpsertPolicy/DeletePolicy");
+  app.add_flag("--no-policies", no_policies, "with --daemon-socket: do not watch the two policy CRDs");
+  app.add_option("--max-backoff-ms", max_backoff_ms, "cap of the doubling retry wait for daemon calls")
+      ->check(CLI::Range(10, 600000));
+#endif
   CLI11_PARSE(app, argc, argv);
   if (node.empty()) {
     std::cerr << "claim2core-observer: --node (or NODE_NAME) is required\n";
@@ -64,7 +89,29 @@ int main(int argc, char** argv) {
   opt.node = node;
   opt.watch_timeout_s = watch_timeout;
   opt.list_page_size = page_size;
-  c2c::k8s::Observer observer(*cfg, opt, out);
+  opt.retry_backoff_ms = retry_ms;
+  if (daemon_socket.empty()) {
+    c2c::k8s::Observer observer(*cfg, opt, out);
+    observer.run(g_stop);
+    return 0;
+  }
+#if C2C_OBSERVER_FEED
+  c2c::k8s::GrpcFeedTransport transport(daemon_socket);
+  c2c::k8s::FeedSenderOptions so;
+  so.initial_backoff = std::chrono::milliseconds(retry_ms);
+  so.max_backoff = std::chrono::milliseconds(std::max(max_backoff_ms, retry_ms));
+  c2c::k8s::FeedSender sender(transport, so, [&out](const std::string& k, const std::string& m) {
+    out.on_notice("daemon " + k, m);
+  });
+  c2c::k8s::DaemonFeed feed(sender, &out);
+  std::thread sending([&] { sender.run(g_stop); });
+  std::thread policies;
+  c2c::k8s::PolicyWatch watch(*cfg, {watch_timeout, page_size, retry_ms}, feed);
+  if (!no_policies) policies = std::thread([&] { watch.run(g_stop); });
+  c2c::k8s::Observer observer(*cfg, opt, feed);
   observer.run(g_stop);
+  if (policies.joinable()) policies.join();
+  sending.join();
+#endif
   return 0;
 }
