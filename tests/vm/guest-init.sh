@@ -1,6 +1,7 @@
 #!/bin/busybox sh
 # /init of the test-bed guest. Mounts the kernel file systems, runs the scenarios (or the
-# experiment, c2c.mode=experiment on the kernel command line), prints one "C2C-RESULT {json}"
+# experiment, c2c.mode=experiment on the kernel command line; c2c.mode=daemon runs only the
+# claim2cored scenario), prints one "C2C-RESULT {json}"
 # line per scenario and a final "C2C-VERDICT: PASS|FAIL <failed scenarios>", then powers off.
 /bin/busybox --install -s /bin
 export PATH=/c2c:/bin:/sbin:/usr/bin:/usr/sbin
@@ -28,7 +29,7 @@ clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksour
 hres_cpus=$(grep -c "hres_active *: 1" /proc/timer_list)
 if [ "$hres_cpus" -eq "$(nproc)" ]; then
   echo "C2C-TIMER: fine (clocksource $clocksource, high resolution timers on $hres_cpus/$(nproc) CPUs)"
-elif grep -q "c2c.timer=any" /proc/cmdline; then
+elif grep -q "c2c.timer=any" /proc/cmdline || [ "$mode" = daemon ]; then  # daemon: no latency figures
   echo "C2C-TIMER: coarse (clocksource $clocksource, high resolution timers on $hres_cpus/$(nproc) CPUs); latencies are quantized to the 1 ms tick"
 else
   echo "C2C-TIMER: coarse, retry (clocksource $clocksource, high resolution timers on $hres_cpus/$(nproc) CPUs)"
@@ -51,6 +52,7 @@ wait_state() {  # wait_state <state> <tenths of seconds>
   [ "$(cat /sys/kernel/sched_ext/state)" = "$1" ]
 }
 jget() { echo "$1" | jq -r "$2"; }
+[ -f /c2c/daemon-guest.sh ] && . /c2c/daemon-guest.sh
 
 start_sched() {
   c2c-sched --object $OBJ --stats >/tmp/sched.out 2>/tmp/sched.err &
@@ -147,6 +149,15 @@ run_scenarios() {
   else
     result kernel_disable '{"scenario":"kernel_disable","error":"reload failed","pass":false}'
   fi
+
+  # 6. claim2cored loads the scheduler itself, reports it, stops cleanly (tests/vm/daemon-guest.sh;
+  #    the initramfs carries it when the build dir has the daemon and the CLI).
+  if [ -f /c2c/daemon-guest.sh ]; then
+    wait_state disabled 50
+    run_daemon_scenario
+  else
+    echo "C2C-NOTE daemon scenario not run: claim2cored is not in the initramfs (see run-scenarios.sh)"
+  fi
 }
 
 # Timer diagnosis: which clocksource and clock event device the guest uses, whether high
@@ -177,6 +188,8 @@ case "$mode" in
   scenarios) run_scenarios ;;
   diag) run_diag ;;
   experiment) c2c-mirror-tool open; . /c2c/experiment-guest.sh; run_experiment ;;
+  daemon)
+    if [ -f /c2c/daemon-guest.sh ]; then run_daemon_scenario; else failed=" daemon-not-in-initramfs"; fi ;;
   *) failed="unknown-mode-$mode" ;;
 esac
 

@@ -27,6 +27,8 @@ cp "$busybox" "$root/bin/busybox"
 copy_with_libs() {  # copy_with_libs <elf> -> /c2c/bin/<name>, libraries at their host paths
   local elf=$1
   cp -L "$elf" "$root/c2c/$(basename "$elf")"
+  # Debug info (RelWithDebInfo) is most of a gRPC binary's size and slows packing and booting.
+  strip --strip-debug "$root/c2c/$(basename "$elf")"
   ldd "$elf" 2>/dev/null | awk '/=> \// {print $3} /^\t\// {print $1}' | while read -r lib; do
     mkdir -p "$root$(dirname "$lib")"
     cp -L -n "$lib" "$root$lib"

@@ -2,11 +2,12 @@
 # The vm_scenarios test: builds (or reuses) the test-bed kernel, builds the scheduler object,
 # loader and scenario tool in the given CMake build dir, packs an initramfs and boots it.
 #
-#   run-scenarios.sh --build-dir DIR [--mode scenarios|experiment] [--timeout SECONDS]
+#   run-scenarios.sh --build-dir DIR [--mode scenarios|experiment|daemon|diag] [--timeout SECONDS]
 #                    [--append KERNEL-ARGS] [--results FILE (copy of the C2C-RESULT JSON lines)]
 #
 # $C2C_VM_KERNEL_DIR boots an already built kernel cache dir instead of build-kernel.sh's (for
-# working on the scheduler while a new kernel config builds).
+# working on the scheduler while a new kernel config builds). $C2C_VM_DAEMON_BUILD_DIR takes
+# claim2cored, claim2core and c2c-fake-vllm from another build dir of this tree (as built there).
 #
 # Exit codes: 0 pass, 1 fail, 77 skipped (qemu or the kernel source package missing).
 set -euo pipefail
@@ -47,6 +48,15 @@ if ! cmake --build "$build" --target help 2>/dev/null | grep -q c2c_bpf_claim2co
   log "re-configuring $build now that the kernel is cached"
   cmake "$build" >/dev/null
 fi
+# The daemon scenario (daemon-guest.sh) needs claim2cored, the CLI and the fake vLLM: built here
+# when this build dir has them (C2C_PARTS with src/daemon and src/cli), or taken as built from
+# $C2C_VM_DAEMON_BUILD_DIR (another build dir of this tree, not rebuilt here).
+daemon_targets=(claim2cored claim2core c2c-fake-vllm)
+daemon_build=${C2C_VM_DAEMON_BUILD_DIR:-$build}
+if [ "$daemon_build" = "$build" ] &&
+   cmake --build "$build" --target help 2>/dev/null | grep -q "^claim2cored:"; then
+  targets+=("${daemon_targets[@]}")
+fi
 nice cmake --build "$build" --target "${targets[@]}" >&2
 obj=$build/bpf/claim2core.bpf.o
 maps_obj=$build/bpf/policy_maps.bpf.o
@@ -69,6 +79,16 @@ for b in stress-ng jq cyclictest hackbench; do
 done
 extra_files=()
 [ -s "$here/experiment-guest.sh" ] && extra_files+=(--file "$here/experiment-guest.sh:/c2c/experiment-guest.sh")
+daemon_bins=("$daemon_build/src/daemon/claim2cored" "$daemon_build/src/cli/claim2core" "$daemon_build/src/cli/c2c-fake-vllm")
+missing=""
+for f in "${daemon_bins[@]}"; do [ -x "$f" ] || missing="$missing $f"; done
+if [ -z "$missing" ]; then
+  for f in "${daemon_bins[@]}"; do bins+=(--bin "$f"); done
+  extra_files+=(--file "$here/daemon-guest.sh:/c2c/daemon-guest.sh"
+                --file "$here/../../examples/policies/vllm-enginecore.yaml:/c2c/vllm-enginecore.yaml")
+else
+  log "note: the daemon scenario is not run: missing$missing (configure with src/daemon and src/cli in C2C_PARTS)"
+fi
 "$here/make-initramfs.sh" "$work/initramfs.cpio.gz" "${bins[@]}" \
   --file "$obj:/c2c/claim2core.bpf.o" --file "$maps_obj:/c2c/policy_maps.bpf.o" \
   ${extra_files[@]+"${extra_files[@]}"}

@@ -4,7 +4,7 @@
 // Exit status: 0 pass, 1 fail, 2 usage/environment error.
 //
 //   put --tid T [--tgid G] --class C [--slice-us U] [--boost-ms B] [--allowed L] [--preferred L]
-//   stats                          summed scheduler statistics
+//   stats [--pin-root DIR]         summed scheduler statistics (default pin root or a daemon's)
 //   latency  [--class C --boost-ms B --allowed L --preferred L] [--cgroup DIR] [--duration-ms D]
 //   reuse                          TID reuse: a stale entry is ignored and counted (INV-2)
 //   slice    --cpu N [--slice-us U] a slice-only policy changes the slice
@@ -323,6 +323,9 @@ int main(int argc, char** argv) {
   put->add_option("--tgid", tgid);
   add_policy_opts(put);
   auto* stats = app.add_subcommand("stats", "print the scheduler statistics");
+  std::string stats_pin_root = C2C_PIN_ROOT;
+  stats->add_option("--pin-root", stats_pin_root, "bpffs directory holding c2c_stats (a daemon's private pin root)")
+      ->capture_default_str();
   auto* lat = app.add_subcommand("latency", "wakeup latency probe");
   add_policy_opts(lat);
   lat->add_option("--cgroup", cgroup);
@@ -357,7 +360,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*stats) {
-      std::cout << sched::stats_json(sched::read_pinned_stats()) << std::endl;
+      std::cout << sched::stats_json(sched::read_pinned_stats(stats_pin_root + "/" + C2C_STATS_MAP_NAME)) << std::endl;
       return 0;
     }
     if (*lat) {
