@@ -9,3 +9,16 @@ if(TARGET c2c_k8s)
   c2c_warnings(k8s_observer_test)
   gtest_discover_tests(k8s_observer_test TEST_PREFIX "k8s." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 120)
 endif()
+
+# The feed (claim2core-observer --daemon-socket) against the fake API server and a real claim2cored
+# on a private socket, state directory and pin root; read back with the claim2core CLI. Root and
+# bpffs (exit 77: skipped otherwise).
+if(TARGET claim2core-observer AND TARGET c2c_k8s_feed AND TARGET claim2cored AND TARGET claim2core)
+  foreach(scenario bindings policies restart)
+    add_test(NAME k8s.feed.${scenario}
+             COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/k8s_feed_test.py ${scenario}
+                     ${CMAKE_CURRENT_LIST_DIR}/k8s_fake_apiserver.py $<TARGET_FILE:claim2core-observer>
+                     $<TARGET_FILE:claim2cored> $<TARGET_FILE:claim2core>)
+    set_tests_properties(k8s.feed.${scenario} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+  endforeach()
+endif()

@@ -2,7 +2,9 @@
 """A loopback-only fake Kubernetes API server for the k8s observer tests.
 
 Serves list and watch (chunked, JSON lines, bookmarks, limit/continue, fieldSelector
-spec.nodeName=) for resourceclaims, resourceslices and pods, with a control API:
+spec.nodeName=) for resourceclaims, resourceslices, pods and the two policy CRDs
+(draexecutionpolicies, nodeschedulingpolicies: metadata.generation kept by the server), with a
+control API:
   POST /_control/apply   {"resource": r, "object": {...}}   ADDED or MODIFIED (uid, resourceVersion set)
   POST /_control/delete  {"resource": r, "namespace": ns, "name": n}
   POST /_control/freeze  stop delivering watch events (they queue)
@@ -26,7 +28,16 @@ RESOURCES = {
     "/apis/resource.k8s.io/v1/resourceclaims": ("resourceclaims", "resource.k8s.io/v1", "ResourceClaimList"),
     "/apis/resource.k8s.io/v1/resourceslices": ("resourceslices", "resource.k8s.io/v1", "ResourceSliceList"),
     "/api/v1/pods": ("pods", "v1", "PodList"),
+    # The policy CRDs (deploy/kubernetes/crd-*.yaml), cluster-scoped.
+    "/apis/scheduling.gthulhu.io/v1alpha1/draexecutionpolicies":
+        ("draexecutionpolicies", "scheduling.gthulhu.io/v1alpha1", "DRAExecutionPolicyList"),
+    "/apis/scheduling.gthulhu.io/v1alpha1/nodeschedulingpolicies":
+        ("nodeschedulingpolicies", "scheduling.gthulhu.io/v1alpha1", "NodeSchedulingPolicyList"),
 }
+API_VERSION = {r[0]: r[1] for r in RESOURCES.values()}
+# Resources whose metadata.generation the server keeps, as a real API server does for custom
+# resources: 1 on create, +1 whenever the spec changes.
+SERVER_GENERATION = {"draexecutionpolicies", "nodeschedulingpolicies"}
 
 
 class State:
@@ -82,6 +93,12 @@ class Handler(BaseHTTPRequestHandler):
                 md = obj.setdefault("metadata", {})
                 old = S.objects[r].get(key(obj))
                 md.setdefault("uid", old["metadata"]["uid"] if old else str(uuid.uuid4()))
+                if r in SERVER_GENERATION:
+                    if old is None:
+                        md["generation"] = 1
+                    else:
+                        same = old.get("spec") == obj.get("spec")
+                        md["generation"] = old["metadata"]["generation"] + (0 if same else 1)
                 S.rv += 1
                 md["resourceVersion"] = str(S.rv)
                 S.objects[r][key(obj)] = obj
@@ -185,7 +202,7 @@ class Handler(BaseHTTPRequestHandler):
                     if matches(resource, obj, selector):
                         self.chunk({"type": typ, "object": obj})
                 if bookmarks and time.monotonic() - last_bookmark > 0.5 and not S.frozen:
-                    api = "v1" if resource == "pods" else "resource.k8s.io/v1"
+                    api = API_VERSION[resource]
                     self.chunk({"type": "BOOKMARK", "object": {"apiVersion": api, "metadata": {"resourceVersion": str(max(sent, current))}}})
                     sent = max(sent, current)
                     last_bookmark = time.monotonic()
