@@ -46,11 +46,11 @@ int main(int argc, char** argv) {
   std::string context;
   std::string server_override;
   std::string daemon_socket;
-  bool no_policies = false;
+  [[maybe_unused]] bool no_policies = false;
   long watch_timeout = 300;
   long page_size = 500;
   int retry_ms = 500;
-  int max_backoff_ms = 5000;
+  [[maybe_unused]] int max_backoff_ms = 5000;
   app.add_option("--node", node, "this node's name (default: $NODE_NAME)");
   app.add_option("--kubeconfig", kubeconfig, "kubeconfig file (default: $KUBECONFIG, else in-cluster config)");
   app.add_option("--context", context, "kubeconfig context (default: current-context)");
