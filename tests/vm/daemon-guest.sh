@@ -42,7 +42,11 @@ threads_alive() {  # the fake vLLM process and all six of its threads still exis
   kill -0 "$VLLM" 2>/dev/null && [ "$(ls /proc/$VLLM/task | wc -l)" -eq 6 ]
 }
 
+uptime_ms() { awk '{printf "%d", $1 * 1000}' /proc/uptime; }
+mark() { echo "C2C-NOTE daemon +$(( $(uptime_ms) - DAEMON_T0 )) ms: $1"; }
+
 run_daemon_scenario() {
+  DAEMON_T0=$(uptime_ms)
   for b in claim2cored claim2core c2c-fake-vllm; do
     if ! command -v $b >/dev/null; then
       result daemon "{\"scenario\":\"daemon\",\"error\":\"$b missing from the initramfs\",\"pass\":false}"
@@ -69,6 +73,7 @@ EOF
 
   # 1. Start: the daemon loads the scheduler and says it enforces the maps.
   started=false; start_daemon $DAEMON_DIR/daemon1.log && started=true
+  mark "daemon up"
   st=$(claim2core status -o json 2>/dev/null || echo '{}')
   state=$(cat /sys/kernel/sched_ext/state); ops=$(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)
   enforcing=$(jget "$st" '.schedulerEnforcing // false'); sstate=$(jget "$st" '.schedulerState // ""')
@@ -89,10 +94,16 @@ EOF
   retry 100 grep -qx ready $DAEMON_DIR/vllm.out
   E0=$(awk '$2 == "EngineCore_DP0" {print $1}' $DAEMON_DIR/vllm.out)
   E1=$(awk '$2 == "EngineCore_DP1" {print $1}' $DAEMON_DIR/vllm.out)
+  mark "fake vLLM ready"
   s0=$(c2c-vm-tool stats --pin-root $DAEMON_PIN)
+  mark "stats read"
+  claim2core status >/dev/null 2>&1
+  mark "one claim2core status"
   claim2core apply -f /c2c/vllm-enginecore.yaml >$DAEMON_DIR/apply.out 2>&1; arc=$?
   applied=false; retry 200 intent_applied && applied=true
+  mark "intent applied"
   inmap=false; retry 50 map_has_engines && inmap=true
+  mark "map read"
   sleep 2  # the engines wake every 50 ms
   s1=$(c2c-vm-tool stats --pin-root $DAEMON_PIN)
   lcd=$(( $(jget "$s1" .dispatched.latency_critical) - $(jget "$s0" .dispatched.latency_critical) ))
@@ -103,6 +114,7 @@ EOF
 
   # 3. SIGTERM (spec/daemon.md, Signals): the daemon exits 0, detaching the scheduler (UNREG), and
   #    keeps the pins; every task keeps running (the spin probe and the fake vLLM's threads).
+  mark "policy checked"
   c2c-vm-tool spin --duration-ms 3000 >/tmp/c2cd-spin &
   SPIN=$!
   sleep 1
@@ -121,9 +133,12 @@ EOF
   # 4. Restart on the same state: the scheduler is loaded again, the intent comes back APPLIED
   #    (INV-7); SysRq-S disables the scheduler and Status reports the exit kind and reason while
   #    the daemon keeps serving; tasks keep running.
+  mark "sigterm checked"
   started=false; start_daemon $DAEMON_DIR/daemon2.log && started=true
+  mark "daemon up again"
   enf1=$(claim2core status -o json 2>/dev/null | jq -r '.schedulerEnforcing // false')
   restored=false; retry 100 intent_applied && retry 50 map_has_engines && restored=true
+  mark "intent restored"
   echo S >/proc/sysrq-trigger
   wait_state disabled 100
   st=""; i=0
@@ -142,4 +157,5 @@ EOF
   [ $ok = true ] || sed 's/^/C2C-DAEMON-LOG /' $DAEMON_DIR/daemon2.log
 
   kill $VLLM; wait $VLLM 2>/dev/null
+  echo "C2C-NOTE daemon scenario took $(( $(uptime_ms) - DAEMON_T0 )) ms (guest clock)"
 }

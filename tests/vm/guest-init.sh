@@ -150,13 +150,11 @@ run_scenarios() {
     result kernel_disable '{"scenario":"kernel_disable","error":"reload failed","pass":false}'
   fi
 
-  # 6. claim2cored loads the scheduler itself, reports it, stops cleanly (tests/vm/daemon-guest.sh;
-  #    the initramfs carries it when the build dir has the daemon and the CLI).
-  if [ -f /c2c/daemon-guest.sh ]; then
+  # 6. Opt-in (run-scenarios.sh --with-daemon): claim2cored loads the scheduler itself, reports
+  #    it, stops cleanly (tests/vm/daemon-guest.sh).
+  if grep -q "c2c.daemon=1" /proc/cmdline; then
     wait_state disabled 50
     run_daemon_scenario
-  else
-    echo "C2C-NOTE daemon scenario not run: claim2cored is not in the initramfs (see run-scenarios.sh)"
   fi
 }
 
@@ -189,7 +187,7 @@ case "$mode" in
   diag) run_diag ;;
   experiment) c2c-mirror-tool open; . /c2c/experiment-guest.sh; run_experiment ;;
   daemon)
-    if [ -f /c2c/daemon-guest.sh ]; then run_daemon_scenario; else failed=" daemon-not-in-initramfs"; fi ;;
+    if grep -q "c2c.daemon=1" /proc/cmdline; then run_daemon_scenario; else failed=" daemon-not-in-initramfs"; fi ;;
   *) failed="unknown-mode-$mode" ;;
 esac
 

@@ -4,6 +4,7 @@
 #
 #   run-scenarios.sh --build-dir DIR [--mode scenarios|experiment|daemon|diag] [--timeout SECONDS]
 #                    [--append KERNEL-ARGS] [--results FILE (copy of the C2C-RESULT JSON lines)]
+#                    [--with-daemon (scenarios mode: the daemon scenario too, ~35-75 s more)]
 #
 # $C2C_VM_KERNEL_DIR boots an already built kernel cache dir instead of build-kernel.sh's (for
 # working on the scheduler while a new kernel config builds). $C2C_VM_DAEMON_BUILD_DIR takes
@@ -12,7 +13,7 @@
 # Exit codes: 0 pass, 1 fail, 77 skipped (qemu or the kernel source package missing).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build="" mode=scenarios timeout_s=240 append="" results=""
+build="" mode=scenarios timeout_s=240 append="" results="" with_daemon=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$(cd "$2" && pwd); shift 2 ;;
@@ -20,6 +21,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout_s=$2; shift 2 ;;
     --append) append=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
+    --with-daemon) with_daemon=true; shift ;;
     *) echo "run-scenarios: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -51,9 +53,11 @@ fi
 # The daemon scenario (daemon-guest.sh) needs claim2cored, the CLI and the fake vLLM: built here
 # when this build dir has them (C2C_PARTS with src/daemon and src/cli), or taken as built from
 # $C2C_VM_DAEMON_BUILD_DIR (another build dir of this tree, not rebuilt here).
+# It is opt-in (--mode daemon, or --with-daemon): it adds 35-75 s to a guest run.
 daemon_targets=(claim2cored claim2core c2c-fake-vllm)
 daemon_build=${C2C_VM_DAEMON_BUILD_DIR:-$build}
-if [ "$daemon_build" = "$build" ] &&
+[ "$mode" = daemon ] && with_daemon=true
+if $with_daemon && [ "$daemon_build" = "$build" ] &&
    cmake --build "$build" --target help 2>/dev/null | grep -q "^claim2cored:"; then
   targets+=("${daemon_targets[@]}")
 fi
@@ -82,12 +86,16 @@ extra_files=()
 daemon_bins=("$daemon_build/src/daemon/claim2cored" "$daemon_build/src/cli/claim2core" "$daemon_build/src/cli/c2c-fake-vllm")
 missing=""
 for f in "${daemon_bins[@]}"; do [ -x "$f" ] || missing="$missing $f"; done
-if [ -z "$missing" ]; then
+if ! $with_daemon; then
+  :
+elif [ -z "$missing" ]; then
+  append="$append c2c.daemon=1"
   for f in "${daemon_bins[@]}"; do bins+=(--bin "$f"); done
   extra_files+=(--file "$here/daemon-guest.sh:/c2c/daemon-guest.sh"
                 --file "$here/../../examples/policies/vllm-enginecore.yaml:/c2c/vllm-enginecore.yaml")
 else
-  log "note: the daemon scenario is not run: missing$missing (configure with src/daemon and src/cli in C2C_PARTS)"
+  log "SKIP: the daemon scenario needs$missing (configure with src/daemon and src/cli in C2C_PARTS)"
+  exit 77
 fi
 "$here/make-initramfs.sh" "$work/initramfs.cpio.gz" "${bins[@]}" \
   --file "$obj:/c2c/claim2core.bpf.o" --file "$maps_obj:/c2c/policy_maps.bpf.o" \
