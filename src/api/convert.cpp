@@ -456,19 +456,9 @@ Converted<Task> from_proto(const pb::Task& t, const std::string& path) {
   return ok(std::move(o));
 }
 
-namespace {
-const std::pair<uint8_t, const char*> kFlagNames[] = {
-    {kFlagBoost, "boost"},
-    {kFlagCustomSlice, "custom-slice"},
-    {kFlagAllowedCpus, "allowed-cpus"},
-    {kFlagPreferredCpus, "preferred-cpus"},
-    {kFlagInherited, "inherited"},
-};
-}  // namespace
-
 std::vector<std::string> flag_names(uint8_t flags) {
   std::vector<std::string> out;
-  for (const auto& [bit, name] : kFlagNames)
+  for (const auto& [bit, name] : kRuntimeFlagNames)
     if (flags & bit) out.emplace_back(name);
   return out;
 }
@@ -477,7 +467,7 @@ std::optional<uint8_t> flags_from_names(const std::vector<std::string>& names) {
   uint8_t flags = 0;
   for (const auto& n : names) {
     bool known = false;
-    for (const auto& [bit, name] : kFlagNames)
+    for (const auto& [bit, name] : kRuntimeFlagNames)
       if (n == name) {
         flags = static_cast<uint8_t>(flags | bit);
         known = true;

@@ -20,6 +20,19 @@ enum RuntimeFlags : uint8_t {
   kFlagInherited = 1u << 4,
 };
 
+// The flags' names in traces (spec/trace-format.md) and in the daemon's API: one table for both.
+struct RuntimeFlagName {
+  uint8_t bit;
+  const char* name;
+};
+inline constexpr RuntimeFlagName kRuntimeFlagNames[] = {
+    {kFlagBoost, "boost"},
+    {kFlagCustomSlice, "custom-slice"},
+    {kFlagAllowedCpus, "allowed-cpus"},
+    {kFlagPreferredCpus, "preferred-cpus"},
+    {kFlagInherited, "inherited"},
+};
+
 // Exactly what one policy-map value holds (struct c2c_policy_value), in C++ types.
 struct RuntimeValue {
   uint64_t start = 0;           // identity (INV-2)

@@ -13,14 +13,6 @@ std::string ParseError::to_string() const {
 
 namespace {
 
-const std::pair<uint8_t, const char*> kFlagNames[] = {
-    {kFlagBoost, "boost"},
-    {kFlagCustomSlice, "custom-slice"},
-    {kFlagAllowedCpus, "allowed-cpus"},
-    {kFlagPreferredCpus, "preferred-cpus"},
-    {kFlagInherited, "inherited"},
-};
-
 NodeInfo decode_node_info(const Reader& r) {
   r.only({"name", "labels", "cpus", "numa", "pcieRoots", "defaultMaxBoost"});
   NodeInfo n;
@@ -151,7 +143,7 @@ PolicyKind decode_kind(const Reader& r) {
 
 std::vector<std::string> flag_names(uint8_t flags) {
   std::vector<std::string> out;
-  for (const auto& [bit, name] : kFlagNames)
+  for (const auto& [bit, name] : kRuntimeFlagNames)
     if (flags & bit) out.push_back(name);
   return out;
 }
@@ -186,7 +178,7 @@ RuntimeValue decode_value(const Reader& r) {
   const auto names = r.strings("flags");
   for (size_t i = 0; i < names.size(); ++i) {
     bool known = false;
-    for (const auto& [bit, name] : kFlagNames)
+    for (const auto& [bit, name] : kRuntimeFlagNames)
       if (names[i] == name) {
         v.flags = static_cast<uint8_t>(v.flags | bit);
         known = true;
