@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "api/convert.hpp"
@@ -85,6 +86,22 @@ std::shared_ptr<Call<Req, Resp>> begin(grpc::CallbackServerContext* ctx, const g
   return call;
 }
 
+// The request's `policy` field as a core policy; on a refusal the call is finished with
+// INVALID_ARGUMENT naming the field (shared by UpsertPolicy and Preview).
+template <class C>
+std::optional<AnyPolicy> policy_of(C& call) {
+  if (!call.req.has_policy()) {
+    call.finish(invalid("policy", "is required"));
+    return std::nullopt;
+  }
+  auto conv = api::from_proto(call.req.policy(), "policy");
+  if (!conv.ok()) {
+    call.finish(invalid(conv.error));
+    return std::nullopt;
+  }
+  return *conv.value;
+}
+
 // Runs apply in the loop's apply phase and finish after persist + plan + apply.
 template <class C>
 void submit(Engine& engine, const std::shared_ptr<C>& call, std::function<bool(Engine&)> apply,
@@ -157,16 +174,9 @@ grpc::ServerUnaryReactor* Service::UpsertPolicy(Ctx* ctx, const Buf* in, Buf* ou
   auto call = begin<pb::UpsertPolicyRequest, pb::UpsertPolicyResponse>(ctx, in, out, "UpsertPolicy", max_bytes_, metrics_);
   if (call->done) return call->reactor;
   auto* reactor = call->reactor;
-  if (!call->req.has_policy()) {
-    call->finish(invalid("policy", "is required"));
-    return reactor;
-  }
-  auto conv = api::from_proto(call->req.policy(), "policy");
-  if (!conv.ok()) {
-    call->finish(invalid(conv.error));
-    return reactor;
-  }
-  AnyPolicy policy = *conv.value;
+  auto parsed = policy_of(*call);
+  if (!parsed) return reactor;
+  AnyPolicy policy = *parsed;
   PolicyKind kind = api::kind_of(policy);
   std::string name = api::name_of(policy);
   submit(
@@ -370,16 +380,9 @@ grpc::ServerUnaryReactor* Service::Preview(Ctx* ctx, const Buf* in, Buf* out) {
   auto call = begin<pb::PreviewRequest, pb::PreviewResponse>(ctx, in, out, "Preview", max_bytes_, metrics_);
   if (call->done) return call->reactor;
   auto* reactor = call->reactor;
-  if (!call->req.has_policy()) {
-    call->finish(invalid("policy", "is required"));
-    return reactor;
-  }
-  auto conv = api::from_proto(call->req.policy(), "policy");
-  if (!conv.ok()) {
-    call->finish(invalid(conv.error));
-    return reactor;
-  }
-  AnyPolicy policy = *conv.value;
+  auto parsed = policy_of(*call);
+  if (!parsed) return reactor;
+  AnyPolicy policy = *parsed;
   bool ack = call->req.acknowledge();
   submit(
       engine_, call,
