@@ -9,7 +9,11 @@
 //   reuse                          TID reuse: a stale entry is ignored and counted (INV-2)
 //   slice    --cpu N [--slice-us U] a slice-only policy changes the slice
 //   spin     [--duration-ms D]     progress of a busy and a sleeping thread (unload scenario)
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
@@ -21,6 +25,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <thread>
@@ -82,66 +87,160 @@ void pin_self(int cpu) {
 }
 
 // ---- latency: a periodic sleeper's wakeup lateness, optionally under a policy ---------------
-int cmd_latency(const PolicySpec* spec, const std::string& cgroup, int duration_ms, int period_us) {
+//
+// Two processes, so that the measuring never competes with what it measures: a child joins the
+// cgroup and is the probe (its main thread sleeps periodically); this process stays outside the
+// cgroup, writes the policy, samples the probe's CPU from /proc (INV-6 evidence) and its context
+// switch and migration counters, and runs on CPUs outside the probe's cpuset when there are any.
+
+// The probe's side. Protocol on the pipes: child -> "<cpuset>\n"; parent -> one byte (go);
+// child -> one JSON line with its figures.
+int latency_probe_child(const std::string& cgroup, int duration_ms, int period_us, int go_fd, int out_fd) {
   join_cgroup(cgroup);
-  const std::string cpuset = cpus_allowed_list();
-  std::atomic<pid_t> tid{0};
-  std::atomic<bool> go{false}, done{false};
+  const std::string hello = cpus_allowed_list() + "\n";
+  if (write(out_fd, hello.data(), hello.size()) != static_cast<ssize_t>(hello.size())) return 2;
+  char go = 0;
+  if (read(go_fd, &go, 1) != 1) return 2;
+
   std::vector<uint64_t> lat;
+  // Per cycle, the time the probe spent runnable but not running (schedstat run delay): the
+  // scheduler's share of the lateness. The timer lateness also holds the time the timer
+  // interrupt takes to arrive, which under TCG is the emulator's, not the scheduler's.
+  std::vector<uint64_t> run_delay;
   std::set<int> getcpu_seen;
   lat.reserve(static_cast<size_t>(duration_ms) * 1000 / static_cast<size_t>(period_us) + 16);
-
-  std::thread probe([&] {
-    tid = gettid_now();
-    while (!go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    const uint64_t end = mono_ns() + static_cast<uint64_t>(duration_ms) * 1000000ull;
-    while (true) {
-      // Each deadline is one period after the previous wakeup (cyclictest -r style), so a slow
-      // (emulated) machine does not pile the lateness of one cycle onto the next.
-      const uint64_t next = mono_ns() + static_cast<uint64_t>(period_us) * 1000ull;
-      timespec ts{static_cast<time_t>(next / 1000000000ull), static_cast<long>(next % 1000000000ull)};
-      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
-      const uint64_t now = mono_ns();
-      lat.push_back(now > next ? now - next : 0);
-      getcpu_seen.insert(sched_getcpu());
-      if (now >= end) break;
+  run_delay.reserve(lat.capacity());
+  const RunDelayReader delay_reader;
+  std::optional<uint64_t> delay_before = delay_reader.read();
+  bool run_delay_ok = delay_before.has_value();
+  const uint64_t end = mono_ns() + static_cast<uint64_t>(duration_ms) * 1000000ull;
+  while (true) {
+    // Each deadline is one period after the previous wakeup (cyclictest -r style), so a slow
+    // (emulated) machine does not pile the lateness of one cycle onto the next.
+    const uint64_t next = mono_ns() + static_cast<uint64_t>(period_us) * 1000ull;
+    timespec ts{static_cast<time_t>(next / 1000000000ull), static_cast<long>(next % 1000000000ull)};
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+    const uint64_t now = mono_ns();
+    lat.push_back(now > next ? now - next : 0);
+    if (run_delay_ok) {
+      const auto delay_now = delay_reader.read();
+      run_delay_ok = delay_now && *delay_now >= *delay_before;
+      if (run_delay_ok) run_delay.push_back(*delay_now - *delay_before);
+      delay_before = delay_now;
     }
-    done = true;
-  });
-  while (tid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    getcpu_seen.insert(sched_getcpu());
+    if (now >= end) break;
+  }
+  const auto us = [](uint64_t ns) { return static_cast<double>(ns) / 1000; };
+  json j{{"samples", lat.size()},
+         {"p50_us", percentile(lat, 0.5) / 1000},
+         {"p99_us", percentile(lat, 0.99) / 1000},
+         {"p999_us", percentile(lat, 0.999) / 1000},
+         {"max_us", percentile(lat, 1.0) / 1000},
+         {"run_delay", run_delay_ok ? json{{"samples", run_delay.size()},
+                                           {"p50_us", us(percentile(run_delay, 0.5))},
+                                           {"p99_us", us(percentile(run_delay, 0.99))},
+                                           {"p999_us", us(percentile(run_delay, 0.999))},
+                                           {"max_us", us(percentile(run_delay, 1.0))}}
+                                    : json(nullptr)},
+         {"cpus_getcpu", getcpu_seen}};
+  const std::string line = j.dump() + "\n";
+  return write(out_fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) ? 0 : 2;
+}
+
+// Reads from fd until a newline (kept out) or EOF; waits at most timeout_ms for each chunk.
+std::optional<std::string> read_line(int fd, int timeout_ms) {
+  std::string line;
+  char c = 0;
+  while (true) {
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, timeout_ms) <= 0) return std::nullopt;
+    if (read(fd, &c, 1) != 1) return line.empty() ? std::nullopt : std::optional(line);
+    if (c == '\n') return line;
+    line.push_back(c);
+  }
+}
+
+// Keeps this process off the probe's CPUs when the machine has others.
+void avoid_cpus(const CpuSet& probe_cpus) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const long n = sysconf(_SC_NPROCESSORS_ONLN);
+  int count = 0;
+  for (long c = 0; c < n && c < CPU_SETSIZE; ++c)
+    if (!probe_cpus.test(static_cast<unsigned>(c))) {
+      CPU_SET(static_cast<unsigned>(c), &set);
+      ++count;
+    }
+  if (count > 0) sched_setaffinity(0, sizeof set, &set);  // best effort: a placement preference
+}
+
+int cmd_latency(const PolicySpec* spec, const std::string& cgroup, int duration_ms, int period_us) {
+  int go_pipe[2], out_pipe[2];
+  if (pipe2(go_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  const pid_t child = fork();
+  if (child < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (child == 0) {
+    close(go_pipe[1]);
+    close(out_pipe[0]);
+    int rc = 2;
+    try {
+      rc = latency_probe_child(cgroup, duration_ms, period_us, go_pipe[0], out_pipe[1]);
+    } catch (const std::exception& e) {
+      std::cerr << "latency probe: " << e.what() << std::endl;
+    }
+    _exit(rc);
+  }
+  close(go_pipe[0]);
+  close(out_pipe[1]);
+  const auto fail = [&](const std::string& why) {
+    kill(child, SIGKILL);
+    waitpid(child, nullptr, 0);
+    throw std::runtime_error("latency probe: " + why);
+  };
+  const auto cpuset = read_line(out_pipe[0], 30000);
+  if (!cpuset) fail("the probe process did not start (cgroup " + cgroup + ")");
+  auto allowed = CpuSet::parse(*cpuset);
+  if (allowed) avoid_cpus(*allowed);
   std::unique_ptr<PolicyMap> map;
   if (spec) {
     map = std::make_unique<PolicyMap>();
-    map->put_task(getpid(), tid, *spec);
+    map->put_task(child, child, *spec);
   }
-  go = true;
-  std::set<int> stat_seen;  // field 39 of /proc/<tid>/stat, sampled from outside the thread
-  const uint64_t csw0 = read_ctxt_switches(getpid(), tid, true) + read_ctxt_switches(getpid(), tid, false);
-  const uint64_t mig0 = read_nr_migrations(getpid(), tid);
+  const uint64_t csw0 = read_ctxt_switches(child, child, true) + read_ctxt_switches(child, child, false);
+  const uint64_t mig0 = read_nr_migrations(child, child);
   uint64_t csw1 = csw0, mig1 = mig0;
-  while (!done) {
-    if (auto st = read_task_stat(getpid(), tid)) stat_seen.insert(st->processor);
-    // Counters only grow; a read after the thread exited gives 0 and is ignored.
-    csw1 = std::max(csw1, read_ctxt_switches(getpid(), tid, true) + read_ctxt_switches(getpid(), tid, false));
-    mig1 = std::max(mig1, read_nr_migrations(getpid(), tid));
-    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  const char go = 'g';
+  if (write(go_pipe[1], &go, 1) != 1) fail("cannot start the probe");
+  std::set<int> stat_seen;  // field 39 of /proc/<tid>/stat, sampled from outside the probe
+  std::optional<std::string> result;
+  const int deadline_ms = duration_ms + 60000;  // a hang guard only
+  for (int waited = 0; !result && waited < deadline_ms; waited += 20) {
+    if (auto st = read_task_stat(child, child)) stat_seen.insert(st->processor);
+    // Counters only grow; a read after the probe exited gives 0 and is ignored.
+    csw1 = std::max(csw1, read_ctxt_switches(child, child, true) + read_ctxt_switches(child, child, false));
+    mig1 = std::max(mig1, read_nr_migrations(child, child));
+    result = read_line(out_pipe[0], 20);
   }
-  probe.join();
-  if (map) map->del(static_cast<uint32_t>(tid.load()));
+  int status = 0;
+  if (!result) fail("no result within " + std::to_string(deadline_ms) + " ms");
+  waitpid(child, &status, 0);
+  if (map) map->del(static_cast<uint32_t>(child));
+  close(go_pipe[1]);
+  close(out_pipe[0]);
 
-  auto allowed = CpuSet::parse(cpuset);
+  json j = json::parse(*result);
+  std::set<int> getcpu_seen = j["cpus_getcpu"].get<std::set<int>>();
   bool inside = allowed.has_value();
   for (int c : getcpu_seen) inside = inside && allowed->test(static_cast<unsigned>(c));
   for (int c : stat_seen) inside = inside && allowed->test(static_cast<unsigned>(c));
-  json j{{"scenario", "latency"}, {"policy", spec != nullptr}, {"boost", spec && spec->boost_ns > 0},
-         {"samples", lat.size()}, {"p50_us", percentile(lat, 0.5) / 1000},
-         {"p99_us", percentile(lat, 0.99) / 1000}, {"p999_us", percentile(lat, 0.999) / 1000},
-         {"max_us", percentile(lat, 1.0) / 1000}, {"cpuset", cpuset},
-         {"ctx_switches", csw1 - csw0}, {"migrations", mig1 - mig0},
-         {"cpus_getcpu", getcpu_seen}, {"cpus_stat39", stat_seen}, {"inside_cpuset", inside},
-         {"pass", inside && !lat.empty()}};
+  const bool ok = inside && j["samples"].get<size_t>() > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  j.update(json{{"scenario", "latency"}, {"policy", spec != nullptr}, {"boost", spec && spec->boost_ns > 0},
+                {"cpuset", *cpuset}, {"ctx_switches", csw1 - csw0}, {"migrations", mig1 - mig0},
+                {"cpus_stat39", stat_seen}, {"inside_cpuset", inside}, {"pass", ok}});
   std::cout << j.dump() << std::endl;
-  return inside && !lat.empty() ? 0 : 1;
+  return ok ? 0 : 1;
 }
 
 // ---- reuse: an entry left behind for an exited thread must not apply to its TID's next owner ----

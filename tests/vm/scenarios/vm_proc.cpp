@@ -1,7 +1,10 @@
 #include "vm_proc.hpp"
 
+#include <fcntl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include <fstream>
 #include <sstream>
@@ -53,6 +56,28 @@ std::string cpus_allowed_list() {
       return v;
     }
   return "";
+}
+
+RunDelayReader::RunDelayReader() : fd_(open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) {}
+
+RunDelayReader::~RunDelayReader() {
+  if (fd_ >= 0) close(fd_);
+}
+
+std::optional<uint64_t> RunDelayReader::read() const {
+  if (fd_ < 0) return std::nullopt;
+  char buf[128];
+  const ssize_t n = pread(fd_, buf, sizeof buf - 1, 0);
+  if (n <= 0) return std::nullopt;
+  buf[n] = '\0';
+  // "<on-cpu ns> <run delay ns> <timeslices>"
+  char* end = nullptr;
+  std::strtoull(buf, &end, 10);
+  if (end == buf || *end != ' ') return std::nullopt;
+  char* start = end + 1;
+  const uint64_t delay = std::strtoull(start, &end, 10);
+  if (end == start) return std::nullopt;
+  return delay;
 }
 
 pid_t gettid_now() { return static_cast<pid_t>(syscall(SYS_gettid)); }

@@ -22,6 +22,22 @@ uint64_t read_ctxt_switches(pid_t tgid, pid_t tid, bool voluntary);
 // se.nr_migrations of /proc/<tgid>/task/<tid>/sched (CONFIG_SCHED_DEBUG); 0 if absent.
 uint64_t read_nr_migrations(pid_t tgid, pid_t tid);
 
+// The calling thread's run delay: the second field of /proc/thread-self/schedstat, nanoseconds
+// it has spent runnable but not running (CONFIG_SCHED_INFO; kept by the core scheduler for every
+// class, so it measures EEVDF and sched_ext alike). The file stays open: one pread per sample.
+class RunDelayReader {
+ public:
+  RunDelayReader();
+  ~RunDelayReader();
+  RunDelayReader(const RunDelayReader&) = delete;
+  RunDelayReader& operator=(const RunDelayReader&) = delete;
+  // nullopt if the kernel has no schedstat file or it cannot be parsed.
+  std::optional<uint64_t> read() const;
+
+ private:
+  int fd_ = -1;
+};
+
 // Cpus_allowed_list of /proc/self/status.
 std::string cpus_allowed_list();
 
