@@ -344,20 +344,28 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 	__u32 cls = class_of(v);
 	__u64 slice = slice_of(v);
 	struct task_ctx *tc = tctx_of(p);
+	struct c2c_stats *st;
 
 	if (tc)
 		tc->boosted = 0;
 	count_dispatch(cls);
 
-	if (lease_live(p, v) && budget_left()) {
-		/*
-		 * Local DSQ of the CPU select_cpu returned (always inside p->cpus_ptr), ahead of
-		 * whatever runs there now. Bounded by the lease and the CPU's boost budget (INV-8).
-		 */
-		if (tc)
-			tc->boosted = 1;
-		scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_PREEMPT | SCX_ENQ_HEAD);
-		return;
+	if (lease_live(p, v)) {
+		if (budget_left()) {
+			/*
+			 * Local DSQ of the CPU select_cpu returned (always inside p->cpus_ptr), ahead
+			 * of whatever runs there now. Bounded by the lease and the CPU's boost budget
+			 * (INV-8).
+			 */
+			if (tc)
+				tc->boosted = 1;
+			scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_PREEMPT | SCX_ENQ_HEAD);
+			return;
+		}
+		/* The CPU spent its boost budget: served unboosted, in its class (INV-8). */
+		st = stats();
+		if (st)
+			__sync_fetch_and_add(&st->boost_budget_exhausted, 1);
 	}
 	switch (cls) {
 	case C2C_CLASS_LATENCY_CRITICAL:

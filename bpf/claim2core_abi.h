@@ -18,7 +18,7 @@
 #include <linux/types.h>
 #endif
 
-#define C2C_ABI_VERSION 1
+#define C2C_ABI_VERSION 2  /* 2: c2c_stats.boost_budget_exhausted */
 
 /* ---- pinning ---------------------------------------------------------------------------- */
 #define C2C_PIN_ROOT "/sys/fs/bpf/claim2core"
@@ -113,6 +113,7 @@ struct c2c_stats {
 	__u64 starvation_rescues;   /* an unboosted task served first because it waited too long */
 	__u64 cpumask_rejections;   /* a policy CPU outside p->cpus_ptr was refused (INV-6) */
 	__u64 latency_hist[C2C_LAT_BUCKETS];
+	__u64 boost_budget_exhausted; /* a live boost refused: the CPU spent its boost budget (INV-8) */
 };
 
 /* ---- map set metadata (ARRAY, one element) ---------------------------------------------- */
@@ -145,6 +146,6 @@ C2C_STATIC_ASSERT(C2C_OFFSETOF(struct c2c_policy_value, allowed_cpus) == 40, "cp
 C2C_STATIC_ASSERT(C2C_OFFSETOF(struct c2c_policy_value, tgid) == 104, "tgid offset");
 C2C_STATIC_ASSERT(sizeof(struct c2c_task_record) == 48, "task record layout changed");
 C2C_STATIC_ASSERT(sizeof(struct c2c_meta) == 16, "meta layout changed");
-C2C_STATIC_ASSERT(sizeof(struct c2c_stats) == (C2C_NR_CLASSES + 5 + C2C_LAT_BUCKETS) * 8, "stats layout");
+C2C_STATIC_ASSERT(sizeof(struct c2c_stats) == (C2C_NR_CLASSES + 6 + C2C_LAT_BUCKETS) * 8, "stats layout");
 
 #endif /* CLAIM2CORE_ABI_H */

@@ -509,6 +509,11 @@ void Engine::readback() {
   try {
     auto stats = sched::read_pinned_stats(cfg_.pin_root + "/" + C2C_STATS_MAP_NAME);
     metrics_.set_identity_mismatches(static_cast<double>(stats.identity_mismatches));
+    metrics_.set_scheduler_counter("boost_expired", static_cast<double>(stats.boost_expired));
+    metrics_.set_scheduler_counter("boost_budget_exhausted", static_cast<double>(stats.boost_budget_exhausted));
+    metrics_.set_scheduler_counter("starvation_rescues", static_cast<double>(stats.starvation_rescues));
+    metrics_.set_scheduler_counter("cpumask_rejections", static_cast<double>(stats.cpumask_rejections));
+    metrics_.set_scheduler_counter("migrations", static_cast<double>(stats.migrations));
   } catch (const std::exception& e) {
     spdlog::debug("stats map: {}", e.what());
   }

@@ -42,6 +42,12 @@ Metrics::Metrics()
                                .Help("Scheduler lookups whose (tid, start) did not match the entry (stats map, INV-2)")
                                .Register(*registry_)
                                .Add({})),
+      scheduler_(&BuildGauge()
+                      .Name("claim2core_scheduler_counter")
+                      .Help("The sched_ext scheduler's counters (stats map, all CPUs): boost_expired, "
+                            "boost_budget_exhausted (INV-8), starvation_rescues, cpumask_rejections (INV-6), "
+                            "migrations")
+                      .Register(*registry_)),
       rpcs_(&BuildCounter().Name("claim2core_rpcs_total").Help("RPCs by method and status code").Register(*registry_)),
       intents_(&BuildGauge().Name("claim2core_intents").Help("Intents by state").Register(*registry_)),
       rescans_(BuildCounter().Name("claim2core_task_rescans_total").Help("Full task rescans").Register(*registry_).Add({})),

@@ -33,6 +33,8 @@ class Metrics {
   void set_drift_now(double n) { drift_now_.Set(n); }
   void violation(const std::string& inv) { violations_->Add({{"invariant", inv}}).Increment(); }
   void set_identity_mismatches(double n) { identity_mismatches_.Set(n); }
+  // The scheduler's own counters (stats map, summed over CPUs), by name.
+  void set_scheduler_counter(const std::string& name, double n) { scheduler_->Add({{"counter", name}}).Set(n); }
   void rpc(const std::string& method, const std::string& code) {
     rpcs_->Add({{"method", method}, {"code", code}}).Increment();
   }
@@ -52,6 +54,7 @@ class Metrics {
   prometheus::Gauge& drift_now_;
   prometheus::Family<prometheus::Counter>* violations_;
   prometheus::Gauge& identity_mismatches_;
+  prometheus::Family<prometheus::Gauge>* scheduler_;
   prometheus::Family<prometheus::Counter>* rpcs_;
   prometheus::Family<prometheus::Gauge>* intents_;
   prometheus::Counter& rescans_;

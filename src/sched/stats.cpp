@@ -13,6 +13,7 @@ c2c_stats sum_stats(std::span<const c2c_stats> per_cpu) {
     total.boost_expired += s.boost_expired;
     total.starvation_rescues += s.starvation_rescues;
     total.cpumask_rejections += s.cpumask_rejections;
+    total.boost_budget_exhausted += s.boost_budget_exhausted;
     for (unsigned i = 0; i < C2C_LAT_BUCKETS; ++i) total.latency_hist[i] += s.latency_hist[i];
   }
   return total;
@@ -61,6 +62,7 @@ std::string stats_json(const c2c_stats& s) {
   j["boost_expired"] = s.boost_expired;
   j["starvation_rescues"] = s.starvation_rescues;
   j["cpumask_rejections"] = s.cpumask_rejections;
+  j["boost_budget_exhausted"] = s.boost_budget_exhausted;
   j["latency_samples"] = latency_samples(s);
   j["latency_p50_us_le"] = latency_quantile_us(s, 0.5);
   j["latency_p99_us_le"] = latency_quantile_us(s, 0.99);

@@ -15,6 +15,7 @@ TEST(SchedStats, SumAddsEveryCounterOfEveryCpu) {
     cpus[i].migrations = 1;
     cpus[i].boost_expired = 2;
     cpus[i].starvation_rescues = 3;
+    cpus[i].boost_budget_exhausted = 4;
     cpus[i].cpumask_rejections = 4;
     cpus[i].latency_hist[5] = 7;
   }
@@ -25,6 +26,7 @@ TEST(SchedStats, SumAddsEveryCounterOfEveryCpu) {
   EXPECT_EQ(t.migrations, 3u);
   EXPECT_EQ(t.boost_expired, 6u);
   EXPECT_EQ(t.starvation_rescues, 9u);
+  EXPECT_EQ(t.boost_budget_exhausted, 12u);
   EXPECT_EQ(t.cpumask_rejections, 12u);
   EXPECT_EQ(t.latency_hist[5], 21u);
   EXPECT_EQ(latency_samples(t), 21u);
