@@ -9,9 +9,11 @@
 #   scheduling off: the kernel's default scheduler (EEVDF), no policies;
 #   scheduling on:  claim2core loaded, the LC probe boosted (class lc), stress-ng workers in
 #                   class background.
-# KPIs per run: the LC probe's wakeup latency p50/p99/p99.9 (1 ms period), its context switches
+# KPIs per run: the LC probe's timer lateness and its scheduling delay (schedstat run delay: runnable
+# to running), p50/p99/p99.9 each (1 ms period), its context switches
 # and migrations, system-wide context switches (/proc/stat ctxt), background bogo ops (and per
-# second of real time: the throughput the goal compares).
+# second of real time, over stress-ng's whole run) and the background's CPU time during the probe's
+# window (CPUs' worth: the share the goal compares, free of the cells' different setup phases).
 # Then hackbench with no policies, default scheduler vs claim2core loaded.
 EXP_RUNS=${EXP_RUNS:-3}
 EXP_MS=${EXP_MS:-3000}
@@ -25,6 +27,10 @@ bg_workers() {  # the TIDs whose parent is $BG (one awk: forks are slow in a con
   awk -v parent="$BG" '$4 == parent { split(FILENAME, f, "/"); print f[3] }' /proc/[0-9]*/stat 2>/dev/null
 }
 ctxt_total() { awk '$1=="ctxt"{print $2}' /proc/stat; }
+bg_cpu_ticks() {  # CPU time (utime + stime, USER_HZ ticks) the background workers have received
+  awk -v parent="$BG" '$4 == parent { t += $14 + $15 } END { print t + 0 }' /proc/[0-9]*/stat 2>/dev/null
+}
+uptime_cs() { awk '{ split($1, a, "."); print a[1] * 100 + substr(a[2] "00", 1, 2) }' /proc/uptime; }
 
 exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
   if [ "$2" = on ]; then cg_set lc 1; cg_set bg 0; else cg_set lc 0-1; cg_set bg 0-1; fi
@@ -60,9 +66,11 @@ exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
   else
     policy=""
   fi
-  c0=$(ctxt_total)
+  # The background's CPU time over the probe's window (after the setup, which differs between
+  # cells: B and D write policies first): its throughput share while the LC probe runs.
+  c0=$(ctxt_total); w0=$(uptime_cs); t0=$(bg_cpu_ticks)
   lat=$(c2c-vm-tool latency --cgroup /sys/fs/cgroup/lc --duration-ms $EXP_MS $policy)
-  c1=$(ctxt_total)
+  c1=$(ctxt_total); w1=$(uptime_cs); t1=$(bg_cpu_ticks)
   # SIGINT: stress-ng stops its workers and still prints its metrics (bogo ops so far).
   kill -INT $BG 2>/dev/null
   wait $BG
@@ -73,7 +81,7 @@ exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
   [ -n "$ops" ] || ops=0
   [ -n "$rate" ] || rate=0
   if [ "$3" = on ]; then kill -TERM $SCHED_PID; wait $SCHED_PID; fi
-  echo "C2C-RESULT {\"experiment\":\"2x2\",\"cell\":\"$1\",\"alloc\":\"$2\",\"sched\":\"$3\",\"rep\":$4,\"probe\":$lat,\"sys_ctx_switches\":$((c1 - c0)),\"bg_bogo_ops\":$ops,\"bg_bogo_ops_per_s\":$rate,\"bg_policies\":$nbg}"
+  echo "C2C-RESULT {\"experiment\":\"2x2\",\"cell\":\"$1\",\"alloc\":\"$2\",\"sched\":\"$3\",\"rep\":$4,\"probe\":$lat,\"sys_ctx_switches\":$((c1 - c0)),\"bg_bogo_ops\":$ops,\"bg_bogo_ops_per_s\":$rate,\"bg_cpu_ticks_window\":$((t1 - t0)),\"window_cs\":$((w1 - w0)),\"bg_policies\":$nbg}"
   echo "$lat" | grep -q '"samples":0' && failed="$failed run-$1-$4"
   [ "$3" = on ] && [ $nbg -lt "$BG_WORKERS" ] && failed="$failed bg-policies-$1-$4($nbg/$BG_WORKERS)"
 }

@@ -1,15 +1,55 @@
 #!/usr/bin/env python3
 """Aggregates the raw 2x2 experiment runs (JSON lines from the guest) into the A/B/C/D table of
-medians and checks the goals: p99 latency under full contention >= 10x lower with claim2core
-than with the default scheduler (cell B vs A), background throughput loss <= 10 % (B vs A), and
-hackbench with no policies within 5 % of the default scheduler."""
+medians and checks the goals of cell B (claim2core) against cell A (default scheduler), both
+under full contention in one shared CPU pool:
+
+  - the latency-critical probe's p99 wakeup latency >= 10x lower. Wakeup latency is the
+    scheduling delay, runnable -> running (schedstat run delay, kept by the core scheduler for
+    every class). The probe's timer lateness (cyclictest's figure) is printed beside it: it also
+    holds the time the timer interrupt takes to reach the guest, which under TCG is the
+    emulator's, and cell C (the probe alone on its CPU) shows that floor;
+  - background throughput loss <= 10 %: the background's CPU time while the probe runs
+    (bogo ops per second over stress-ng's whole run, setup included, is printed too);
+  - hackbench with no policies within 5 % of the default scheduler (faster is fine).
+"""
 import json
 import statistics
 import sys
 
 
 def med(xs):
+    xs = [x for x in xs if x is not None]
     return statistics.median(xs) if xs else float("nan")
+
+
+def run_delay(r, key):
+    rd = r["probe"].get("run_delay")
+    return rd[key] if rd else None
+
+
+def bg_share(r):
+    """CPUs' worth of CPU time the background received during the probe's window."""
+    ticks, window = r.get("bg_cpu_ticks_window"), r.get("window_cs")
+    return ticks / window if ticks is not None and window else None
+
+
+COLUMNS = [  # (header, extractor, format)
+    ("t_p50", lambda r: r["probe"]["p50_us"], "{:.0f}"),
+    ("t_p99", lambda r: r["probe"]["p99_us"], "{:.0f}"),
+    ("t_p99.9", lambda r: r["probe"]["p999_us"], "{:.0f}"),
+    ("sd_p50", lambda r: run_delay(r, "p50_us"), "{:.1f}"),
+    ("sd_p99", lambda r: run_delay(r, "p99_us"), "{:.1f}"),
+    ("sd_p99.9", lambda r: run_delay(r, "p999_us"), "{:.1f}"),
+    ("ctxsw", lambda r: r["probe"]["ctx_switches"], "{:.0f}"),
+    ("migr", lambda r: r["probe"]["migrations"], "{:.0f}"),
+    ("sys_ctxsw", lambda r: r["sys_ctx_switches"], "{:.0f}"),
+    ("bg_ops/s", lambda r: r.get("bg_bogo_ops_per_s", r["bg_bogo_ops"]), "{:.1f}"),
+    ("bg_cpus", bg_share, "{:.3f}"),
+]
+
+
+def ratio(a, b):
+    return a / b if b and b == b and a == a else float("nan")
 
 
 def main(path):
@@ -27,36 +67,38 @@ def main(path):
     cells = {}
     for r in runs:
         cells.setdefault(r["cell"], []).append(r)
-    cols = ["p50_us", "p99_us", "p999_us", "ctx_switches", "migrations"]
-    print(f"{'cell':4} {'alloc':5} {'sched':5} {'n':>2} " + " ".join(f"{c:>12}" for c in cols)
-          + f" {'sys_ctxsw':>10} {'bg_bogo_ops':>11} {'bg_ops_per_s':>12}")
+    print("t_*: timer lateness (us), sd_*: scheduling delay runnable->running (us), "
+          "bg_cpus: background CPU time / window; medians over n runs")
+    print(f"{'cell':4} {'alloc':5} {'sched':5} {'n':>2} " + " ".join(f"{h:>9}" for h, _, _ in COLUMNS))
     table = {}
     for cell in sorted(cells):
         rs = cells[cell]
-        row = {c: med([r["probe"][c] for r in rs]) for c in cols}
-        row["sys_ctx_switches"] = med([r["sys_ctx_switches"] for r in rs])
-        row["bg_bogo_ops"] = med([r["bg_bogo_ops"] for r in rs])
-        # Throughput: bogo ops per second of real time (older raw files: total bogo ops).
-        row["bg_rate"] = med([r.get("bg_bogo_ops_per_s", r["bg_bogo_ops"]) for r in rs])
+        row = {h: med([x(r) for r in rs]) for h, x, _ in COLUMNS}
         table[cell] = row
         print(f"{cell:4} {rs[0]['alloc']:5} {rs[0]['sched']:5} {len(rs):>2} "
-              + " ".join(f"{row[c]:>12.0f}" for c in cols)
-              + f" {row['sys_ctx_switches']:>10.0f} {row['bg_bogo_ops']:>11.0f} {row['bg_rate']:>12.1f}")
-    ok = True
+              + " ".join(f"{fmt.format(row[h]):>9}" for h, _, fmt in COLUMNS))
+    ok = bool(table)
     if "A" in table and "B" in table:
         a, b = table["A"], table["B"]
-        ratio = a["p99_us"] / max(b["p99_us"], 1)
-        loss = 1 - b["bg_rate"] / a["bg_rate"] if a["bg_rate"] else float("nan")
-        g1, g2 = ratio >= 10, loss <= 0.10
+        sd = ratio(a["sd_p99"], b["sd_p99"])
+        g1 = sd >= 10
+        print(f"goal p99 wakeup latency (scheduling delay) A/B >= 10: {sd:.1f}x  {'MET' if g1 else 'NOT MET'}")
+        print(f"     p99.9 scheduling delay A/B: {ratio(a['sd_p99.9'], b['sd_p99.9']):.1f}x; "
+              f"p99 timer lateness A/B: {ratio(a['t_p99'], b['t_p99']):.1f}x "
+              f"(the probe alone on its CPU, cell C: p99 {table.get('C', {}).get('t_p99', float('nan')):.0f} us)")
+        loss = 1 - ratio(b["bg_cpus"], a["bg_cpus"])
+        g2 = loss <= 0.10
+        print(f"goal background loss B vs A <= 10% (CPU time in the probe's window): {loss * 100:.1f}%  "
+              f"{'MET' if g2 else 'NOT MET'}")
+        print(f"     bogo ops per second over the whole run: {(1 - ratio(b['bg_ops/s'], a['bg_ops/s'])) * 100:.1f}% loss")
         ok &= g1 and g2
-        print(f"goal p99(A)/p99(B) >= 10: {ratio:.1f}x  {'MET' if g1 else 'NOT MET'}")
-        print(f"goal background loss B vs A <= 10%: {loss * 100:.1f}%  {'MET' if g2 else 'NOT MET'}")
     if hb["off"] and hb["on"]:
         d = med(hb["on"]) / med(hb["off"]) - 1
         g3 = abs(d) <= 0.05 or d < 0
         ok &= g3
-        print(f"hackbench median default {med(hb['off']):.3f}s, claim2core {med(hb['on']):.3f}s: "
-              f"{d * 100:+.1f}%  {'MET' if g3 else 'NOT MET'} (goal: within 5%)")
+        print(f"goal hackbench (no policies) within 5%: default {med(hb['off']):.3f}s, claim2core "
+              f"{med(hb['on']):.3f}s: {d * 100:+.1f}%  {'MET' if g3 else 'NOT MET'}")
+    print(f"goals: {'ALL MET' if ok else 'NOT ALL MET'}")
     return 0 if table else 1
 
 
