@@ -17,7 +17,8 @@
  *   - normal, throughput and unmatched tasks go to DSQ_NORM;
  *   - background tasks go to DSQ_BG.
  * dispatch serves HI > NORM > BG, except that NORM / BG are served first once they have waited
- * longer than their starvation bound (INV-8). Global DSQs are safe for any affinity: consume
+ * longer than their starvation bound (INV-8). A boosted (or latency-critical) task whose slice
+ * runs out keeps its CPU while its budget lasts (keep_prev). Global DSQs are safe for any affinity: consume
  * skips tasks that cannot run on the consuming CPU.
  *
  * Invariants enforced here:
@@ -411,11 +412,45 @@ static bool serve(__u64 dsq, __u64 now)
 	return true;
 }
 
+/*
+ * Whether prev, whose slice just ran out and which is still runnable, keeps its CPU for another
+ * slice. Without this the core takes the next task from the shared DSQs before prev is enqueued
+ * again, so a boosted task that outran its slice (on a slow or preempted vCPU a short burst can)
+ * would wait a whole slice of a background task. Kept: a boosted task while its lease and the
+ * CPU's boost budget last (the tick ends it when the budget runs out, INV-8), and an unboosted
+ * latency-critical / comm-progress task while no task of its own class waits.
+ */
+static bool keep_prev(struct task_struct *prev)
+{
+	const struct c2c_policy_value *v;
+	struct task_ctx *tc;
+	__u32 cls;
+
+	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
+		return false;
+	tc = tctx_of(prev);
+	v = policy_of(prev);
+	cls = class_of(v);
+	if (tc && tc->boosted) {
+		if (!lease_live(prev, v) || !budget_left())
+			return false;
+	} else if (cls != C2C_CLASS_LATENCY_CRITICAL && cls != C2C_CLASS_COMM_PROGRESS) {
+		return false;
+	} else if (scx_bpf_dsq_nr_queued(DSQ_HI) > 0) {
+		return false;
+	}
+	prev->scx.slice = slice_of(v);
+	return true;
+}
+
 void BPF_STRUCT_OPS(c2c_dispatch, s32 cpu, struct task_struct *prev)
 {
 	__u64 now = bpf_ktime_get_boot_ns();
 
+	/* Starvation rescue first, so that keeping prev can never starve anyone (INV-8). */
 	if (rescue(DSQ_NORM, NORM_STARVE_NS, now) || rescue(DSQ_BG, BG_STARVE_NS, now))
+		return;
+	if (keep_prev(prev))
 		return;
 	if (serve(DSQ_HI, now) || serve(DSQ_NORM, now))
 		return;
