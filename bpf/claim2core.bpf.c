@@ -14,7 +14,7 @@
  *     if it is remote). select_cpu takes an idle CPU if there is one, else it steers the wakeup
  *     away from a CPU that already runs a boosted task, to one that runs an unboosted one;
  *   - unboosted latency-critical / comm-progress tasks go to DSQ_HI;
- *   - normal, throughput and unmatched tasks go to DSQ_NORM;
+ *   - normal, throughput and unmatched tasks go to DSQ_NORM, ordered by weighted virtual time;
  *   - background tasks go to DSQ_BG.
  * dispatch serves HI > NORM > BG, except that NORM / BG are served first once they have waited
  * longer than their starvation bound (INV-8). A boosted (or latency-critical) task whose slice
@@ -47,6 +47,8 @@ UEI_DEFINE(uei);
 #define BOOST_BUDGET_PCT 70
 #define NORM_STARVE_NS (10 * NSEC_PER_MSEC)
 #define BG_STARVE_NS (40 * NSEC_PER_MSEC)
+/* Normal and unmatched tasks (claim2core_abi.h says why it is short). */
+#define SLICE_NORM_NS C2C_DEFAULT_SLICE_NS
 #define SLICE_MIN_NS (100 * NSEC_PER_USEC)
 #define SLICE_MAX_NS (100 * NSEC_PER_MSEC)
 /* The watchdog must fire well after the starvation bounds, and must stay <= 30 s (6.12 max). */
@@ -63,6 +65,7 @@ UEI_DEFINE(uei);
 struct task_ctx {
 	__u64 runnable_at;        /* when the task last became runnable (0: not waiting) */
 	__u64 running_at;         /* when it last started running */
+	__u64 charged_at;         /* boost budget charged up to here (tick, stopping) */
 	__u64 expired_lease;      /* boost_until_ns already counted as expired */
 	__s32 last_cpu;           /* -1 until the task first runs */
 	__u8 boosted;             /* current run is charged to the CPU's boost budget */
@@ -94,6 +97,14 @@ struct {
  * indices into scalars, and the resulting .bss BTF is rejected by the kernel ("Invalid size").
  */
 __u64 dsq_served_at[4];
+
+/*
+ * DSQ_NORM is ordered by virtual time: a task is charged its run time divided by its weight
+ * (nice), so tasks that sleep a lot (interactive ones) come before CPU hogs. vtime_now is the
+ * largest vtime that started running; a task that slept is placed at most one slice before it,
+ * so sleeping cannot bank an unbounded head start over the tasks that kept running.
+ */
+__u64 vtime_now;
 
 static struct c2c_stats *stats(void)
 {
@@ -167,7 +178,7 @@ static __u64 slice_of(const struct c2c_policy_value *v)
 	case C2C_CLASS_BACKGROUND:
 		return 10 * NSEC_PER_MSEC;
 	default:
-		return SCX_SLICE_DFL;
+		return SLICE_NORM_NS;
 	}
 }
 
@@ -298,6 +309,15 @@ static __s32 pick_preemptible_cpu(struct task_struct *p, const struct c2c_policy
 	return fallback >= 0 ? fallback : cpu;
 }
 
+static __u64 norm_vtime(struct task_struct *p)
+{
+	__u64 floor = vtime_now > SLICE_NORM_NS ? vtime_now - SLICE_NORM_NS : 0;
+
+	if (p->scx.dsq_vtime < floor)
+		p->scx.dsq_vtime = floor;
+	return p->scx.dsq_vtime;
+}
+
 static void count_dispatch(__u32 cls)
 {
 	struct c2c_stats *st = stats();
@@ -377,7 +397,7 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_dispatch(p, DSQ_BG, slice, enq_flags);
 		break;
 	default:
-		scx_bpf_dispatch(p, DSQ_NORM, slice, enq_flags);
+		scx_bpf_dispatch_vtime(p, DSQ_NORM, slice, norm_vtime(p), enq_flags);
 		break;
 	}
 }
@@ -491,6 +511,9 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 
 	if (cc)
 		cc->curr_boosted = tc && tc->boosted;
+	/* Racy max across CPUs on purpose: vtime_now only bounds how far back a sleeper lands. */
+	if (p->scx.dsq_vtime > vtime_now)
+		vtime_now = p->scx.dsq_vtime;
 	if (!tc)
 		return;
 	if (tc->runnable_at) {
@@ -504,6 +527,7 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 	}
 	tc->last_cpu = cpu;
 	tc->running_at = now;
+	tc->charged_at = now;
 }
 
 void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
@@ -515,8 +539,8 @@ void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
 	if (!tc || !cc || !tc->boosted)
 		return;
 	/* Charge as we go so a long boosted run cannot overdraw the window's budget (INV-8). */
-	cc->boosted_ns += now - tc->running_at;
-	tc->running_at = now;
+	cc->boosted_ns += now - tc->charged_at;
+	tc->charged_at = now;
 	if (!budget_left())
 		p->scx.slice = 0;
 }
@@ -532,7 +556,10 @@ void BPF_STRUCT_OPS(c2c_stopping, struct task_struct *p, bool runnable)
 	if (!tc)
 		return;
 	if (tc->boosted && cc)
-		cc->boosted_ns += now - tc->running_at;
+		cc->boosted_ns += now - tc->charged_at;
+	/* weight 100 is nice 0: a nice-0 task's vtime advances at the speed of the clock. */
+	if (p->scx.weight)
+		p->scx.dsq_vtime += (now - tc->running_at) * 100 / p->scx.weight;
 	tc->boosted = 0;
 	/* Still runnable (slice over or preempted): it waits again from now. */
 	if (runnable)

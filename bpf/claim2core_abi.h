@@ -40,6 +40,13 @@
 #define C2C_NSEC_PER_TICK 10000000ull
 
 /* ---- CPUs ------------------------------------------------------------------------------- */
+/*
+ * The scheduler's slice for normal and unmatched tasks without a custom slice (slice_ns = 0):
+ * short, like the kernel's default scheduler, so a task waking behind CPU hogs waits
+ * milliseconds. User space reads it to know what a slice-only policy changes.
+ */
+#define C2C_DEFAULT_SLICE_NS 3000000ull
+
 #define C2C_MAX_CPUS 256u
 #define C2C_CPUMASK_WORDS (C2C_MAX_CPUS / 64u)
 

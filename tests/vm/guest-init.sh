@@ -118,7 +118,7 @@ run_scenarios() {
   result tid_reuse "$(c2c-vm-tool reuse)"
 
   # 4. A slice-only policy changes the slice.
-  result slice "$(c2c-vm-tool slice --cpu 1 --slice-us 1000 --duration-ms 1000)"
+  result slice "$(c2c-vm-tool slice --cpu 1 --slice-us 30000 --duration-ms 1000)"
 
   # 5a. Unloading: every task keeps running; the loader reports UNREG.
   c2c-vm-tool spin --duration-ms 3000 >/tmp/spin1 &
@@ -178,6 +178,7 @@ run_diag() {
     sleep 0.5
     result diag_sched_boosted_vs_hogs "$(c2c-vm-tool latency --cgroup /sys/fs/cgroup/lc --duration-ms 2000 --class lc --boost-ms 60000)"
     echo "C2C-DIAG stats $(c2c-vm-tool stats)"
+    mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; grep c2c -A2 /sys/kernel/tracing/trace | head -40 | sed 's/^/C2C-TRACE /' 
     kill -TERM $SCHED_PID; wait $SCHED_PID
   fi
 }
