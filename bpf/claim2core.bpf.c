@@ -17,8 +17,8 @@
  *   - normal, throughput and unmatched tasks go to DSQ_NORM, ordered by weighted virtual time;
  *   - background tasks go to DSQ_BG.
  * dispatch serves HI > NORM > BG, except that NORM / BG are served first once they have waited
- * longer than their starvation bound (INV-8). A boosted (or latency-critical) task whose slice
- * runs out keeps its CPU while its budget lasts (keep_prev). Global DSQs are safe for any affinity: consume
+ * longer than their starvation bound (INV-8). A boosted task whose slice runs out keeps its CPU
+ * while its lease and budget last (keep_boosted_prev). Global DSQs are safe for any affinity: consume
  * skips tasks that cannot run on the consuming CPU.
  *
  * Invariants enforced here:
@@ -47,8 +47,12 @@ UEI_DEFINE(uei);
 #define BOOST_BUDGET_PCT 70
 #define NORM_STARVE_NS (10 * NSEC_PER_MSEC)
 #define BG_STARVE_NS (40 * NSEC_PER_MSEC)
-/* Normal and unmatched tasks (claim2core_abi.h says why it is short). */
-#define SLICE_NORM_NS C2C_DEFAULT_SLICE_NS
+/*
+ * A rescued run is short: the bound promises progress, not a share. Long rescued slices would cap
+ * a boosted CPU-bound task well below its budget (measured: 50 % with a 3 ms normal and a 10 ms
+ * background slice rescued every 10 / 40 ms).
+ */
+#define RESCUE_SLICE_NS (1 * NSEC_PER_MSEC)
 #define SLICE_MIN_NS (100 * NSEC_PER_USEC)
 #define SLICE_MAX_NS (100 * NSEC_PER_MSEC)
 /* The watchdog must fire well after the starvation bounds, and must stay <= 30 s (6.12 max). */
@@ -82,6 +86,7 @@ struct cpu_ctx {
 	__u64 window_start;
 	__u64 boosted_ns;    /* boosted run time charged in the current window */
 	__u32 curr_boosted;  /* the task running here now is boosted (read by other CPUs) */
+	__u32 rescue_next;   /* the next task to run here was taken by a starvation rescue */
 };
 
 struct {
@@ -170,15 +175,15 @@ static __u64 slice_of(const struct c2c_policy_value *v)
 	}
 	switch (class_of(v)) {
 	case C2C_CLASS_LATENCY_CRITICAL:
-		return 2 * NSEC_PER_MSEC;
+		return C2C_SLICE_LATENCY_CRITICAL_NS;
 	case C2C_CLASS_COMM_PROGRESS:
-		return 1 * NSEC_PER_MSEC;
+		return C2C_SLICE_COMM_PROGRESS_NS;
 	case C2C_CLASS_THROUGHPUT:
-		return 2 * SCX_SLICE_DFL;
+		return C2C_SLICE_THROUGHPUT_NS;
 	case C2C_CLASS_BACKGROUND:
-		return 10 * NSEC_PER_MSEC;
+		return C2C_SLICE_BACKGROUND_NS;
 	default:
-		return SLICE_NORM_NS;
+		return C2C_DEFAULT_SLICE_NS;
 	}
 }
 
@@ -311,7 +316,7 @@ static __s32 pick_preemptible_cpu(struct task_struct *p, const struct c2c_policy
 
 static __u64 norm_vtime(struct task_struct *p)
 {
-	__u64 floor = vtime_now > SLICE_NORM_NS ? vtime_now - SLICE_NORM_NS : 0;
+	__u64 floor = vtime_now > C2C_DEFAULT_SLICE_NS ? vtime_now - C2C_DEFAULT_SLICE_NS : 0;
 
 	if (p->scx.dsq_vtime < floor)
 		p->scx.dsq_vtime = floor;
@@ -405,6 +410,7 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 /* Serves dsq if it has waited longer than bound: the anti-starvation path (INV-8). */
 static bool rescue(__u64 dsq, __u64 bound, __u64 now)
 {
+	struct cpu_ctx *cc;
 	struct c2c_stats *st;
 	__u64 served;
 
@@ -418,6 +424,10 @@ static bool rescue(__u64 dsq, __u64 bound, __u64 now)
 	if (now - served <= bound || !scx_bpf_consume(dsq))
 		return false;
 	dsq_served_at[dsq] = now;
+	/* dispatch runs only on an empty local DSQ, so the consumed task is the next to run here */
+	cc = this_cpu_ctx();
+	if (cc)
+		cc->rescue_next = 1;
 	st = stats();
 	if (st)
 		__sync_fetch_and_add(&st->starvation_rescues, 1);
@@ -433,32 +443,25 @@ static bool serve(__u64 dsq, __u64 now)
 }
 
 /*
- * Whether prev, whose slice just ran out and which is still runnable, keeps its CPU for another
- * slice. Without this the core takes the next task from the shared DSQs before prev is enqueued
- * again, so a boosted task that outran its slice (on a slow or preempted vCPU a short burst can)
- * would wait a whole slice of a background task. Kept: a boosted task while its lease and the
- * CPU's boost budget last (the tick ends it when the budget runs out, INV-8), and an unboosted
- * latency-critical / comm-progress task while no task of its own class waits.
+ * Whether prev, a boosted task whose slice just ran out and which is still runnable, keeps its
+ * CPU for another slice. Without this the core takes the next task from the shared DSQs before
+ * prev is enqueued again, so a boosted task that outran its slice (on a slow or preempted vCPU a
+ * short burst can) would wait a whole slice of a background task. Kept only while its lease and
+ * the CPU's boost budget last: the tick ends the run when the budget is spent (INV-8).
  */
-static bool keep_prev(struct task_struct *prev)
+static bool keep_boosted_prev(struct task_struct *prev)
 {
 	const struct c2c_policy_value *v;
 	struct task_ctx *tc;
-	__u32 cls;
 
 	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
 		return false;
 	tc = tctx_of(prev);
+	if (!tc || !tc->boosted)
+		return false;
 	v = policy_of(prev);
-	cls = class_of(v);
-	if (tc && tc->boosted) {
-		if (!lease_live(prev, v) || !budget_left())
-			return false;
-	} else if (cls != C2C_CLASS_LATENCY_CRITICAL && cls != C2C_CLASS_COMM_PROGRESS) {
+	if (!lease_live(prev, v) || !budget_left())
 		return false;
-	} else if (scx_bpf_dsq_nr_queued(DSQ_HI) > 0) {
-		return false;
-	}
 	prev->scx.slice = slice_of(v);
 	return true;
 }
@@ -470,7 +473,7 @@ void BPF_STRUCT_OPS(c2c_dispatch, s32 cpu, struct task_struct *prev)
 	/* Starvation rescue first, so that keeping prev can never starve anyone (INV-8). */
 	if (rescue(DSQ_NORM, NORM_STARVE_NS, now) || rescue(DSQ_BG, BG_STARVE_NS, now))
 		return;
-	if (keep_prev(prev))
+	if (keep_boosted_prev(prev))
 		return;
 	if (serve(DSQ_HI, now) || serve(DSQ_NORM, now))
 		return;
@@ -509,8 +512,14 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 	struct cpu_ctx *cc = this_cpu_ctx();
 	struct c2c_stats *st;
 
-	if (cc)
+	if (cc) {
 		cc->curr_boosted = tc && tc->boosted;
+		if (cc->rescue_next) {
+			cc->rescue_next = 0;
+			if (p->scx.slice > RESCUE_SLICE_NS)
+				p->scx.slice = RESCUE_SLICE_NS;
+		}
+	}
 	/* Racy max across CPUs on purpose: vtime_now only bounds how far back a sleeper lands. */
 	if (p->scx.dsq_vtime > vtime_now)
 		vtime_now = p->scx.dsq_vtime;
