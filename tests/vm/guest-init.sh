@@ -54,8 +54,8 @@ wait_state() {  # wait_state <state> <tenths of seconds>
 jget() { echo "$1" | jq -r "$2"; }
 [ -f /c2c/daemon-guest.sh ] && . /c2c/daemon-guest.sh
 
-start_sched() {
-  c2c-sched --object $OBJ --stats >/tmp/sched.out 2>/tmp/sched.err &
+start_sched() {  # start_sched [object]: the scheduler (default $OBJ) runs in the background
+  c2c-sched --object "${1:-$OBJ}" --stats >/tmp/sched.out 2>/tmp/sched.err &
   SCHED_PID=$!
   wait_state enabled 150
 }
@@ -120,6 +120,10 @@ run_scenarios() {
   # 4. A slice-only policy changes the slice.
   result slice "$(c2c-vm-tool slice --cpu 1 --slice-us 30000 --duration-ms 1000)"
 
+  # 4b. A boosted CPU hog does not starve an unmatched and a background hog on its CPU (INV-8):
+  #     the boost budget and the starvation bound both engage, nobody waits 250 ms.
+  result starve "$(c2c-vm-tool starve --cpu 1 --duration-ms 2000)"
+
   # 5a. Unloading: every task keeps running; the loader reports UNREG.
   c2c-vm-tool spin --duration-ms 3000 >/tmp/spin1 &
   SPIN=$!
@@ -149,6 +153,22 @@ run_scenarios() {
   else
     result kernel_disable '{"scenario":"kernel_disable","error":"reload failed","pass":false}'
   fi
+
+  # 5c. The starvation check catches each seeded bug in the scheduler's INV-8 guards
+  #     (bpf/sched.cmake builds them): loaded instead of the scheduler, each must fail it.
+  for m in /c2c/mutants/*.bpf.o; do
+    [ -f "$m" ] || continue
+    name=$(basename "$m" .bpf.o)
+    wait_state disabled 50
+    if start_sched "$m"; then
+      out=$(c2c-vm-tool starve --cpu 1 --duration-ms 2000)
+      kill -TERM $SCHED_PID; wait $SCHED_PID
+      killed=false; echo "$out" | grep -q '"pass":true' || killed=true
+      result "mutant-$name" "{\"scenario\":\"sched_mutant\",\"mutant\":\"$name\",\"starve\":$out,\"killed\":$killed,\"pass\":$killed}"
+    else
+      result "mutant-$name" "{\"scenario\":\"sched_mutant\",\"mutant\":\"$name\",\"error\":\"did not load\",\"pass\":false}"
+    fi
+  done
 
   # 6. Opt-in (run-scenarios.sh --with-daemon): claim2cored loads the scheduler itself, reports
   #    it, stops cleanly (tests/vm/daemon-guest.sh).

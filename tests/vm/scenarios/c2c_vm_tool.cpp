@@ -9,6 +9,9 @@
 //   reuse                          TID reuse: a stale entry is ignored and counted (INV-2)
 //   slice    --cpu N [--slice-us U] a slice-only policy changes the slice
 //   spin     [--duration-ms D]     progress of a busy and a sleeping thread (unload scenario)
+//   starve   --cpu N [--duration-ms D] [--max-gap-ms G]
+//                                  a boosted CPU hog does not starve an unmatched and a background
+//                                  hog on the same CPU (INV-8)
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -406,6 +409,83 @@ int cmd_spin(int duration_ms) {
   return pass ? 0 : 1;
 }
 
+// ---- starve: a boosted CPU hog must not starve an unmatched and a background hog (INV-8) ------
+//
+// Three CPU-bound threads pinned to one CPU: one latency-critical with a live boost lease, one
+// with no policy, one in class background. The boost must win most of the CPU, yet the others
+// must keep running: the longest time each went without the CPU stays far below the sched_ext
+// watchdog, the CPU's boost budget is seen ending boosted runs, and the starvation bound is seen
+// serving the background queue. Exit 0 when all of that holds.
+int cmd_starve(int cpu, int duration_ms, uint64_t max_gap_ms) {
+  struct Hog {
+    const char* name;
+    std::optional<PolicySpec> spec;
+    pid_t tid = 0;
+    uint64_t max_gap_ns = 0;
+    uint64_t cpu_ns = 0;
+  };
+  PolicySpec lc;
+  lc.exec_class = C2C_CLASS_LATENCY_CRITICAL;
+  lc.boost_ns = 60'000'000'000ull;
+  PolicySpec bg;
+  bg.exec_class = C2C_CLASS_BACKGROUND;
+  std::vector<Hog> hogs{{"boosted", lc}, {"unmatched", std::nullopt}, {"background", bg}};
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  uint64_t start = 0, end = 0;
+  std::vector<std::thread> ts;
+  for (auto& h : hogs)
+    ts.emplace_back([&, hp = &h] {
+      pin_self(cpu);
+      hp->tid = gettid_now();
+      ++ready;
+      while (!go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      timespec c0{}, c1{};
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+      // Gaps count from the common start to the end: a thread that never gets the CPU, or loses
+      // it for good, shows the whole wait.
+      uint64_t last = start;
+      for (uint64_t now = mono_ns();; now = mono_ns()) {
+        hp->max_gap_ns = std::max(hp->max_gap_ns, now - last);
+        last = now;
+        if (now >= end) break;
+      }
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+      hp->cpu_ns = static_cast<uint64_t>((c1.tv_sec - c0.tv_sec) * 1'000'000'000ll + (c1.tv_nsec - c0.tv_nsec));
+    });
+  while (ready < static_cast<int>(hogs.size())) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  PolicyMap map;
+  for (auto& h : hogs)
+    if (h.spec) map.put_task(getpid(), h.tid, *h.spec);
+  const c2c_stats s0 = sched::read_pinned_stats();
+  start = mono_ns();
+  end = start + static_cast<uint64_t>(duration_ms) * 1'000'000ull;
+  go = true;
+  for (auto& t : ts) t.join();
+  const c2c_stats s1 = sched::read_pinned_stats();
+  for (auto& h : hogs)
+    if (h.spec) map.del(static_cast<uint32_t>(h.tid));
+
+  uint64_t total = 0;
+  for (auto& h : hogs) total += h.cpu_ns;
+  const double boosted_share = total ? static_cast<double>(hogs[0].cpu_ns) / static_cast<double>(total) : 0.0;
+  const uint64_t exhausted = s1.boost_budget_exhausted - s0.boost_budget_exhausted;
+  const uint64_t rescues = s1.starvation_rescues - s0.starvation_rescues;
+  bool nobody_starved = true;
+  json threads = json::object();
+  for (auto& h : hogs) {
+    nobody_starved = nobody_starved && h.max_gap_ns <= max_gap_ms * 1'000'000ull && h.cpu_ns > 0;
+    threads[h.name] = {{"max_gap_ms", static_cast<double>(h.max_gap_ns) / 1e6},
+                       {"cpu_share", total ? static_cast<double>(h.cpu_ns) / static_cast<double>(total) : 0.0}};
+  }
+  const bool pass = nobody_starved && boosted_share >= 0.5 && exhausted > 0 && rescues > 0;
+  json j{{"scenario", "starve"}, {"cpu", cpu}, {"duration_ms", duration_ms}, {"max_gap_ms_allowed", max_gap_ms},
+         {"threads", threads}, {"boost_budget_exhausted", exhausted}, {"starvation_rescues", rescues},
+         {"nobody_starved", nobody_starved}, {"boost_in_force", boosted_share >= 0.5}, {"pass", pass}};
+  std::cout << j.dump() << std::endl;
+  return pass ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -443,6 +523,11 @@ int main(int argc, char** argv) {
   slice->add_option("--duration-ms", duration_ms)->default_val(1000);
   auto* spin = app.add_subcommand("spin", "progress probe for the unload scenario");
   spin->add_option("--duration-ms", duration_ms);
+  uint64_t max_gap_ms = 250;
+  auto* starve = app.add_subcommand("starve", "a boosted CPU hog vs an unmatched and a background hog (INV-8)");
+  starve->add_option("--cpu", cpu);
+  starve->add_option("--duration-ms", duration_ms);
+  starve->add_option("--max-gap-ms", max_gap_ms, "the longest any hog may go without the CPU")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -474,6 +559,7 @@ int main(int argc, char** argv) {
     if (*reuse) return cmd_reuse(max_spawns);
     if (*slice) return cmd_slice(cpu, slice_us, duration_ms);
     if (*spin) return cmd_spin(duration_ms);
+    if (*starve) return cmd_starve(cpu, duration_ms, max_gap_ms);
   } catch (const std::exception& e) {
     std::cout << json{{"error", e.what()}, {"pass", false}}.dump() << std::endl;
     return 2;
