@@ -41,10 +41,15 @@
 
 /* ---- CPUs ------------------------------------------------------------------------------- */
 /*
- * The scheduler's slice for normal and unmatched tasks without a custom slice (slice_ns = 0):
- * short, like the kernel's default scheduler, so a task waking behind CPU hogs waits
- * milliseconds. User space reads it to know what a slice-only policy changes.
+ * The scheduler's slice per class when a policy has no custom slice (C2C_F_CUSTOM_SLICE clear).
+ * The core writes the same values into entries (src/host/abi.hpp checks they agree). Normal and
+ * unmatched tasks get C2C_DEFAULT_SLICE_NS: short, like the kernel's default scheduler, so a task
+ * waking behind CPU hogs waits milliseconds, not a 20 ms slice per hog.
  */
+#define C2C_SLICE_LATENCY_CRITICAL_NS 2000000ull
+#define C2C_SLICE_COMM_PROGRESS_NS 1000000ull
+#define C2C_SLICE_THROUGHPUT_NS 20000000ull
+#define C2C_SLICE_BACKGROUND_NS 10000000ull
 #define C2C_DEFAULT_SLICE_NS 3000000ull
 
 #define C2C_MAX_CPUS 256u

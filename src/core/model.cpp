@@ -27,19 +27,6 @@ bool class_boosts(ExecClass c) {
   return c == ExecClass::LatencyCritical || c == ExecClass::CommunicationProgress;
 }
 
-// Class defaults (spec/state-machine.md, "Execution classes"): short slices where latency matters,
-// the sched_ext default (20 ms) where throughput does.
-Nanos class_default_slice(ExecClass c) {
-  switch (c) {
-    case ExecClass::LatencyCritical: return 2'000'000;
-    case ExecClass::CommunicationProgress: return 1'000'000;
-    case ExecClass::Throughput: return 20'000'000;
-    case ExecClass::Background: return 20'000'000;
-    case ExecClass::Normal: return 20'000'000;
-    case ExecClass::Unmatched: return 0;
-  }
-  return 0;
-}
 
 const char* to_string(PolicyKind k) { return k == PolicyKind::Dra ? "DRAExecutionPolicy" : "NodeSchedulingPolicy"; }
 

@@ -89,7 +89,20 @@ enum class ExecClass : uint8_t {
 const char* to_string(ExecClass c);
 std::optional<ExecClass> exec_class_from_string(const std::string& s);
 bool class_boosts(ExecClass c);
-Nanos class_default_slice(ExecClass c);
+// Class defaults (spec/state-machine.md, "Execution classes"): short slices where latency matters,
+// long ones where throughput does; normal tasks get the scheduler's default for unmatched ones.
+// src/host/abi.hpp checks them against the scheduler's (bpf/claim2core_abi.h).
+constexpr Nanos class_default_slice(ExecClass c) {
+  switch (c) {
+    case ExecClass::LatencyCritical: return 2'000'000;
+    case ExecClass::CommunicationProgress: return 1'000'000;
+    case ExecClass::Throughput: return 20'000'000;
+    case ExecClass::Background: return 10'000'000;
+    case ExecClass::Normal: return 3'000'000;
+    case ExecClass::Unmatched: return 0;
+  }
+  return 0;
+}
 
 // Slice bounds for every policy (negative or absurd slices are refused).
 inline constexpr Nanos kMinSliceNs = 10'000;         // 10 us

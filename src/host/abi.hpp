@@ -27,6 +27,12 @@ static_assert(u(static_cast<unsigned>(c2c::ExecClass::Unmatched)) == u(C2C_CLASS
                   u(static_cast<unsigned>(c2c::ExecClass::Background)) == u(C2C_CLASS_BACKGROUND) &&
                   u(static_cast<unsigned>(c2c::ExecClass::Normal)) == u(C2C_CLASS_NORMAL),
               "core ExecClass must mirror enum c2c_exec_class");
+static_assert(c2c::class_default_slice(c2c::ExecClass::LatencyCritical) == C2C_SLICE_LATENCY_CRITICAL_NS &&
+                  c2c::class_default_slice(c2c::ExecClass::CommunicationProgress) == C2C_SLICE_COMM_PROGRESS_NS &&
+                  c2c::class_default_slice(c2c::ExecClass::Throughput) == C2C_SLICE_THROUGHPUT_NS &&
+                  c2c::class_default_slice(c2c::ExecClass::Background) == C2C_SLICE_BACKGROUND_NS &&
+                  c2c::class_default_slice(c2c::ExecClass::Normal) == C2C_DEFAULT_SLICE_NS,
+              "the core's class slices must be the scheduler's (bpf/claim2core_abi.h)");
 static_assert(sizeof(c2c_task_record) == 48);
 }  // namespace abi_check
 

@@ -57,7 +57,9 @@ Nanos default_slice(ExecClass c) {
   switch (c) {
     case ExecClass::LatencyCritical: return 2'000'000;
     case ExecClass::CommunicationProgress: return 1'000'000;
-    default: return 20'000'000;
+    case ExecClass::Throughput: return 20'000'000;
+    case ExecClass::Background: return 10'000'000;
+    default: return 3'000'000;
   }
 }
 
