@@ -52,52 +52,68 @@ def ratio(a, b):
     return a / b if b and b == b and a == a else float("nan")
 
 
-def main(path):
+def load(lines):
+    """The 2x2 runs and the hackbench times (by sched on/off) of raw JSON lines."""
     runs, hb = [], {"off": [], "on": []}
-    with open(path) as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            r = json.loads(line)
-            if r.get("experiment") == "2x2":
-                runs.append(r)
-            elif r.get("experiment") == "hackbench":
-                hb[r["sched"]].append(float(r["seconds"]))
+    for line in lines:
+        line = line.strip()
+        if not line:
+            continue
+        r = json.loads(line)
+        if r.get("experiment") == "2x2":
+            runs.append(r)
+        elif r.get("experiment") == "hackbench":
+            hb[r["sched"]].append(float(r["seconds"]))
+    return runs, hb
+
+
+def summarize(runs, hb):
+    """Per-cell medians and the goals: {"table": {cell: row}, "goals": {name: (value, met)}}."""
     cells = {}
     for r in runs:
         cells.setdefault(r["cell"], []).append(r)
-    print("t_*: timer lateness (us), sd_*: scheduling delay runnable->running (us), "
-          "bg_cpus: background CPU time / window; medians over n runs")
-    print(f"{'cell':4} {'alloc':5} {'sched':5} {'n':>2} " + " ".join(f"{h:>9}" for h, _, _ in COLUMNS))
-    table = {}
-    for cell in sorted(cells):
-        rs = cells[cell]
-        row = {h: med([x(r) for r in rs]) for h, x, _ in COLUMNS}
-        table[cell] = row
-        print(f"{cell:4} {rs[0]['alloc']:5} {rs[0]['sched']:5} {len(rs):>2} "
-              + " ".join(f"{fmt.format(row[h]):>9}" for h, _, fmt in COLUMNS))
-    ok = bool(table)
+    table = {cell: {h: med([x(r) for r in rs]) for h, x, _ in COLUMNS} for cell, rs in sorted(cells.items())}
+    goals = {}
     if "A" in table and "B" in table:
         a, b = table["A"], table["B"]
         sd = ratio(a["sd_p99"], b["sd_p99"])
-        g1 = sd >= 10
+        goals["p99_scheduling_delay_ratio"] = (sd, sd >= 10)
+        loss = 1 - ratio(b["bg_cpus"], a["bg_cpus"])
+        goals["background_loss"] = (loss, loss <= 0.10)
+    if hb["off"] and hb["on"]:
+        d = med(hb["on"]) / med(hb["off"]) - 1
+        goals["hackbench_delta"] = (d, abs(d) <= 0.05 or d < 0)
+    return {"cells": cells, "table": table, "goals": goals}
+
+
+def main(path):
+    with open(path) as f:
+        runs, hb = load(f)
+    s = summarize(runs, hb)
+    table, goals = s["table"], s["goals"]
+    print("t_*: timer lateness (us), sd_*: scheduling delay runnable->running (us), "
+          "bg_cpus: background CPU time / window; medians over n runs")
+    print(f"{'cell':4} {'alloc':5} {'sched':5} {'n':>2} " + " ".join(f"{h:>9}" for h, _, _ in COLUMNS))
+    for cell, row in table.items():
+        rs = s["cells"][cell]
+        print(f"{cell:4} {rs[0]['alloc']:5} {rs[0]['sched']:5} {len(rs):>2} "
+              + " ".join(f"{fmt.format(row[h]):>9}" for h, _, fmt in COLUMNS))
+    if "p99_scheduling_delay_ratio" in goals:
+        a, b = table["A"], table["B"]
+        sd, g1 = goals["p99_scheduling_delay_ratio"]
         print(f"goal p99 wakeup latency (scheduling delay) A/B >= 10: {sd:.1f}x  {'MET' if g1 else 'NOT MET'}")
         print(f"     p99.9 scheduling delay A/B: {ratio(a['sd_p99.9'], b['sd_p99.9']):.1f}x; "
               f"p99 timer lateness A/B: {ratio(a['t_p99'], b['t_p99']):.1f}x "
               f"(the probe alone on its CPU, cell C: p99 {table.get('C', {}).get('t_p99', float('nan')):.0f} us)")
-        loss = 1 - ratio(b["bg_cpus"], a["bg_cpus"])
-        g2 = loss <= 0.10
+        loss, g2 = goals["background_loss"]
         print(f"goal background loss B vs A <= 10% (CPU time in the probe's window): {loss * 100:.1f}%  "
               f"{'MET' if g2 else 'NOT MET'}")
         print(f"     bogo ops per second over the whole run: {(1 - ratio(b['bg_ops/s'], a['bg_ops/s'])) * 100:.1f}% loss")
-        ok &= g1 and g2
-    if hb["off"] and hb["on"]:
-        d = med(hb["on"]) / med(hb["off"]) - 1
-        g3 = abs(d) <= 0.05 or d < 0
-        ok &= g3
+    if "hackbench_delta" in goals:
+        d, g3 = goals["hackbench_delta"]
         print(f"goal hackbench (no policies) within 5%: default {med(hb['off']):.3f}s, claim2core "
               f"{med(hb['on']):.3f}s: {d * 100:+.1f}%  {'MET' if g3 else 'NOT MET'}")
+    ok = bool(table) and len(goals) == 3 and all(met for _, met in goals.values())
     print(f"goals: {'ALL MET' if ok else 'NOT ALL MET'}")
     return 0 if table else 1
 
