@@ -178,7 +178,7 @@ bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range 406 for 1e999
     *err = FieldError{"state", std::string("not JSON (truncated or corrupt file?): ") + e.what()};
     return false;
   }

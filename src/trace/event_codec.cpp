@@ -317,7 +317,7 @@ std::variant<Event, ParseError> parse_line(const std::string& text, size_t line)
   json j;
   try {
     j = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range 406 for 1e999
     return ParseError{line, "", std::string("not valid JSON: ") + e.what()};
   }
   try {

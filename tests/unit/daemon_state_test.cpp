@@ -105,6 +105,8 @@ TEST(DaemonDurableState, CorruptionIsAnErrorNamingTheField) {
   std::string flipped = text;
   flipped[flipped.find("EngineCore")] = 'X';  // content changed behind the checksum
   cases.push_back({flipped, "checksum"});
+  // A number JSON cannot hold (nlohmann throws out_of_range, not parse_error): found by fuzzing.
+  cases.push_back({R"({"format":"claim2core-state","version":1e999})", "state"});
   auto j = nlohmann::json::parse(text);
   auto rewrite = [&](auto&& mutate) {
     auto k = j;
