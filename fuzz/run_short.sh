@@ -14,5 +14,8 @@ mkdir -p "$scratch/new" "$scratch/artifacts"
 # The known yaml-cpp hang must not fail the default run at random (see fuzz_policy_parser.cpp).
 C2C_FUZZ_SKIP_YAML=1
 export C2C_FUZZ_SKIP_YAML
+# libFuzzer exits 77 on a finding by default, which ctest would read as a skip: a finding is a
+# failure (exit 1), like a timeout.
 exec "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  -error_exitcode=1 -timeout_exitcode=1 \
   -artifact_prefix="$scratch/artifacts/" "$scratch/new" "$corpus"
