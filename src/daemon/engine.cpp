@@ -17,6 +17,7 @@
 #include "host/topology.hpp"
 #include "mirror/abi.hpp"
 #include "sched/loader.hpp"
+#include "sched/stats.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -509,11 +510,9 @@ void Engine::readback() {
   try {
     auto stats = sched::read_pinned_stats(cfg_.pin_root + "/" + C2C_STATS_MAP_NAME);
     metrics_.set_identity_mismatches(static_cast<double>(stats.identity_mismatches));
-    metrics_.set_scheduler_counter("boost_expired", static_cast<double>(stats.boost_expired));
-    metrics_.set_scheduler_counter("boost_budget_exhausted", static_cast<double>(stats.boost_budget_exhausted));
-    metrics_.set_scheduler_counter("starvation_rescues", static_cast<double>(stats.starvation_rescues));
-    metrics_.set_scheduler_counter("cpumask_rejections", static_cast<double>(stats.cpumask_rejections));
-    metrics_.set_scheduler_counter("migrations", static_cast<double>(stats.migrations));
+    for (const auto& c : sched::kStatCounters)  // identity_mismatches has its own gauge (above)
+      if (c.field != &c2c_stats::identity_mismatches)
+        metrics_.set_scheduler_counter(c.name, static_cast<double>(stats.*c.field));
   } catch (const std::exception& e) {
     spdlog::debug("stats map: {}", e.what());
   }

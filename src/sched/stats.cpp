@@ -8,12 +8,7 @@ c2c_stats sum_stats(std::span<const c2c_stats> per_cpu) {
   c2c_stats total{};
   for (const c2c_stats& s : per_cpu) {
     for (unsigned i = 0; i < C2C_NR_CLASSES; ++i) total.dispatched[i] += s.dispatched[i];
-    total.identity_mismatches += s.identity_mismatches;
-    total.migrations += s.migrations;
-    total.boost_expired += s.boost_expired;
-    total.starvation_rescues += s.starvation_rescues;
-    total.cpumask_rejections += s.cpumask_rejections;
-    total.boost_budget_exhausted += s.boost_budget_exhausted;
+    for (const auto& c : kStatCounters) total.*c.field += s.*c.field;
     for (unsigned i = 0; i < C2C_LAT_BUCKETS; ++i) total.latency_hist[i] += s.latency_hist[i];
   }
   return total;
@@ -57,12 +52,7 @@ std::string stats_json(const c2c_stats& s) {
   nlohmann::json d = nlohmann::json::object();
   for (uint32_t i = 0; i < C2C_NR_CLASSES; ++i) d[class_name(i)] = s.dispatched[i];
   j["dispatched"] = d;
-  j["identity_mismatches"] = s.identity_mismatches;
-  j["migrations"] = s.migrations;
-  j["boost_expired"] = s.boost_expired;
-  j["starvation_rescues"] = s.starvation_rescues;
-  j["cpumask_rejections"] = s.cpumask_rejections;
-  j["boost_budget_exhausted"] = s.boost_budget_exhausted;
+  for (const auto& c : kStatCounters) j[c.name] = s.*c.field;
   j["latency_samples"] = latency_samples(s);
   j["latency_p50_us_le"] = latency_quantile_us(s, 0.5);
   j["latency_p99_us_le"] = latency_quantile_us(s, 0.99);

@@ -2,6 +2,7 @@
 // summing the per-CPU copies, latency percentiles from the log2 histogram, JSON rendering.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -11,6 +12,23 @@
 #include "claim2core_abi.h"
 
 namespace c2c::sched {
+
+// The scalar counters of struct c2c_stats, named after their ABI fields: the one list that summing,
+// the JSON rendering and the daemon's metrics go through (a new counter is added here only).
+struct StatCounter {
+  const char* name;
+  __u64 c2c_stats::*field;
+};
+inline constexpr std::array<StatCounter, 6> kStatCounters{{
+    {"identity_mismatches", &c2c_stats::identity_mismatches},
+    {"migrations", &c2c_stats::migrations},
+    {"boost_expired", &c2c_stats::boost_expired},
+    {"starvation_rescues", &c2c_stats::starvation_rescues},
+    {"cpumask_rejections", &c2c_stats::cpumask_rejections},
+    {"boost_budget_exhausted", &c2c_stats::boost_budget_exhausted},
+}};
+static_assert(sizeof(c2c_stats) == (C2C_NR_CLASSES + kStatCounters.size() + C2C_LAT_BUCKETS) * sizeof(__u64),
+              "every scalar counter of c2c_stats must be in kStatCounters");
 
 // Sums per-CPU copies of the stats (a PERCPU_ARRAY lookup returns one per possible CPU).
 c2c_stats sum_stats(std::span<const c2c_stats> per_cpu);
