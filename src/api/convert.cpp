@@ -373,23 +373,28 @@ std::vector<pb::ClaimDeviceBinding> bindings_from_claim(const Claim& c) {
   if (pods.empty()) pods.emplace_back();
   for (const auto& pod : pods)
     for (const auto& d : c.devices) {
-      pb::ClaimDeviceBinding b;
+      pb::ClaimDeviceBinding b = device_binding(d);
       b.set_claim_uid(c.uid);
       b.set_claim_generation(c.generation);
       b.set_pod_uid(pod);
       b.set_node_name(c.node);
-      b.set_driver(d.driver);
-      b.set_pool(d.pool);
-      b.set_device(d.device);
-      b.set_share_id(d.share_id);
-      for (int n : d.numa_nodes) b.add_numa_nodes(n);
-      b.set_pcie_root(d.pcie_root);
-      b.set_pci_bus_id(d.pci_bus_id);
-      if (d.cpus) b.set_cpus(d.cpus->to_string());
-      b.set_request(d.request);
       out.push_back(std::move(b));
     }
   return out;
+}
+
+pb::ClaimDeviceBinding device_binding(const AllocatedDevice& d) {
+  pb::ClaimDeviceBinding b;
+  b.set_driver(d.driver);
+  b.set_pool(d.pool);
+  b.set_device(d.device);
+  b.set_share_id(d.share_id);
+  for (int n : d.numa_nodes) b.add_numa_nodes(n);
+  b.set_pcie_root(d.pcie_root);
+  b.set_pci_bus_id(d.pci_bus_id);
+  if (d.cpus) b.set_cpus(d.cpus->to_string());
+  b.set_request(d.request);
+  return b;
 }
 
 Converted<Pod> from_proto(const pb::PodInfo& p, const std::string& path) {

@@ -61,6 +61,9 @@ Converted<std::vector<Claim>> claims_from_bindings(
 // One binding per (device, reserved pod), or per device with an empty pod_uid when the claim
 // is reserved for no pod.
 std::vector<pb::ClaimDeviceBinding> bindings_from_claim(const Claim& c);
+// A binding with only the device's fields set (request, driver, pool, device, share, NUMA nodes,
+// PCIe root, PCI bus id, CPUs); the claim and pod fields are the caller's.
+pb::ClaimDeviceBinding device_binding(const AllocatedDevice& d);
 
 // An empty cgroup or cpus stays empty (the daemon resolves them from the host).
 Converted<Pod> from_proto(const pb::PodInfo& p, const std::string& path);

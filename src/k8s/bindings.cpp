@@ -263,6 +263,20 @@ BindingSet compute_bindings(const std::vector<ResourceClaim>& claims, const Inve
   return out;
 }
 
+c2c::AllocatedDevice to_core_device(const ClaimDeviceBinding& b) {
+  c2c::AllocatedDevice d;
+  d.request = b.request;
+  d.driver = b.driver;
+  d.pool = b.pool;
+  d.device = b.device;
+  d.share_id = b.share_id;
+  d.numa_nodes = b.numa_nodes;
+  d.pcie_root = b.pcie_root();
+  d.pci_bus_id = b.pci_bus_id;
+  d.cpus = b.cpus;
+  return d;
+}
+
 CoreEntities to_core(const BindingSet& set, const std::vector<ResourceClaim>& claims, const std::vector<Pod>& pods) {
   CoreEntities out;
   std::map<std::string, const ResourceClaim*> claims_by_uid;
@@ -294,20 +308,10 @@ CoreEntities to_core(const BindingSet& set, const std::vector<ResourceClaim>& cl
     // A device is shared by all the claim's pods: list it once per claim.
     std::string dkey = b.claim_uid + "|" + b.driver + "|" + b.pool + "|" + b.device + "|" + b.share_id + "|" + b.request;
     if (seen_devices.insert(dkey).second) {
-      c2c::AllocatedDevice d;
-      d.request = b.request;
-      d.driver = b.driver;
-      d.pool = b.pool;
-      d.device = b.device;
-      d.share_id = b.share_id;
-      d.numa_nodes = b.numa_nodes;
-      d.pcie_root = b.pcie_root();
       if (b.pcie_roots.size() > 1)
         out.warnings.push_back("claim " + b.claim_uid + " device " + b.device + " has " +
                                std::to_string(b.pcie_roots.size()) + " PCIe roots: the core gets none");
-      d.pci_bus_id = b.pci_bus_id;
-      d.cpus = b.cpus;
-      cc.devices.push_back(std::move(d));
+      cc.devices.push_back(to_core_device(b));
     }
     if (b.pod_uid.empty() || core_pods.count(b.pod_uid)) continue;
     c2c::Pod cp;

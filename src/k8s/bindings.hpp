@@ -81,6 +81,8 @@ struct CoreEntities {
   std::vector<std::string> warnings;
 };
 CoreEntities to_core(const BindingSet& set, const std::vector<ResourceClaim>& claims, const std::vector<Pod>& pods);
+// The core's view of a binding's device: its single PCIe root, or none when it has several.
+c2c::AllocatedDevice to_core_device(const ClaimDeviceBinding& b);
 
 // Output forms.
 nlohmann::json to_json(const ClaimDeviceBinding& b);

@@ -10,20 +10,11 @@
 namespace c2c::k8s {
 
 pb::ClaimDeviceBinding binding_to_proto(const ClaimDeviceBinding& b, int64_t claim_generation) {
-  pb::ClaimDeviceBinding out;
+  pb::ClaimDeviceBinding out = api::device_binding(to_core_device(b));
   out.set_claim_uid(b.claim_uid);
   out.set_claim_generation(claim_generation);
   out.set_pod_uid(b.pod_uid);
   out.set_node_name(b.node_name);
-  out.set_driver(b.driver);
-  out.set_pool(b.pool);
-  out.set_device(b.device);
-  out.set_share_id(b.share_id);
-  for (int n : b.numa_nodes) out.add_numa_nodes(n);
-  out.set_pcie_root(b.pcie_root());
-  out.set_pci_bus_id(b.pci_bus_id);
-  if (b.cpus) out.set_cpus(b.cpus->to_string());
-  out.set_request(b.request);
   out.set_claim_namespace(b.claim_namespace);
   out.set_claim_name(b.claim_name);
   out.set_pod_name(b.pod_name);
