@@ -22,14 +22,10 @@ import time
 
 import yaml
 
+from c2c_it import require_bpf
+
 SRC, CLI, DAEMON, FAKE = sys.argv[1:5]
-if os.geteuid() != 0:
-    print("SKIP: needs root (BPF maps, bpffs pins)")
-    sys.exit(77)
-if subprocess.run(["mountpoint", "-q", "/sys/fs/bpf"]).returncode != 0:
-    if subprocess.run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"]).returncode != 0:
-        print("SKIP: bpffs is not mounted and cannot be mounted")
-        sys.exit(77)
+require_bpf("BPF maps, bpffs pins")
 
 work = tempfile.mkdtemp(prefix="c2c-cli-it-")
 sock = os.path.join(work, "claim2cored.sock")

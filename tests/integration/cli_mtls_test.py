@@ -16,16 +16,12 @@ import sys
 import tempfile
 import time
 
+from c2c_it import require_bpf
+
 CLI, DAEMON = sys.argv[1:3]
-if os.geteuid() != 0:
-    print("SKIP: needs root (the daemon pins BPF maps)")
-    sys.exit(77)
+require_bpf("the daemon pins BPF maps")
 if not shutil.which("openssl"):
     print("SKIP: openssl is not installed")
-    sys.exit(77)
-if subprocess.run(["mountpoint", "-q", "/sys/fs/bpf"]).returncode != 0 and \
-        subprocess.run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"]).returncode != 0:
-    print("SKIP: bpffs is not mounted and cannot be mounted")
     sys.exit(77)
 
 work = tempfile.mkdtemp(prefix="c2c-cli-tls-")

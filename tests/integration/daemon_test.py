@@ -30,6 +30,7 @@ os.makedirs(GEN, exist_ok=True)
 subprocess.run(["protoc", "--proto_path=" + os.path.dirname(PROTO), "--python_out=" + GEN, PROTO], check=True)
 sys.path.insert(0, GEN)
 import claim2core_pb2 as pb  # noqa: E402
+from c2c_it import bpf_skip_reason  # noqa: E402
 
 SERVICE = "/claim2core.v1.Claim2Core/"
 RESPONSES = {
@@ -42,14 +43,7 @@ RESPONSES = {
 
 
 def skip_reason():
-    if os.geteuid() != 0:
-        return "needs root (bpffs, BPF maps, tracepoints)"
-    if not os.path.isdir("/sys/fs/bpf"):
-        return "no /sys/fs/bpf"
-    if subprocess.run(["mountpoint", "-q", "/sys/fs/bpf"]).returncode != 0:
-        if subprocess.run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"]).returncode != 0:
-            return "bpffs is not mounted and mounting it failed"
-    return None
+    return bpf_skip_reason("bpffs, BPF maps, tracepoints")
 
 
 def node_policy(name, regex, generation=0, priority=1, slice_ns=2_000_000, node="c2c-test-node"):

@@ -29,15 +29,11 @@ import tempfile
 import time
 import urllib.request
 
+from c2c_it import require_bpf
+
 SCENARIO, FAKE, OBSERVER, DAEMON, CLI = sys.argv[1:6]
 NODE = "kind-worker"
-if os.geteuid() != 0:
-    print("SKIP: needs root (BPF maps, bpffs pins)")
-    sys.exit(77)
-if subprocess.run(["mountpoint", "-q", "/sys/fs/bpf"]).returncode != 0:
-    if subprocess.run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"]).returncode != 0:
-        print("SKIP: bpffs is not mounted and cannot be mounted")
-        sys.exit(77)
+require_bpf("BPF maps, bpffs pins")
 
 work = tempfile.mkdtemp(prefix=f"c2c-k8s-feed-{SCENARIO}-")
 sock = os.path.join(work, "claim2cored.sock")

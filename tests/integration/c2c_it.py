@@ -1,0 +1,22 @@
+"""Shared set-up checks of the Python integration tests (imported from the scripts' directory)."""
+import os
+import subprocess
+import sys
+
+
+def bpf_skip_reason(why_root):
+    """Why this test cannot run here (not root, no bpffs that can be mounted), or None."""
+    if os.geteuid() != 0:
+        return f"needs root ({why_root})"
+    if subprocess.run(["mountpoint", "-q", "/sys/fs/bpf"]).returncode != 0:
+        if subprocess.run(["mount", "-t", "bpf", "bpf", "/sys/fs/bpf"]).returncode != 0:
+            return "bpffs is not mounted and cannot be mounted"
+    return None
+
+
+def require_bpf(why_root):
+    """Exits with ctest's skip code 77, saying why, when bpf_skip_reason finds a reason."""
+    reason = bpf_skip_reason(why_root)
+    if reason:
+        print(f"SKIP: {reason}")
+        sys.exit(77)
