@@ -150,7 +150,6 @@ struct Handlers {
   CoreImpl& s;
 
   ApplyResult operator()(const NodeInfoEvent& ev) {
-    if (auto e = validate(ev.node)) return invalid(*e);
     if (ev.node == s.node) return ignored("node info unchanged");
     s.node = ev.node;
     ApplyResult r;
@@ -161,7 +160,6 @@ struct Handlers {
   }
 
   ApplyResult upsert_claim(const Claim& c) {
-    if (auto e = validate(c)) return invalid(*e);
     auto hw = s.claim_high_water.find(c.uid);
     auto live = s.claims.find(c.uid);
     if (hw != s.claim_high_water.end()) {
@@ -169,12 +167,16 @@ struct Handlers {
         return ignored("INV-3: claim " + c.uid + " generation " + std::to_string(c.generation) +
                        " is older than " + std::to_string(hw->second));
       if (c.generation == hw->second) {
-        if (live == s.claims.end())
+        if (live != s.claims.end()) {
+          if (live->second.claim == c) return ignored("claim " + c.uid + " unchanged");
+          return invalid("claim.generation", "claim " + c.uid + " changed but its generation " +
+                                                 std::to_string(c.generation) + " did not increase");
+        }
+        if (s.claim_tombstones.count(c.uid))
           return ignored("INV-3: claim " + c.uid + " was deallocated at generation " + std::to_string(hw->second) +
                          "; a new allocation needs a newer generation");
-        if (live->second.claim == c) return ignored("claim " + c.uid + " unchanged");
-        return invalid("claim.generation", "claim " + c.uid + " changed but its generation " +
-                                               std::to_string(c.generation) + " did not increase");
+        // Neither live nor deallocated: it was live before a restart and is re-listed at the
+        // generation it had (INV-7: a restart rebuilds all the state that is still valid).
       }
     }
     std::unordered_set<std::string> pods_hit(c.reserved_for.begin(), c.reserved_for.end());
@@ -185,6 +187,7 @@ struct Handlers {
 
     s.claims[c.uid] = ClaimState{c, s.epoch};
     s.claim_high_water[c.uid] = c.generation;
+    s.claim_tombstones.erase(c.uid);
 
     ApplyResult r;
     if (!s.node.name.empty() && !c.node.empty() && c.node != s.node.name)
@@ -210,19 +213,22 @@ struct Handlers {
   }
 
   ApplyResult operator()(const ClaimDeallocated& ev) {
-    if (ev.uid.empty()) return invalid("uid", "must not be empty");
-    if (ev.generation < 0) return invalid("generation", "must not be negative");
     auto live = s.claims.find(ev.uid);
-    auto& hw = s.claim_high_water[ev.uid];  // a tombstone also stops a late, older allocation
+    auto hw = s.claim_high_water.find(ev.uid);
     if (live == s.claims.end()) {
-      if (ev.generation > hw) {
-        hw = ev.generation;
-        ApplyResult r;
-        r.message = "claim " + ev.uid + " not allocated; tombstone recorded at generation " + std::to_string(hw);
-        return r;
-      }
-      if (hw == 0) s.claim_high_water.erase(ev.uid);
-      return ignored("claim " + ev.uid + " is not allocated");
+      // A claim this node never saw leaves nothing behind: there is no entry to remove and no
+      // allocation a tombstone could stop (the observer delivers a claim's versions in order).
+      if (hw == s.claim_high_water.end()) return ignored("claim " + ev.uid + " was never allocated on this node");
+      auto tomb = s.claim_tombstones.find(ev.uid);
+      if (tomb != s.claim_tombstones.end() && ev.generation <= tomb->second)
+        return ignored("claim " + ev.uid + " is already deallocated (generation " + std::to_string(tomb->second) + ")");
+      // Known but not re-listed since a restart (or deallocated again at a newer generation): the
+      // tombstone keeps its last allocation from coming back (INV-3).
+      hw->second = std::max(hw->second, ev.generation);
+      s.claim_tombstones[ev.uid] = hw->second;
+      ApplyResult r;
+      r.message = "claim " + ev.uid + " not allocated; tombstone recorded at generation " + std::to_string(hw->second);
+      return r;
     }
     if (ev.generation != 0 && ev.generation < live->second.claim.generation)
       return ignored("INV-3: deallocation of generation " + std::to_string(ev.generation) + " but claim " + ev.uid +
@@ -231,7 +237,8 @@ struct Handlers {
                                              live->second.claim.reserved_for.end());
     if (auto it = s.pods_by_claim.find(ev.uid); it != s.pods_by_claim.end())
       pods_hit.insert(it->second.begin(), it->second.end());
-    hw = std::max({hw, ev.generation, live->second.claim.generation});
+    hw->second = std::max({hw->second, ev.generation, live->second.claim.generation});
+    s.claim_tombstones[ev.uid] = hw->second;
     s.claims.erase(live);
     ApplyResult r;
     auto affected = s.tasks_of_pods(pods_hit);
@@ -242,7 +249,6 @@ struct Handlers {
 
   ApplyResult operator()(const PodBound& ev) {
     const Pod& p = ev.pod;
-    if (auto e = validate(p)) return invalid(*e);
     auto existing = s.pods.find(p.uid);
     if (existing != s.pods.end() && existing->second.pod == p) return ignored("pod " + p.uid + " unchanged");
     if (!p.cgroup.empty())
@@ -302,7 +308,6 @@ struct Handlers {
 
   ApplyResult operator()(const TaskSeen& ev) {
     const Task& t = ev.task;
-    if (auto e = validate(t)) return invalid(*e);
     auto existing = s.tasks.find(t.key.tid);
     bool reused = false;
     std::unordered_set<uint32_t> affected{t.key.tid};
@@ -326,7 +331,6 @@ struct Handlers {
   }
 
   ApplyResult operator()(const TaskRenamed& ev) {
-    if (ev.comm.size() > 15) return invalid("comm", "longer than 15 bytes (TASK_COMM_LEN - 1)");
     auto it = s.tasks.find(ev.key.tid);
     if (it == s.tasks.end() || it->second.task.key.start != ev.key.start)
       return ignored("INV-2: rename of task (" + std::to_string(ev.key.tid) + ", " + std::to_string(ev.key.start) +
@@ -372,7 +376,10 @@ struct Handlers {
         same.generation = existing->generation;
         if (same == *existing) return ignored(key + " unchanged");
       }
-      p.generation = hw == s.policy_high_water.end() ? 1 : hw->second + 1;
+      const int64_t next = hw == s.policy_high_water.end() ? 1 : hw->second + 1;
+      if (next > kMaxGeneration)
+        return invalid("metadata.generation", key + " is at the largest generation (2^53); it cannot change any more");
+      p.generation = next;
       return std::nullopt;
     }
     if (hw == s.policy_high_water.end() || p.generation > hw->second) return std::nullopt;
@@ -402,7 +409,6 @@ struct Handlers {
 
   ApplyResult operator()(const DraPolicyUpsert& ev) {
     DraExecutionPolicy p = ev.policy;
-    if (auto e = validate(p)) return invalid(*e);
     auto existing = s.dra_policies.find(p.name);
     const DraExecutionPolicy* old = existing == s.dra_policies.end() ? nullptr : &existing->second.policy;
     if (auto early = policy_generation(PolicyKind::Dra, p, old)) return *early;
@@ -429,7 +435,6 @@ struct Handlers {
 
   ApplyResult operator()(const NodePolicyUpsert& ev) {
     NodeSchedulingPolicy p = ev.policy;
-    if (auto e = validate(p)) return invalid(*e);
     auto existing = s.node_policies.find(p.name);
     const NodeSchedulingPolicy* old = existing == s.node_policies.end() ? nullptr : &existing->second.policy;
     if (auto early = policy_generation(PolicyKind::Node, p, old)) return *early;
@@ -447,7 +452,6 @@ struct Handlers {
   }
 
   ApplyResult operator()(const PolicyDelete& ev) {
-    if (ev.generation < 0) return invalid("generation", "must not be negative");
     const std::string key = policy_key(ev.kind, ev.name);
     int64_t current = 0;
     std::unordered_set<uint32_t> affected;
@@ -517,8 +521,17 @@ struct Handlers {
 
   ApplyResult operator()(const DaemonRestart& ev) {
     uint64_t highest_actual = 0;
-    for (const auto& [tid, v] : s.actual) highest_actual = std::max(highest_actual, v.generation);
     ApplyResult r;
+    for (const auto& [tid, v] : s.actual) {
+      // A foreign entry beyond the bound must not carry G past it (or wrap it): it is unexplained
+      // and the plan removes it (INV-5).
+      if (v.generation > static_cast<uint64_t>(kMaxGeneration)) {
+        r.warnings.push_back("kernel entry for tid " + std::to_string(tid) + " has generation " +
+                             std::to_string(v.generation) + " beyond 2^53; not counted for the restart generation");
+        continue;
+      }
+      highest_actual = std::max(highest_actual, v.generation);
+    }
     if (ev.persisted_generation != 0 && ev.persisted_generation < s.generation)
       r.warnings.push_back("persisted generation " + std::to_string(ev.persisted_generation) +
                            " lags the generation in use " + std::to_string(s.generation) + " (INV-4)");
@@ -586,6 +599,11 @@ struct Handlers {
 
 }  // namespace
 
-ApplyResult CoreImpl::apply(const Event& e) { return std::visit(Handlers{*this}, e); }
+ApplyResult CoreImpl::apply(const Event& e) {
+  // Stateless validation first (the same function the trace decoder runs on every line), so that
+  // no handler can mutate anything before its input was checked.
+  if (auto err = validate(e)) return invalid(*err);
+  return std::visit(Handlers{*this}, e);
+}
 
 }  // namespace c2c

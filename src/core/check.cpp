@@ -18,6 +18,26 @@ std::vector<uint32_t> sorted_keys(const Map& m) {
   return keys;
 }
 
+// The envelope of a task (spec §3 "CPU sets"), computed here from the raw state and not with
+// CoreImpl::envelope() or the pod indexes, so that a bug in either cannot hide from INV-6: the
+// task's own cpuset, else that of the pod whose cgroup is the deepest ancestor of the task's,
+// else the node's CPUs; nullopt when none is known.
+std::optional<CpuSet> independent_envelope(const Task& t, const std::unordered_map<std::string, PodState>& pods,
+                                           const NodeInfo& node) {
+  if (t.cpuset) return t.cpuset;
+  const Pod* best = nullptr;
+  for (const auto& [uid, ps] : pods) {
+    const std::string& c = ps.pod.cgroup;
+    const bool contains = !c.empty() && (t.cgroup == c || (t.cgroup.size() > c.size() &&
+                                                           t.cgroup.compare(0, c.size(), c) == 0 &&
+                                                           t.cgroup[c.size()] == '/'));
+    if (contains && (!best || c.size() > best->cgroup.size())) best = &ps.pod;
+  }
+  if (best && best->cpuset) return best->cpuset;
+  if (!node.cpus.empty()) return node.cpus;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::vector<Violation> CoreImpl::check() const {
@@ -94,7 +114,7 @@ std::vector<Violation> CoreImpl::check() const {
 
     // INV-6: allowed CPUs within the envelope (and the allocated CPUs), preferred within allowed.
     if (t != tasks.end()) {
-      auto env = envelope(t->second);
+      auto env = independent_envelope(t->second.task, pods, node);
       if (env && !v.allowed.subset_of(*env))
         report("INV-6", tid, who + ": allowed CPUs " + v.allowed.to_string() + " widen the envelope " + env->to_string());
       if (env && !(v.flags & kFlagAllowedCpus))

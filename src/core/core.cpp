@@ -99,7 +99,8 @@ std::vector<Violation> Core::check_step(const StepContext& before, const ApplyRe
   if (s.generation < before.generation)
     out.push_back({"INV-4", "generation went back from " + std::to_string(before.generation) + " to " +
                                 std::to_string(s.generation), std::nullopt, 0});
-  if (before.restart_event && s.generation <= before.generation)
+  // A refused restart (an out-of-bounds persisted generation) changes nothing, by definition.
+  if (before.restart_event && r.status == ApplyResult::Status::Applied && s.generation <= before.generation)
     out.push_back({"INV-4", "the restart did not move the generation past " + std::to_string(before.generation),
                    std::nullopt, 0});
   if (r.status == ApplyResult::Status::Applied && !r.changed_tids.empty() && !before.restart_event) {
@@ -193,6 +194,8 @@ std::string CoreImpl::digest() const {
   for (const auto& [k, v] : node.pcie_root_cpus) o << ' ' << k << '=' << v.to_string();
   o << '\n';
   put_sorted(o, claim_high_water, [&](int64_t g) { o << g; });
+  o << "tombstones\n";
+  put_sorted(o, claim_tombstones, [&](int64_t g) { o << g; });
   put_sorted(o, policy_high_water, [&](int64_t g) { o << g; });
   put_sorted(o, claims, [&](const ClaimState& c) {
     o << c.claim.generation << ' ' << c.claim.node << ' ' << c.epoch;

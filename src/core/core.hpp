@@ -128,5 +128,9 @@ std::optional<FieldError> validate(const Claim& c);
 std::optional<FieldError> validate(const Pod& p);
 std::optional<FieldError> validate(const Task& t);
 std::optional<FieldError> validate(const NodeInfo& n);
+// Everything about one event that does not depend on the state (the entity checks above, bounds,
+// text without NUL bytes). Core::apply() runs it first; the trace decoder runs it on every line
+// before anything is applied (spec/trace-format.md).
+std::optional<FieldError> validate(const Event& e);
 
 }  // namespace c2c

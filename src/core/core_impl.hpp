@@ -76,7 +76,11 @@ class CoreImpl {
   std::map<std::string, DraPolicyState> dra_policies;
   std::map<std::string, NodePolicyState> node_policies;
   std::unordered_map<std::string, int64_t> policy_high_water;  // "<kind>/<name>" -> highest generation seen
-  std::unordered_map<std::string, int64_t> claim_high_water;   // uid -> highest generation seen (tombstones too)
+  // Claims: the highest generation seen and, apart from it, the generation a claim was deallocated
+  // at. Only the second is a tombstone: a claim that was live before a restart and is re-listed at
+  // its unchanged generation is live again (INV-7 completeness); a deallocated one is not (INV-3).
+  std::unordered_map<std::string, int64_t> claim_high_water;   // uid -> highest generation seen
+  std::unordered_map<std::string, int64_t> claim_tombstones;   // uid -> generation it was deallocated at
 
   // ---- observed state (lost on DaemonRestart) ----
   bool loading = false;

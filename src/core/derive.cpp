@@ -214,19 +214,24 @@ std::vector<Candidate> CoreImpl::candidates(const TaskState& t, const PolicyOver
     if (ov.node) fn(*ov.node);
   };
 
-  bool exact = !out.empty();
+  std::vector<const std::string*> exact_node;  // node policies that match this thread itself
   for_each_node_policy([&](const NodePolicyState& st) {
     if (node_selected(st.policy) && RE2::PartialMatch(t.task.comm, *st.regex)) {
       out.push_back(node_candidate(st, Strategy::ExactTid));
-      exact = true;
+      exact_node.push_back(&st.policy.name);
     }
   });
-  if (!exact && t.task.key.tid != t.task.tgid) {
-    // Only a real thread-group leader (tid == tgid) lends its match to the group.
+  if (t.task.key.tid != t.task.tgid) {
+    // Only a real thread-group leader (tid == tgid) lends its match to the group. The TGID
+    // candidates are kept even when an exact one exists: they lose by rule 1 and show up as a
+    // conflict (preview names the policy whose inherited match is shadowed). A policy that matches
+    // the thread itself is not its own TGID loser.
     auto leader = tasks.find(t.task.tgid);
     if (leader != tasks.end() && leader->second.task.tgid == leader->first) {
       for_each_node_policy([&](const NodePolicyState& st) {
-        if (node_selected(st.policy) && RE2::PartialMatch(leader->second.task.comm, *st.regex))
+        const bool itself = std::any_of(exact_node.begin(), exact_node.end(),
+                                        [&](const std::string* n) { return *n == st.policy.name; });
+        if (!itself && node_selected(st.policy) && RE2::PartialMatch(leader->second.task.comm, *st.regex))
           out.push_back(node_candidate(st, Strategy::Tgid));
       });
     }

@@ -109,6 +109,10 @@ inline constexpr Nanos kMinSliceNs = 10'000;         // 10 us
 inline constexpr Nanos kMaxSliceNs = 100'000'000;    // 100 ms
 inline constexpr Nanos kMinBoostNs = 1'000'000;      // 1 ms
 inline constexpr Nanos kMaxBoostNs = 3'600'000'000'000ull;  // 1 h
+// Largest claim, policy and node generation (2^53: exact in every JSON reader). Inputs above it are
+// refused, so that "the next generation" can never wrap (INV-4) and every generation survives a
+// round trip through JSON.
+inline constexpr int64_t kMaxGeneration = int64_t{1} << 53;
 
 struct TaskRole {
   std::string name;

@@ -10,6 +10,28 @@ std::optional<FieldError> err(std::string field, std::string message) {
   return FieldError{std::move(field), std::move(message)};
 }
 
+// The kernel never puts a NUL byte in a name, and no Kubernetes name or UID holds one; a NUL would
+// also be cut short by every C string API on the way to the map or a log.
+std::optional<FieldError> check_text(const std::string& field, const std::string& s) {
+  if (s.find('\0') != std::string::npos) return err(field, "must not contain a NUL byte");
+  return std::nullopt;
+}
+
+// A comm as the kernel keeps it: at most TASK_COMM_LEN - 1 bytes, never a NUL or a newline
+// (comm is read line-wise from /proc).
+std::optional<FieldError> check_comm(const std::string& field, const std::string& comm) {
+  if (comm.size() > 15) return err(field, "longer than 15 bytes (TASK_COMM_LEN - 1)");
+  if (comm.find('\0') != std::string::npos) return err(field, "must not contain a NUL byte");
+  if (comm.find('\n') != std::string::npos) return err(field, "must not contain a newline");
+  return std::nullopt;
+}
+
+std::optional<FieldError> check_generation(const std::string& field, int64_t g) {
+  if (g < 0) return err(field, "must not be negative");
+  if (g > kMaxGeneration) return err(field, "must be at most 2^53 (" + std::to_string(kMaxGeneration) + ")");
+  return std::nullopt;
+}
+
 // Kubernetes object names: DNS-1123 subdomain, at most 253 characters.
 bool valid_object_name(const std::string& s) {
   if (s.empty() || s.size() > 253) return false;
@@ -30,7 +52,9 @@ std::optional<FieldError> check_regex(const std::string& field, const std::strin
 std::optional<FieldError> check_labels(const std::string& field, const std::map<std::string, std::string>& labels) {
   for (const auto& [k, v] : labels) {
     if (k.empty() || k.size() > 317) return err(field, "label key '" + k + "' is empty or too long");
+    if (auto e = check_text(field, k)) return e;
     if (v.size() > 63) return err(field + "[" + k + "]", "label value longer than 63 characters");
+    if (auto e = check_text(field + "[" + k + "]", v)) return e;
   }
   return std::nullopt;
 }
@@ -39,17 +63,20 @@ std::optional<FieldError> check_labels(const std::string& field, const std::map<
 
 std::optional<FieldError> validate(const DraExecutionPolicy& p) {
   if (!valid_object_name(p.name)) return err("metadata.name", "must be a DNS-1123 name, got '" + p.name + "'");
-  if (p.generation < 0) return err("metadata.generation", "must not be negative");
+  if (auto e = check_generation("metadata.generation", p.generation)) return e;
   if (auto e = check_labels("spec.workloadSelector.matchLabels", p.match_labels)) return e;
   if (p.resource_claims.empty())
     return err("spec.resourceClaims", "must name at least one pod resource claim (a DRA policy derives from claims)");
   for (size_t i = 0; i < p.resource_claims.size(); ++i)
     if (p.resource_claims[i].empty()) return err("spec.resourceClaims[" + std::to_string(i) + "]", "empty claim name");
+    else if (auto e = check_text("spec.resourceClaims[" + std::to_string(i) + "]", p.resource_claims[i])) return e;
   if (p.task_roles.empty()) return err("spec.taskRoles", "must have at least one task role");
   for (size_t i = 0; i < p.task_roles.size(); ++i) {
     const auto& r = p.task_roles[i];
     std::string f = "spec.taskRoles[" + std::to_string(i) + "]";
     if (r.name.empty()) return err(f + ".name", "empty role name");
+    if (auto e = check_text(f + ".name", r.name)) return e;
+    if (auto e = check_text(f + ".selector.registeredRole", r.registered_role)) return e;
     if (r.registered_role.empty() && r.comm_regex.empty())
       return err(f + ".selector", "needs registeredRole or commandRegex");
     if (!r.comm_regex.empty())
@@ -65,14 +92,22 @@ std::optional<FieldError> validate(const DraExecutionPolicy& p) {
 
 std::optional<FieldError> validate(const NodeSchedulingPolicy& p) {
   if (!valid_object_name(p.name)) return err("metadata.name", "must be a DNS-1123 name, got '" + p.name + "'");
-  if (p.generation < 0) return err("metadata.generation", "must not be negative");
+  if (auto e = check_generation("metadata.generation", p.generation)) return e;
   if (p.node_names.empty() && p.node_selectors.empty() && p.dra_selectors.empty())
     return err("nodeNames", "a node policy must select nodes: set nodeNames, nodeSelectors or draSelectors");
   for (size_t i = 0; i < p.node_names.size(); ++i)
     if (p.node_names[i].empty()) return err("nodeNames[" + std::to_string(i) + "]", "empty node name");
+    else if (auto e = check_text("nodeNames[" + std::to_string(i) + "]", p.node_names[i])) return e;
   if (auto e = check_labels("nodeSelectors", p.node_selectors)) return e;
   for (size_t i = 0; i < p.dra_selectors.size(); ++i)
-    if (p.dra_selectors[i].driver.empty()) return err("draSelectors[" + std::to_string(i) + "].driver", "empty driver");
+  {
+    const auto& d = p.dra_selectors[i];
+    const std::string f = "draSelectors[" + std::to_string(i) + "]";
+    if (d.driver.empty()) return err(f + ".driver", "empty driver");
+    if (auto e = check_text(f + ".driver", d.driver)) return e;
+    if (auto e = check_text(f + ".pool", d.pool)) return e;
+    if (auto e = check_text(f + ".device", d.device)) return e;
+  }
   if (p.command_regex.empty()) return err("commandRegex", "must not be empty");
   if (auto e = check_regex("commandRegex", p.command_regex)) return e;
   if (p.priority < 0 || p.priority > 1000) return err("priority", "must be between 0 and 1000");
@@ -83,35 +118,54 @@ std::optional<FieldError> validate(const NodeSchedulingPolicy& p) {
 
 std::optional<FieldError> validate(const Claim& c) {
   if (c.uid.empty()) return err("claim.uid", "must not be empty");
+  if (auto e = check_text("claim.uid", c.uid)) return e;
   if (c.generation < 1) return err("claim.generation", "must be at least 1");
+  if (auto e = check_generation("claim.generation", c.generation)) return e;
+  if (auto e = check_text("claim.node", c.node)) return e;
   for (size_t i = 0; i < c.devices.size(); ++i) {
     const auto& d = c.devices[i];
     std::string f = "claim.devices[" + std::to_string(i) + "]";
     if (d.driver.empty()) return err(f + ".driver", "must not be empty");
     if (d.pool.empty()) return err(f + ".pool", "must not be empty");
     if (d.device.empty()) return err(f + ".device", "must not be empty");
+    for (const auto& [name, text] : {std::pair<const char*, const std::string*>{".request", &d.request},
+                                     {".driver", &d.driver}, {".pool", &d.pool}, {".device", &d.device},
+                                     {".shareID", &d.share_id}, {".pcieRoot", &d.pcie_root},
+                                     {".pciBusID", &d.pci_bus_id}})
+      if (auto e = check_text(f + name, *text)) return e;
     for (int n : d.numa_nodes)
       if (n < 0 || n > 1023) return err(f + ".numaNodes", "NUMA node " + std::to_string(n) + " out of range");
   }
   for (size_t i = 0; i < c.reserved_for.size(); ++i)
     if (c.reserved_for[i].empty()) return err("claim.reservedFor[" + std::to_string(i) + "]", "empty pod UID");
+    else if (auto e = check_text("claim.reservedFor[" + std::to_string(i) + "]", c.reserved_for[i])) return e;
   return std::nullopt;
 }
 
 std::optional<FieldError> validate(const Pod& p) {
   if (p.uid.empty()) return err("pod.uid", "must not be empty");
+  if (auto e = check_text("pod.uid", p.uid)) return e;
+  if (auto e = check_text("pod.namespace", p.namespace_)) return e;
+  if (auto e = check_text("pod.name", p.name)) return e;
+  if (auto e = check_text("pod.cgroup", p.cgroup)) return e;
   if (!p.cgroup.empty() && p.cgroup.front() != '/') return err("pod.cgroup", "must be an absolute cgroup path");
   if (p.cgroup == "/") return err("pod.cgroup", "the root cgroup cannot be a pod cgroup");
   if (auto e = check_labels("pod.labels", p.labels)) return e;
   for (const auto& [name, uid] : p.claims)
     if (name.empty() || uid.empty()) return err("pod.claims", "claim name and UID must not be empty");
+    else if (auto e = check_text("pod.claims", name + uid)) return e;
+  // Like a task's: the kernel never reports an empty effective cpuset (an empty cpuset.cpus means
+  // "inherit the parent's", which the host plane resolves before it reports one).
+  if (p.cpuset && p.cpuset->empty()) return err("pod.cpuset", "an effective cpuset is never empty");
   return std::nullopt;
 }
 
 std::optional<FieldError> validate(const Task& t) {
   if (t.key.tid == 0) return err("task.tid", "must be positive");
   if (t.tgid == 0) return err("task.tgid", "must be positive");
-  if (t.comm.size() > 15) return err("task.comm", "longer than 15 bytes (TASK_COMM_LEN - 1)");
+  if (auto e = check_comm("task.comm", t.comm)) return e;
+  if (auto e = check_text("task.cgroup", t.cgroup)) return e;
+  if (auto e = check_text("task.role", t.role)) return e;
   if (!t.cgroup.empty() && t.cgroup.front() != '/') return err("task.cgroup", "must be an absolute cgroup path");
   if (t.cpuset && t.cpuset->empty()) return err("task.cpuset", "an effective cpuset is never empty");
   return std::nullopt;
@@ -120,10 +174,57 @@ std::optional<FieldError> validate(const Task& t) {
 std::optional<FieldError> validate(const NodeInfo& n) {
   if (n.default_max_boost < kMinBoostNs || n.default_max_boost > kMaxBoostNs)
     return err("node.defaultMaxBoost", "must be between 1ms and 1h");
+  if (auto e = check_text("node.name", n.name)) return e;
   if (auto e = check_labels("node.labels", n.labels)) return e;
+  for (const auto& [root, cpus] : n.pcie_root_cpus)
+    if (auto e = check_text("node.pcieRoots", root)) return e;
   for (const auto& [id, cpus] : n.numa_cpus)
     if (id < 0 || id > 1023) return err("node.numa", "NUMA node " + std::to_string(id) + " out of range");
   return std::nullopt;
 }
+
+namespace {
+
+std::optional<FieldError> check_policy_ref(const std::string& name, int64_t generation) {
+  if (!valid_object_name(name)) return err("name", "must be a DNS-1123 name, got '" + name + "'");
+  return check_generation("generation", generation);
+}
+
+struct EventChecks {
+  std::optional<FieldError> operator()(const NodeInfoEvent& e) const { return validate(e.node); }
+  std::optional<FieldError> operator()(const ClaimAllocated& e) const { return validate(e.claim); }
+  std::optional<FieldError> operator()(const ClaimUpdated& e) const { return validate(e.claim); }
+  std::optional<FieldError> operator()(const ClaimDeallocated& e) const {
+    if (e.uid.empty()) return err("uid", "must not be empty");
+    if (auto x = check_text("uid", e.uid)) return x;
+    return check_generation("generation", e.generation);
+  }
+  std::optional<FieldError> operator()(const PodBound& e) const { return validate(e.pod); }
+  std::optional<FieldError> operator()(const PodRemoved& e) const { return check_text("uid", e.uid); }
+  std::optional<FieldError> operator()(const TaskSeen& e) const { return validate(e.task); }
+  std::optional<FieldError> operator()(const TaskRenamed& e) const { return check_comm("comm", e.comm); }
+  std::optional<FieldError> operator()(const TaskExited&) const { return std::nullopt; }
+  std::optional<FieldError> operator()(const DraPolicyUpsert& e) const { return validate(e.policy); }
+  std::optional<FieldError> operator()(const NodePolicyUpsert& e) const { return validate(e.policy); }
+  std::optional<FieldError> operator()(const PolicyDelete& e) const { return check_policy_ref(e.name, e.generation); }
+  std::optional<FieldError> operator()(const PreviewAck& e) const { return check_policy_ref(e.name, e.generation); }
+  std::optional<FieldError> operator()(const TimeAdvance&) const { return std::nullopt; }
+  std::optional<FieldError> operator()(const DaemonRestart& e) const {
+    if (e.persisted_generation > static_cast<uint64_t>(kMaxGeneration))
+      return err("persistedGeneration", "must be at most 2^53 (" + std::to_string(kMaxGeneration) + ")");
+    return std::nullopt;
+  }
+  std::optional<FieldError> operator()(const SyncComplete&) const { return std::nullopt; }
+  std::optional<FieldError> operator()(const BpfObserved& e) const {
+    for (size_t i = 0; i < e.entries.size(); ++i)
+      if (e.entries[i].tid == 0) return err("entries[" + std::to_string(i) + "].tid", "must be positive");
+    return std::nullopt;
+  }
+  std::optional<FieldError> operator()(const BpfSynced&) const { return std::nullopt; }
+};
+
+}  // namespace
+
+std::optional<FieldError> validate(const Event& e) { return std::visit(EventChecks{}, e); }
 
 }  // namespace c2c

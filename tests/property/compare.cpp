@@ -137,4 +137,25 @@ std::optional<std::string> diff_plan(const Plan& core, const naive::NaivePlan& m
   return os.str();
 }
 
+std::optional<std::string> diff_conflicts(const std::vector<Conflict>& core,
+                                          const std::map<uint32_t, naive::NaiveConflict>& model) {
+  std::ostringstream os;
+  auto text = [](const std::string& winner, const std::vector<std::string>& losers, const std::string& rule) {
+    std::string s = winner + " over";
+    for (const auto& l : losers) s += " " + l;
+    return s + " (" + rule + ")";
+  };
+  std::map<uint32_t, std::string> mine;
+  for (const auto& c : core) mine.emplace(c.task.tid, text(c.winner, c.losers, c.rule));
+  std::map<uint32_t, std::string> theirs;
+  for (const auto& [tid, c] : model) theirs.emplace(tid, text(c.winner, c.losers, c.rule));
+  if (mine == theirs) return std::nullopt;
+  for (const auto& [tid, t] : theirs)
+    if (!mine.count(tid) || mine.at(tid) != t)
+      os << "  tid " << tid << ": core " << (mine.count(tid) ? mine.at(tid) : "(none)") << " model " << t << "\n";
+  for (const auto& [tid, t] : mine)
+    if (!theirs.count(tid)) os << "  tid " << tid << ": core " << t << " model (none)\n";
+  return os.str();
+}
+
 }  // namespace c2c::property

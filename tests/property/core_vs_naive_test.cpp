@@ -20,7 +20,7 @@ RC_GTEST_PROP(CoreVsNaive, EveryStepAgrees, ()) {
   const std::vector<Step> steps = *gen_trace();
   ++g_traces;
   Differential run(naive::Options{explore_open_findings()});
-  auto failure = run.step(initial_node_event());
+  auto failure = run.step(initial_node_event(*rc::gen::inRange<uint8_t>(0, 5)));
   for (size_t i = 0; !failure && i < steps.size(); ++i) failure = run.step(concretize(steps[i], run.model()));
   g_events += run.steps();
   if (failure) RC_FAIL(*failure + "trace (JSON Lines, replay with claim2core replay FILE --format table):\n" + run.trace_jsonl());

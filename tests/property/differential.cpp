@@ -140,6 +140,16 @@ std::optional<std::string> Differential::step(const Event& e) {
   if (core_.now() != model_.now()) os << "now: core " << core_.now() << " model " << model_.now() << "\n";
   if (auto d = diff_desired(core_, model_)) os << "desired table differs:\n" << *d;
   if (auto d = diff_plan(core_.plan(), model_.plan())) os << "plan differs:\n" << *d;
+  if (auto d = diff_conflicts(core_.conflicts(), model_.conflicts())) os << "conflicts differ:\n" << *d;
+  // Preview of every stored policy: which tasks it matches and where it would win (§6).
+  auto previewed = [&](PolicyKind kind, const std::string& name, const PreviewResult& p) {
+    std::map<uint32_t, bool> mine;
+    for (const auto& m : p.matched) mine.emplace(m.key.tid, m.intended.has_value());
+    if (mine != model_.preview_matches(kind, name))
+      os << "preview of " << to_string(kind) << "/" << name << " differs (matched tasks or where it wins)\n";
+  };
+  for (const auto& [name, p] : model_.dra()) previewed(PolicyKind::Dra, name, core_.preview(p));
+  for (const auto& [name, p] : model_.nsp()) previewed(PolicyKind::Node, name, core_.preview(p));
   if (auto v = core_.check(); !v.empty()) os << "check() reports violations:\n" << describe(v);
   if (auto v = core_.check_step(ctx, r); !v.empty())
     os << "check_step() reports violations:\n" << describe(v);

@@ -50,6 +50,13 @@ bool dns1123(const std::string& name) {
   return RE2::FullMatch(name, re);
 }
 
+// §5 validation: no NUL byte in any name or text field; a comm has no newline either.
+bool has_nul(const std::string& s) { return s.find('\0') != std::string::npos; }
+bool bad_comm(const std::string& c) { return c.size() > 15 || has_nul(c) || c.find('\n') != std::string::npos; }
+// §4 bounds: generations are at most 2^53.
+constexpr int64_t kGenBound = int64_t{1} << 53;
+bool bad_generation(int64_t g) { return g < 0 || g > kGenBound; }
+
 bool boosts(ExecClass c) {
   return c == ExecClass::LatencyCritical || c == ExecClass::CommunicationProgress;
 }
@@ -86,7 +93,7 @@ size_t depth(const std::string& path) { return static_cast<size_t>(std::count(pa
 
 std::optional<Outcome> check_dra(const DraExecutionPolicy& p) {
   if (!dns1123(p.name)) return invalid("metadata.name", "not a DNS-1123 name");
-  if (p.generation < 0) return invalid("metadata.generation", "negative");
+  if (bad_generation(p.generation)) return invalid("metadata.generation", "negative or beyond 2^53");
   if (p.resource_claims.empty()) return invalid("spec.resourceClaims", "empty");
   if (p.task_roles.empty()) return invalid("spec.taskRoles", "empty");
   for (const auto& r : p.task_roles) {
@@ -105,7 +112,7 @@ std::optional<Outcome> check_dra(const DraExecutionPolicy& p) {
 
 std::optional<Outcome> check_node_policy(const NodeSchedulingPolicy& p) {
   if (!dns1123(p.name)) return invalid("metadata.name", "not a DNS-1123 name");
-  if (p.generation < 0) return invalid("metadata.generation", "negative");
+  if (bad_generation(p.generation)) return invalid("metadata.generation", "negative or beyond 2^53");
   if (p.node_names.empty() && p.node_selectors.empty() && p.dra_selectors.empty())
     return invalid("spec.nodeNames", "no node selector");
   if (!regex_ok(p.command_regex)) return invalid("spec.commandRegex", "does not compile");
@@ -115,15 +122,19 @@ std::optional<Outcome> check_node_policy(const NodeSchedulingPolicy& p) {
   return std::nullopt;
 }
 
-// §4 generation rules for an upsert. `stored` is the live object (null when absent or
-// tombstoned); returns nullopt when the upsert goes ahead with generation `gen`.
+// §4 generation rules for an upsert. `stored` is the live object (null when absent);
+// `tombstoned`: it was deleted / deallocated at `hwm`. Returns nullopt when the upsert goes ahead.
 template <typename T>
-std::optional<Outcome> generation_rule(int64_t gen, int64_t hwm, const T* stored, const T& incoming) {
+std::optional<Outcome> generation_rule(int64_t gen, int64_t hwm, const T* stored, bool tombstoned,
+                                       const T& incoming) {
   if (gen < hwm) return ignored("INV-3: older generation");
   if (gen == hwm) {
-    if (stored == nullptr) return ignored("INV-3: tombstoned; needs a newer generation");
-    if (*stored == incoming) return ignored("duplicate");
-    return invalid("generation", "changed without a new generation");
+    if (stored != nullptr) {
+      if (*stored == incoming) return ignored("duplicate");
+      return invalid("generation", "changed without a new generation");
+    }
+    if (tombstoned) return ignored("INV-3: tombstoned; needs a newer generation");
+    // Neither live nor tombstoned at its mark: re-listed after a restart (INV-7 completeness).
   }
   return std::nullopt;
 }
@@ -197,29 +208,39 @@ Outcome NaiveModel::on(const NodeInfoEvent& e) {
 
 Outcome NaiveModel::on_claim(const Claim& c) {
   if (c.uid.empty()) return invalid("claim.uid", "empty");
+  if (has_nul(c.uid)) return invalid("claim.uid", "NUL byte");
   if (c.generation <= 0) return invalid("claim.generation", "must be positive");
+  if (c.generation > kGenBound) return invalid("claim.generation", "beyond 2^53");
   auto live = claims_.find(c.uid);
   if (auto r = generation_rule(c.generation, claim_high_water(c.uid),
-                               live == claims_.end() ? nullptr : &live->second, c))
+                               live == claims_.end() ? nullptr : &live->second,
+                               claim_deallocated_.count(c.uid) != 0, c))
     return *r;
   claims_[c.uid] = c;
   claim_hwm_[c.uid] = c.generation;
+  claim_deallocated_.erase(c.uid);
   install(derive(), RemovalTag::Other);
   return applied();
 }
 
 Outcome NaiveModel::on(const ClaimDeallocated& e) {
+  if (e.uid.empty() || has_nul(e.uid)) return invalid("uid", "empty or NUL byte");
+  if (bad_generation(e.generation)) return invalid("generation", "negative or beyond 2^53");
   auto live = claims_.find(e.uid);
   if (live == claims_.end()) {
-    // A deallocation that overtook its allocation still leaves a tombstone (INV-3), so that the
-    // late allocation of that generation cannot resurrect the claim.
-    if (e.generation <= claim_high_water(e.uid)) return ignored("claim not allocated");
-    claim_hwm_[e.uid] = e.generation;
+    // §4: a claim never seen leaves nothing behind; a known one that is not live (not re-listed
+    // since a restart) gets its tombstone, unless it already has one at least that new.
+    if (claim_hwm_.count(e.uid) == 0) return ignored("claim never allocated here");
+    auto tomb = claim_deallocated_.find(e.uid);
+    if (tomb != claim_deallocated_.end() && e.generation <= tomb->second) return ignored("already deallocated");
+    claim_hwm_[e.uid] = std::max(claim_high_water(e.uid), e.generation);
+    claim_deallocated_[e.uid] = claim_hwm_[e.uid];
     return applied();
   }
   if (e.generation != 0 && e.generation < live->second.generation)
     return ignored("INV-3: deallocation of an older generation");
-  claim_hwm_[e.uid] = std::max(claim_high_water(e.uid), e.generation);
+  claim_hwm_[e.uid] = std::max({claim_high_water(e.uid), e.generation, live->second.generation});
+  claim_deallocated_[e.uid] = claim_hwm_[e.uid];
   claims_.erase(live);
   install(derive(), RemovalTag::ClaimDeallocated);
   return applied();
@@ -227,6 +248,9 @@ Outcome NaiveModel::on(const ClaimDeallocated& e) {
 
 Outcome NaiveModel::on(const PodBound& e) {
   if (e.pod.uid.empty()) return invalid("pod.uid", "empty");
+  if (has_nul(e.pod.uid) || has_nul(e.pod.cgroup)) return invalid("pod.uid", "NUL byte");
+  // §5: an effective cpuset is never empty (a pod's no more than a task's).
+  if (e.pod.cpuset && is_empty(*e.pod.cpuset)) return invalid("pod.cpuset", "empty");
   auto it = pods_.find(e.pod.uid);
   if (it != pods_.end() && it->second == e.pod) return ignored("duplicate");
   // A pod cgroup belongs to one pod (§5 pod_bound): otherwise "the task's pod" is not a function.
@@ -248,7 +272,9 @@ Outcome NaiveModel::on(const PodRemoved& e) {
 Outcome NaiveModel::on(const TaskSeen& e) {
   const Task& t = e.task;
   if (t.key.tid == 0) return invalid("task.tid", "zero");
-  if (t.comm.size() > 15) return invalid("task.comm", "longer than 15 bytes");
+  if (bad_comm(t.comm)) return invalid("task.comm", "longer than 15 bytes, NUL or newline");
+  if (has_nul(t.cgroup) || has_nul(t.role)) return invalid("task.cgroup", "NUL byte");
+  if (t.cpuset && is_empty(*t.cpuset)) return invalid("task.cpuset", "empty");
   auto it = tasks_.find(t.key.tid);
   if (it != tasks_.end()) {
     if (t.key.start < it->second.key.start) return ignored("older start than the live task");
@@ -260,7 +286,7 @@ Outcome NaiveModel::on(const TaskSeen& e) {
 }
 
 Outcome NaiveModel::on(const TaskRenamed& e) {
-  if (e.comm.size() > 15) return invalid("comm", "longer than 15 bytes");
+  if (bad_comm(e.comm)) return invalid("comm", "longer than 15 bytes, NUL or newline");
   auto it = tasks_.find(e.key.tid);
   if (it == tasks_.end() || it->second.key != e.key) return ignored("not the live task");
   if (it->second.comm == e.comm) return ignored("duplicate");
@@ -288,7 +314,9 @@ Outcome NaiveModel::on(const DraPolicyUpsert& e) {
     if (live != dra_.end() && live->second == p) return ignored("unchanged");
     p.generation = hwm + 1;
   }
-  if (auto r = generation_rule(p.generation, hwm, live == dra_.end() ? nullptr : &live->second, p))
+  if (p.generation > kGenBound) return invalid("metadata.generation", "the next generation would pass 2^53");
+  // Policies are durable: one that is absent at its mark was deleted (a tombstone).
+  if (auto r = generation_rule(p.generation, hwm, live == dra_.end() ? nullptr : &live->second, true, p))
     return *r;
   dra_[p.name] = p;
   policy_hwm_[{PolicyKind::Dra, p.name}] = p.generation;
@@ -307,7 +335,9 @@ Outcome NaiveModel::on(const NodePolicyUpsert& e) {
     if (live != nsp_.end() && live->second == p) return ignored("unchanged");
     p.generation = hwm + 1;
   }
-  if (auto r = generation_rule(p.generation, hwm, live == nsp_.end() ? nullptr : &live->second, p))
+  if (p.generation > kGenBound) return invalid("metadata.generation", "the next generation would pass 2^53");
+  // Policies are durable: one that is absent at its mark was deleted (a tombstone).
+  if (auto r = generation_rule(p.generation, hwm, live == nsp_.end() ? nullptr : &live->second, true, p))
     return *r;
   nsp_[p.name] = p;
   policy_hwm_[{PolicyKind::Node, p.name}] = p.generation;
@@ -316,6 +346,8 @@ Outcome NaiveModel::on(const NodePolicyUpsert& e) {
 }
 
 Outcome NaiveModel::on(const PolicyDelete& e) {
+  if (!dns1123(e.name)) return invalid("name", "not a DNS-1123 name");
+  if (bad_generation(e.generation)) return invalid("generation", "negative or beyond 2^53");
   auto current = policy_generation(e.kind, e.name);
   if (!current) return ignored("no such policy");
   if (e.generation != 0 && e.generation < *current) return ignored("INV-3: older generation");
@@ -327,6 +359,8 @@ Outcome NaiveModel::on(const PolicyDelete& e) {
 }
 
 Outcome NaiveModel::on(const PreviewAck& e) {
+  if (!dns1123(e.name)) return invalid("name", "not a DNS-1123 name");
+  if (bad_generation(e.generation)) return invalid("generation", "negative or beyond 2^53");
   if (e.kind == PolicyKind::Node) return ignored("node policies do not require a preview");
   auto current = policy_generation(e.kind, e.name);
   if (!current) return ignored("no such policy");
@@ -348,8 +382,10 @@ Outcome NaiveModel::on(const TimeAdvance& e) {
 }
 
 Outcome NaiveModel::on(const DaemonRestart& e) {
+  if (e.persisted_generation > static_cast<uint64_t>(kGenBound)) return invalid("persistedGeneration", "beyond 2^53");
   uint64_t max_actual = 0;
-  for (const auto& [tid, v] : actual_) max_actual = std::max(max_actual, v.generation);
+  for (const auto& [tid, v] : actual_)
+    if (v.generation <= static_cast<uint64_t>(kGenBound)) max_actual = std::max(max_actual, v.generation);
   // §4/INV-4: a restart moves G past its previous value, past the persisted generation and past
   // anything the kernel holds.
   g_ = std::max({g_, e.persisted_generation, max_actual}) + 1;
@@ -451,9 +487,10 @@ bool NaiveModel::node_selected(const NodeSchedulingPolicy& p) const {
 }
 
 std::optional<NaiveModel::Candidate> NaiveModel::dra_candidate(const DraExecutionPolicy& p,
-                                                              const Task& t) const {
+                                                              const Task& t, bool ignore_gate) const {
   auto acked = previewed_.find({PolicyKind::Dra, p.name});
-  const bool active = !p.require_preview || (acked != previewed_.end() && acked->second == p.generation);
+  const bool active =
+      ignore_gate || !p.require_preview || (acked != previewed_.end() && acked->second == p.generation);
   if (!active) return std::nullopt;
   const Pod* pod = pod_of(t);
   if (pod == nullptr) return std::nullopt;
@@ -576,28 +613,78 @@ std::optional<NaiveModel::Candidate> NaiveModel::node_candidate(const NodeSchedu
   return c;
 }
 
-std::vector<NaiveModel::Candidate> NaiveModel::candidates(const Task& t) const {
+std::vector<NaiveModel::Candidate> NaiveModel::candidates(const Task& t, const std::string* ungated) const {
   std::vector<Candidate> out;
   for (const auto& [name, p] : dra_) {
-    if (auto c = dra_candidate(p, t)) out.push_back(std::move(*c));
+    if (auto c = dra_candidate(p, t, ungated != nullptr && *ungated == name)) out.push_back(std::move(*c));
   }
   for (const auto& [name, p] : nsp_) {
     if (node_selected(p) && matches(p.command_regex, t.comm)) {
       if (auto c = node_candidate(p, t, Strategy::ExactTid)) out.push_back(std::move(*c));
     }
   }
-  // Exact TID first, then TGID: the leader's comm decides for threads nobody matched.
-  if (out.empty() && t.key.tid != t.tgid) {
+  // Exact TID first, then TGID: the leader's comm decides for threads nobody matched. A TGID
+  // match shadowed by an exact one is still a candidate (it loses, and is reported as a conflict,
+  // §3), except for a node policy that matches the thread itself.
+  if (t.key.tid != t.tgid) {
     // The leader is the live task with tid = t.tgid, and a leader is its own thread group
     // (findings/tgid-fallback-order-dependent.jsonl).
     auto leader = tasks_.find(t.tgid);
     if (leader != tasks_.end() && leader->second.tgid == leader->second.key.tid) {
       for (const auto& [name, p] : nsp_) {
-        if (node_selected(p) && matches(p.command_regex, leader->second.comm)) {
+        const bool itself = node_selected(p) && matches(p.command_regex, t.comm);
+        if (!itself && node_selected(p) && matches(p.command_regex, leader->second.comm)) {
           if (auto c = node_candidate(p, t, Strategy::Tgid)) out.push_back(std::move(*c));
         }
       }
     }
+  }
+  return out;
+}
+
+std::map<uint32_t, NaiveConflict> NaiveModel::conflicts() const {
+  std::map<uint32_t, NaiveConflict> out;
+  auto name = [](const Candidate& c) { return std::string(to_string(c.entry.kind)) + "/" + c.entry.policy; };
+  for (const auto& [tid, t] : tasks_) {
+    std::vector<Candidate> cands = candidates(t);
+    if (cands.size() < 2) continue;
+    // §3: exact-tid, then DRA before node, then higher priority, then name.
+    std::sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+      return std::make_tuple(static_cast<int>(a.entry.strategy), static_cast<int>(a.entry.kind), -a.priority,
+                             a.entry.policy) <
+             std::make_tuple(static_cast<int>(b.entry.strategy), static_cast<int>(b.entry.kind), -b.priority,
+                             b.entry.policy);
+    });
+    NaiveConflict c;
+    c.winner = name(cands[0]);
+    for (size_t i = 1; i < cands.size(); ++i) c.losers.push_back(name(cands[i]));
+    const Candidate& a = cands[0];
+    const Candidate& b = cands[1];
+    c.rule = a.entry.strategy != b.entry.strategy ? "exact-tid-before-tgid"
+             : a.entry.kind != b.entry.kind       ? "dra-before-node"
+             : a.priority != b.priority           ? "higher-priority"
+                                                  : "name-order";
+    out.emplace(tid, std::move(c));
+  }
+  return out;
+}
+
+std::map<uint32_t, bool> NaiveModel::preview_matches(PolicyKind kind, const std::string& name) const {
+  std::map<uint32_t, bool> out;
+  const std::string* ungated = kind == PolicyKind::Dra ? &name : nullptr;
+  for (const auto& [tid, t] : tasks_) {
+    std::vector<Candidate> cands = candidates(t, ungated);
+    auto rank = [](const Candidate& c) {
+      return std::make_tuple(static_cast<int>(c.entry.strategy), static_cast<int>(c.entry.kind), -c.priority,
+                             c.entry.policy);
+    };
+    const Candidate* mine = nullptr;
+    const Candidate* best = nullptr;
+    for (const auto& c : cands) {
+      if (c.entry.kind == kind && c.entry.policy == name) mine = &c;
+      if (best == nullptr || rank(c) < rank(*best)) best = &c;
+    }
+    if (mine != nullptr) out.emplace(tid, best == mine);
   }
   return out;
 }

@@ -53,6 +53,14 @@ struct Op {
   std::optional<RemovalTag> removal;          // Delete: recorded reason; nullopt = unexplained (INV-5)
 };
 
+// §3 Conflicts: a task matched by more than one policy.
+struct NaiveConflict {
+  std::string winner;               // "<kind>/<name>"
+  std::vector<std::string> losers;  // in resolution order
+  std::string rule;                 // the rule that put the winner before the first loser
+  bool operator==(const NaiveConflict&) const = default;
+};
+
 struct NaivePlan {
   std::vector<Op> ops;  // sorted by tid
   std::vector<uint32_t> deferred;
@@ -70,6 +78,10 @@ class NaiveModel {
   explicit NaiveModel(Options o = {}) : opt_(o) {}
   Outcome apply(const Event& e);
   NaivePlan plan() const;
+  // Conflicts of the current state, recomputed from scratch (tid -> conflict).
+  std::map<uint32_t, NaiveConflict> conflicts() const;
+  // §6 preview of a stored policy: the tasks it matches (gate ignored) -> whether it wins there.
+  std::map<uint32_t, bool> preview_matches(PolicyKind kind, const std::string& name) const;
 
   // Read access for the generator and the comparison.
   uint64_t generation() const { return g_; }
@@ -84,6 +96,10 @@ class NaiveModel {
   const std::map<std::string, Pod>& pods() const { return pods_; }
   const std::map<std::string, DraExecutionPolicy>& dra() const { return dra_; }
   const std::map<std::string, NodeSchedulingPolicy>& nsp() const { return nsp_; }
+  // Acknowledged preview generation per policy (durable, §2).
+  const std::map<std::pair<PolicyKind, std::string>, int64_t>& previewed() const { return previewed_; }
+  // Tombstones of deallocated claims: uid -> generation (§2).
+  const std::map<std::string, int64_t>& claim_tombstones() const { return claim_deallocated_; }
   // Tids whose desired entry the last applied event added, changed or removed (sorted).
   const std::vector<uint32_t>& last_changed() const { return last_changed_; }
   int64_t claim_high_water(const std::string& uid) const;
@@ -117,8 +133,9 @@ class NaiveModel {
 
   // The whole desired table, recomputed from the observed state and the policies.
   std::map<uint32_t, Entry> derive() const;
-  std::vector<Candidate> candidates(const Task& t) const;
-  std::optional<Candidate> dra_candidate(const DraExecutionPolicy& p, const Task& t) const;
+  // `ungated`: a DRA policy that counts as live although it waits for a preview (§6 preview).
+  std::vector<Candidate> candidates(const Task& t, const std::string* ungated = nullptr) const;
+  std::optional<Candidate> dra_candidate(const DraExecutionPolicy& p, const Task& t, bool ignore_gate = false) const;
   std::optional<Candidate> node_candidate(const NodeSchedulingPolicy& p, const Task& t,
                                           Strategy s) const;
   const Pod* pod_of(const Task& t) const;
@@ -141,6 +158,7 @@ class NaiveModel {
   std::map<std::pair<PolicyKind, std::string>, int64_t> previewed_;
   std::map<std::pair<PolicyKind, std::string>, int64_t> policy_hwm_;
   std::map<std::string, int64_t> claim_hwm_;
+  std::map<std::string, int64_t> claim_deallocated_;  // §2: a claim's tombstone, apart from its mark
 
   std::map<std::string, Claim> claims_;
   std::map<std::string, Pod> pods_;

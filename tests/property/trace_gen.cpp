@@ -22,12 +22,38 @@ const char* const kPods[] = {"p0", "p1", "p2"};
 const char* const kNodeRegex[] = {"^EngineCore(_DP[0-9]+)?$", "EngineCore", "python", "^NCCL"};
 constexpr Nanos kSec = 1'000'000'000ull;
 
-CpuSet cpus(const char* text) { return *CpuSet::parse(text); }
+// The universe is written with CPUs 0-7; a trace runs on one of these layouts of them, so that the
+// upper words of the 256-bit set are exercised too: sets that straddle a 64-bit word (60-67,
+// 124-131), the last word up to CPU 255, and a spread over all four words (7, 38, ..., 224).
+constexpr unsigned kLayouts = 5;
+unsigned layout_cpu(unsigned layout, unsigned c) {
+  switch (layout) {
+    case 1: return c + 60;
+    case 2: return c + 124;
+    case 3: return c + 248;
+    case 4: return 31 * c + 7;
+    default: return c;
+  }
+}
+CpuSet laid_out(unsigned layout, const CpuSet& small) {
+  CpuSet out;
+  for (unsigned c : small.cpus()) out.set(layout_cpu(layout, c));
+  return out;
+}
+// The layout of the trace so far: the one whose image of the node's CPUs is the node's CPUs.
+unsigned layout_of(const naive::NaiveModel& m) {
+  for (unsigned l = 0; l < kLayouts; ++l)
+    for (const char* n : {"0-7", "0-3"})
+      if (laid_out(l, *CpuSet::parse(n)) == m.node().cpus) return l;
+  return 0;
+}
 
-std::optional<CpuSet> pick_cpuset(uint8_t v, std::initializer_list<const char*> options) {
+CpuSet cpus(const char* text, unsigned layout = 0) { return laid_out(layout, *CpuSet::parse(text)); }
+
+std::optional<CpuSet> pick_cpuset(uint8_t v, std::initializer_list<const char*> options, unsigned layout) {
   const size_t i = v % (options.size() + 1);
   if (i == 0) return std::nullopt;
-  return cpus(*(options.begin() + (i - 1)));
+  return cpus(*(options.begin() + (i - 1)), layout);
 }
 
 // Generation for an upsert, relative to the high-water mark: mostly the next one, sometimes the
@@ -88,7 +114,8 @@ Claim make_claim(const Step& s, const naive::NaiveModel& m) {
   }
   const char* roots[] = {"", "r0", "r1"};
   d.pcie_root = roots[(s.p[4] / 3) % 3];
-  d.cpus = pick_cpuset(s.p[5], {"2-3", "6-7", "0-7", "2-5"});
+  const unsigned layout = layout_of(m);
+  d.cpus = pick_cpuset(s.p[5], {"2-3", "6-7", "0-7", "2-5"}, layout);
   // c1 is the usual CPU claim; the others allocate CPUs now and then, so that a pod may hold two
   // CPU-allocating claims (findings/inv6-two-cpu-claims.jsonl).
   const bool cpu_claim = c.uid == "c1" || s.p[6] % 4 == 1;
@@ -98,7 +125,7 @@ Claim make_claim(const Step& s, const naive::NaiveModel& m) {
     AllocatedDevice d2 = d;
     d2.device = "d2";
     d2.numa_nodes = {1};
-    d2.cpus = cpus("5");
+    d2.cpus = cpus("5", layout);
     c.devices.push_back(d2);
   }
   const uint8_t mask = static_cast<uint8_t>(s.p[6] % 10 >= 7 ? 7 : s.p[6] % 10);  // often all pods
@@ -107,7 +134,7 @@ Claim make_claim(const Step& s, const naive::NaiveModel& m) {
   return c;
 }
 
-Pod make_pod(const Step& s) {
+Pod make_pod(const Step& s, const naive::NaiveModel& m) {
   Pod p;
   const unsigned i = s.p[0] % 3;
   p.uid = kPods[i];
@@ -125,7 +152,7 @@ Pod make_pod(const Step& s) {
     default: break;
   }
   p.cgroup = kPodCgroups[i][s.p[3] % 2];
-  p.cpuset = pick_cpuset(s.p[4], {"0-3", "2-5", "4-7"});
+  p.cpuset = pick_cpuset(s.p[4], {"0-3", "2-5", "4-7"}, layout_of(m));
   return p;
 }
 
@@ -140,7 +167,7 @@ Task make_task(const Step& s, const naive::NaiveModel& m) {
   t.comm = s.p[3] % 16 == 15 ? "a-comm-of-17-byte" : kComms[s.p[3] % 6];
   t.cgroup = kTaskCgroups[s.p[4] % 7];
   t.role = s.p[5] % 3 == 2 ? "decode" : "";
-  t.cpuset = pick_cpuset(s.p[6], {"0-1", "4-7", "0-7"});
+  t.cpuset = pick_cpuset(s.p[6], {"0-1", "4-7", "0-7"}, layout_of(m));
   // Same start as the live task: often an identical re-observation (a duplicate). A newer start:
   // often a new task that looks just like its predecessor (same comm, cgroup, policy), where only
   // the start tells them apart (INV-2).
@@ -251,7 +278,7 @@ std::vector<ActualEntry> make_observed(const Step& s, const naive::NaiveModel& m
   garbage.generation = std::min<uint64_t>(m.generation(), 1 + s.p[3] % 3);
   garbage.slice_ns = 2'000'000;
   garbage.exec_class = ExecClass::LatencyCritical;
-  garbage.allowed = cpus("0-3");
+  garbage.allowed = cpus("0-3", layout_of(m));
   garbage.preferred = garbage.allowed;
   garbage.tgid = 1;
   garbage.flags = kFlagAllowedCpus;
@@ -269,13 +296,13 @@ std::vector<ActualEntry> make_observed(const Step& s, const naive::NaiveModel& m
   return out;
 }
 
-NodeInfo make_node(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
+NodeInfo make_node(uint8_t a, uint8_t b, uint8_t c, uint8_t d, unsigned layout) {
   NodeInfo n;
   n.name = a % 3 == 2 ? "n2" : "n1";
   n.labels = {{"zone", b % 2 == 0 ? "a" : "b"}};
-  n.cpus = c % 3 == 2 ? cpus("0-3") : cpus("0-7");
-  n.numa_cpus = {{0, cpus("0-3")}, {1, cpus("4-7")}};
-  n.pcie_root_cpus = {{"r0", cpus("0-1")}, {"r1", cpus("4-5")}};
+  n.cpus = c % 3 == 2 ? cpus("0-3", layout) : cpus("0-7", layout);
+  n.numa_cpus = {{0, cpus("0-3", layout)}, {1, cpus("4-7", layout)}};
+  n.pcie_root_cpus = {{"r0", cpus("0-1", layout)}, {"r1", cpus("4-5", layout)}};
   n.default_max_boost = d % 3 == 1 ? 2 * kSec : 30 * kSec;
   return n;
 }
@@ -313,7 +340,7 @@ rc::Gen<Step> gen_step() {
 
 rc::Gen<std::vector<Step>> gen_trace() { return rc::gen::container<std::vector<Step>>(gen_step()); }
 
-Event initial_node_event() { return NodeInfoEvent{make_node(0, 0, 0, 0)}; }
+Event initial_node_event(uint8_t layout) { return NodeInfoEvent{make_node(0, 0, 0, 0, layout % kLayouts)}; }
 
 Event concretize(const Step& s, const naive::NaiveModel& m) {
   switch (s.kind) {
@@ -335,7 +362,7 @@ Event concretize(const Step& s, const naive::NaiveModel& m) {
       const int64_t current = it == m.claims().end() ? m.claim_high_water(uid) : it->second.generation;
       return ClaimDeallocated{uid, std::max<int64_t>(0, pick_ref_generation(s.p[1], current))};
     }
-    case StepKind::PodBound: return PodBound{make_pod(s)};
+    case StepKind::PodBound: return PodBound{make_pod(s, m)};
     case StepKind::PodRemoved: return PodRemoved{kPods[s.p[0] % 3]};
     case StepKind::DraUpsert: return DraPolicyUpsert{make_dra(s, m)};
     case StepKind::NodeUpsert: return NodePolicyUpsert{make_node_policy(s, m)};
@@ -377,7 +404,9 @@ Event concretize(const Step& s, const naive::NaiveModel& m) {
     case StepKind::SyncComplete: return SyncComplete{};
     case StepKind::BpfObserved: return BpfObserved{make_observed(s, m)};
     case StepKind::BpfSynced: return BpfSynced{};
-    case StepKind::NodeInfo: return NodeInfoEvent{make_node(s.p[0], s.p[1], s.p[2], s.p[3])};
+    case StepKind::NodeInfo:
+      return NodeInfoEvent{make_node(s.p[0], s.p[1], s.p[2], s.p[3],
+                                     s.p[4] % 4 == 0 ? s.p[5] % kLayouts : layout_of(m))};
     case StepKind::kCount: break;
   }
   return SyncComplete{};

@@ -41,8 +41,9 @@ rc::Gen<std::vector<Step>> gen_trace();
 // C2C_PROPERTY_OPEN_FINDINGS=1 also generates the inputs of open findings (findings/*.jsonl).
 bool explore_open_findings();
 
-// The node every trace starts from (the daemon always learns its node first).
-Event initial_node_event();
+// The node every trace starts from (the daemon always learns its node first), with its CPUs in one
+// of the layouts of the 256-CPU space (0: CPUs 0-7; others reach the upper words).
+Event initial_node_event(uint8_t layout = 0);
 Event concretize(const Step& s, const naive::NaiveModel& m);
 
 }  // namespace c2c::property

@@ -1,6 +1,7 @@
 # Unit tests of the pure core and the trace format.
 add_executable(core_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/core_invariant_scenarios_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/core_restart_bounds_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_cpuset_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace_codec_test.cpp)
 target_link_libraries(core_unit_tests PRIVATE c2c_trace GTest::gtest_main)
