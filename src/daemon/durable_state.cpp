@@ -177,7 +177,10 @@ std::string encode_state(const DurableState& s) {
 bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
   json doc;
   try {
-    doc = json::parse(text);
+    doc = trace::parse_json_strict(text);
+  } catch (const trace::DecodeError& e) {  // a duplicate key: the file was not written by us
+    *err = FieldError{e.field, e.what()};
+    return false;
   } catch (const json::exception& e) {  // parse_error, and out_of_range 406 for 1e999
     *err = FieldError{"state", std::string("not JSON (truncated or corrupt file?): ") + e.what()};
     return false;

@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "k8s/decode.hpp"
+#include "trace/json_reader.hpp"
 
 namespace c2c::k8s {
 namespace {
@@ -106,6 +107,10 @@ json convert(const YAML::Node& n) {
       for (const auto& kv : n) {
         if (!kv.first.IsScalar())
           throw std::runtime_error("line " + std::to_string(kv.first.Mark().line + 1) + ": non-scalar mapping key");
+        // YAML forbids duplicate keys; yaml-cpp keeps both and the last would win silently.
+        if (o.contains(kv.first.Scalar()))
+          throw std::runtime_error("line " + std::to_string(kv.first.Mark().line + 1) + ": duplicate key '" +
+                                   kv.first.Scalar() + "'");
         o[kv.first.Scalar()] = convert(kv.second);
       }
       return o;
@@ -132,9 +137,13 @@ std::vector<json> yaml_to_json(std::string_view text) {
 std::vector<json> parse_documents(std::string_view text) {
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
-    json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (!j.is_discarded()) return {std::move(j)};
-    // Not strict JSON (e.g. YAML flow style with bare keys): fall through to YAML.
+    try {
+      return {trace::parse_json_strict(text)};
+    } catch (const trace::DecodeError& e) {
+      throw std::runtime_error(e.field + ": " + e.what());
+    } catch (const json::exception&) {
+      // Not strict JSON (e.g. YAML flow style with bare keys): fall through to YAML.
+    }
   }
   return yaml_to_json(text);
 }

@@ -1,5 +1,6 @@
 #include "trace/event_codec.hpp"
 
+#include "core/core.hpp"
 #include "trace/json_reader.hpp"
 #include "trace/policy_codec.hpp"
 
@@ -316,12 +317,23 @@ json encode_event(const Event& e) {
 std::variant<Event, ParseError> parse_line(const std::string& text, size_t line) {
   json j;
   try {
-    j = json::parse(text);
+    j = parse_json_strict(text);
+  } catch (const DecodeError& e) {  // a duplicate key
+    return ParseError{line, e.field, e.what()};
   } catch (const json::exception& e) {  // parse_error, and out_of_range 406 for 1e999
     return ParseError{line, "", std::string("not valid JSON: ") + e.what()};
   }
   try {
-    return decode_event(j);
+    Event ev = decode_event(j);
+    // Everything about the event that does not depend on the state is checked here, so that a
+    // trace is refused whole, before its first line is applied (spec/trace-format.md).
+    if (auto bad = validate(ev)) {
+      std::string field = bad->field;
+      if (std::holds_alternative<DraPolicyUpsert>(ev) || std::holds_alternative<NodePolicyUpsert>(ev))
+        field = "policy." + field;
+      return ParseError{line, field, bad->message};
+    }
+    return ev;
   } catch (const DecodeError& e) {
     return ParseError{line, e.field, e.what()};
   } catch (const json::exception& e) {

@@ -1,6 +1,9 @@
 #include "trace/json_reader.hpp"
 
 #include <limits>
+#include <set>
+#include <string_view>
+#include <vector>
 
 namespace c2c::trace {
 
@@ -144,35 +147,116 @@ void Reader::only(std::initializer_list<const char*> known) const {
 }
 
 std::optional<uint64_t> parse_duration_ns(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  if (s == "0") return 0;
-  uint64_t total = 0;
+  // Go's time.ParseDuration: [+]? ( digits [. digits] | . digits ) unit, repeated; "0" alone.
+  // Like Go, the fraction is scaled in floating point (it only has to be right to the nanosecond).
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
   size_t i = 0;
+  if (i < s.size() && s[i] == '+') ++i;
+  if (i < s.size() && s[i] == '-') return std::nullopt;  // a negative duration bounds nothing here
+  if (s.substr(i) == "0") return 0;
+  if (i == s.size()) return std::nullopt;
+  uint64_t total = 0;
+  auto is_digit = [&](size_t k) { return k < s.size() && s[k] >= '0' && s[k] <= '9'; };
   while (i < s.size()) {
-    size_t start = i;
-    uint64_t n = 0;
-    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
-      if (n > (std::numeric_limits<uint64_t>::max() - 9) / 10) return std::nullopt;
-      n = n * 10 + static_cast<uint64_t>(s[i] - '0');
-      ++i;
+    uint64_t whole = 0, frac = 0, scale = 1;
+    bool any = false;
+    while (is_digit(i)) {
+      const uint64_t d = static_cast<uint64_t>(s[i++] - '0');
+      if (whole > (kMax - d) / 10) return std::nullopt;
+      whole = whole * 10 + d;
+      any = true;
     }
-    if (i == start) return std::nullopt;
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      while (is_digit(i)) {
+        if (scale <= kMax / 100) {  // further digits cannot change a nanosecond count
+          frac = frac * 10 + static_cast<uint64_t>(s[i] - '0');
+          scale *= 10;
+        }
+        ++i;
+        any = true;
+      }
+    }
+    if (!any) return std::nullopt;
     size_t u = i;
-    while (i < s.size() && !(s[i] >= '0' && s[i] <= '9')) ++i;
+    while (i < s.size() && !is_digit(i) && s[i] != '.') ++i;
     const std::string unit = s.substr(u, i - u);
     uint64_t mult = 0;
     if (unit == "ns") mult = 1;
-    else if (unit == "us" || unit == "µs") mult = 1'000;
+    else if (unit == "us" || unit == "\u00b5s" || unit == "\u03bcs") mult = 1'000;
     else if (unit == "ms") mult = 1'000'000;
     else if (unit == "s") mult = 1'000'000'000;
     else if (unit == "m") mult = 60'000'000'000ull;
     else if (unit == "h") mult = 3'600'000'000'000ull;
-    else return std::nullopt;
-    if (n > std::numeric_limits<uint64_t>::max() / mult) return std::nullopt;
-    if (total > std::numeric_limits<uint64_t>::max() - n * mult) return std::nullopt;
-    total += n * mult;
+    else return std::nullopt;  // a unit is required (Go: "missing unit in duration")
+    if (whole > kMax / mult) return std::nullopt;
+    const uint64_t fraction_ns =
+        static_cast<uint64_t>(static_cast<double>(frac) * (static_cast<double>(mult) / static_cast<double>(scale)));
+    if (whole * mult > kMax - fraction_ns) return std::nullopt;
+    const uint64_t part = whole * mult + fraction_ns;
+    if (part > kMax - total) return std::nullopt;
+    total += part;
   }
   return total;
+}
+
+namespace {
+
+// One open object or array while parsing, to name a duplicate key's place.
+struct Frame {
+  bool is_array = false;
+  std::string key;       // object: the member being parsed
+  long index = -1;       // array: the element being parsed
+  std::set<std::string> seen;
+};
+
+std::string path_of(const std::vector<Frame>& stack) {
+  std::string out;
+  for (size_t d = 1; d < stack.size(); ++d) {  // stack[0] is the root's parent: empty
+    const Frame& parent = stack[d - 1];
+    if (parent.is_array) out += "[" + std::to_string(parent.index) + "]";
+    else out += (out.empty() ? "" : ".") + parent.key;
+  }
+  return out;
+}
+
+}  // namespace
+
+json parse_json_strict(std::string_view text) {
+  std::vector<Frame> stack(1);  // a sentinel parent of the root value
+  auto enter_value = [&] {
+    if (stack.back().is_array) ++stack.back().index;
+  };
+  json::parser_callback_t cb = [&](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start: {
+        enter_value();
+        Frame f;
+        f.is_array = event == json::parse_event_t::array_start;
+        stack.push_back(std::move(f));
+        break;
+      }
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (stack.size() > 1) stack.pop_back();
+        break;
+      case json::parse_event_t::key: {
+        Frame& top = stack.back();
+        top.key = parsed.get<std::string>();
+        if (!top.seen.insert(top.key).second) {
+          std::string where = path_of(stack);
+          throw DecodeError(where.empty() ? top.key : where + "." + top.key, "duplicate key '" + top.key + "'");
+        }
+        break;
+      }
+      case json::parse_event_t::value:
+        enter_value();
+        break;
+    }
+    return true;
+  };
+  return json::parse(text, cb);
 }
 
 std::string format_duration(uint64_t ns) {

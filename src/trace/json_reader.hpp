@@ -59,7 +59,13 @@ class Reader {
   std::string path_;
 };
 
-// Parses a Go duration string into nanoseconds; nullopt on syntax errors or overflow.
+// json::parse that refuses duplicate object keys (JSON leaves them undefined and nlohmann keeps the
+// last one silently): throws DecodeError naming the key's path ("task.comm", "claim.devices[1].pool").
+// Syntax errors throw nlohmann::json::exception as json::parse does.
+nlohmann::json parse_json_strict(std::string_view text);
+
+// Parses a Go / Kubernetes metav1.Duration string ("1.5s", "1m30s", "500ms", "2h45m", "0") into
+// nanoseconds, truncating below 1 ns; nullopt on syntax errors, a negative value or overflow.
 std::optional<uint64_t> parse_duration_ns(const std::string& s);
 std::string format_duration(uint64_t ns);
 

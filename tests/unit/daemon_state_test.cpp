@@ -107,6 +107,8 @@ TEST(DaemonDurableState, CorruptionIsAnErrorNamingTheField) {
   cases.push_back({flipped, "checksum"});
   // A number JSON cannot hold (nlohmann throws out_of_range, not parse_error): found by fuzzing.
   cases.push_back({R"({"format":"claim2core-state","version":1e999})", "state"});
+  // A duplicate key (issue #12): refused, not "the last one wins".
+  cases.push_back({R"({"format":"claim2core-daemon-state","format":"x","version":1})", "format"});
   auto j = nlohmann::json::parse(text);
   auto rewrite = [&](auto&& mutate) {
     auto k = j;

@@ -46,6 +46,17 @@ TEST(K8sYaml, SyntaxErrorNamesTheLine) {
   EXPECT_NE(d.refused[0].message.find("line"), std::string::npos) << d.refused[0].message;
 }
 
+// Issue #12 item 6: manifests refuse duplicate keys in YAML and in JSON alike.
+TEST(K8sYaml, DuplicateKeysAreRefusedInYamlAndJson) {
+  Decoded d = decode_text("apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  name: b\n", "dup.yaml");
+  ASSERT_EQ(d.refused.size(), 1u);
+  EXPECT_NE(d.refused[0].message.find("duplicate key 'name'"), std::string::npos) << d.refused[0].message;
+  EXPECT_NE(d.refused[0].message.find("line 5"), std::string::npos) << d.refused[0].message;
+  Decoded j = decode_text(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"a","name":"b"}})", "dup.json");
+  ASSERT_EQ(j.refused.size(), 1u);
+  EXPECT_NE(j.refused[0].message.find("metadata.name"), std::string::npos) << j.refused[0].message;
+}
+
 TEST(K8sYaml, JsonAndFlowStyleYamlBothParse) {
   EXPECT_EQ(parse_documents(R"({"kind":"Pod","spec":{"a":[1,2]}})")[0]["spec"]["a"][1], 2);
   // Bare keys are not JSON but are YAML flow style (kubernetes/website's Job example).

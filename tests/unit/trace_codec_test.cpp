@@ -77,7 +77,59 @@ TEST(TraceCodec, ANumberOverflowIsAParseErrorNotAnException) {
   EXPECT_NE(std::get<ParseError>(parsed).message.find("number overflow"), std::string::npos);
 }
 
+// Issue #12 item 6: a duplicate key is refused, naming the line and the key (JSON leaves it
+// undefined; nlohmann kept the last one silently).
+TEST(TraceCodec, DuplicateKeysAreRefusedNamingTheKey) {
+  auto e = error_of(R"({"v":1,"kind":"task_seen","task":{"tid":5,"start":1,"comm":"a","comm":"b"}})");
+  EXPECT_EQ(e.line, 7u);
+  EXPECT_EQ(e.field, "task.comm");
+  EXPECT_NE(e.message.find("duplicate key"), std::string::npos) << e.message;
+  EXPECT_EQ(error_of(R"({"v":1,"kind":"sync_complete","kind":"bpf_synced"})").field, "kind");
+  auto nested = error_of(
+      R"({"v":1,"kind":"claim_allocated","claim":{"uid":"c","generation":1,"devices":[{"request":"r","driver":"d","pool":"p","device":"x"},{"request":"r","driver":"d","pool":"p","pool":"q","device":"y"}]}})");
+  EXPECT_EQ(nested.field, "claim.devices[1].pool");
+  // The same key in different objects is fine.
+  auto ok = parse_line(R"({"v":1,"kind":"task_seen","task":{"tid":5,"start":1,"comm":"a","cgroup":"/a"}})", 1);
+  EXPECT_TRUE(std::holds_alternative<Event>(ok));
+}
+
+// Issue #12 item 6: everything the core refuses without looking at the state is refused when the
+// trace is decoded, so a bad line 4 means lines 1-3 are not applied either.
+TEST(TraceCodec, StatelessValidationHappensBeforeAnythingIsApplied) {
+  std::istringstream in(R"({"v":1,"kind":"node_info","node":{"name":"n","cpus":"0-3"}}
+{"v":1,"kind":"task_seen","task":{"tid":5,"start":1,"comm":"a"}}
+{"v":1,"kind":"task_seen","task":{"tid":6,"start":1,"comm":"b"}}
+{"v":1,"kind":"task_seen","task":{"tid":7,"start":1,"comm":"a-comm-longer-than-15"}}
+)");
+  auto parsed = parse_trace(in);
+  ASSERT_TRUE(std::holds_alternative<ParseError>(parsed));
+  EXPECT_EQ(std::get<ParseError>(parsed).line, 4u);
+  EXPECT_EQ(std::get<ParseError>(parsed).field, "task.comm");
+  EXPECT_EQ(error_of(R"({"v":1,"kind":"task_renamed","tid":5,"start":1,"comm":"two\nlines"})").field, "comm");
+  EXPECT_EQ(error_of(R"({"v":1,"kind":"task_seen","task":{"tid":5,"start":1,"comm":"a\u0000b"}})").field, "task.comm");
+  EXPECT_EQ(error_of(R"({"v":1,"kind":"pod_bound","pod":{"uid":"p","cpuset":""}})").field, "pod.cpuset");
+  EXPECT_EQ(error_of(R"({"v":1,"kind":"claim_deallocated","uid":"c","generation":9007199254740993})").field,
+            "generation");
+  EXPECT_EQ(error_of(R"({"v":1,"kind":"policy_upsert","policy":{"apiVersion":"scheduling.gthulhu.io/v1alpha1","kind":"NodeSchedulingPolicy","metadata":{"name":"p","generation":9223372036854775807},"spec":{"nodeNames":["n"],"commandRegex":"x"}}})")
+                .field,
+            "policy.metadata.generation");
+}
+
 TEST(TraceCodec, Durations) {
+  // Go's time.ParseDuration / Kubernetes metav1.Duration syntax.
+  EXPECT_EQ(parse_duration_ns("1.5s"), 1'500'000'000ull);
+  EXPECT_EQ(parse_duration_ns(".5s"), 500'000'000ull);
+  EXPECT_EQ(parse_duration_ns("2h45m"), 9'900'000'000'000ull);
+  EXPECT_EQ(parse_duration_ns("1m30.25s"), 90'250'000'000ull);
+  EXPECT_EQ(parse_duration_ns("+5ms"), 5'000'000ull);
+  EXPECT_EQ(parse_duration_ns("0"), 0ull);
+  EXPECT_EQ(parse_duration_ns("1.0000000005s"), 1'000'000'000ull);  // below 1 ns is cut
+  EXPECT_EQ(parse_duration_ns("3\u00b5s"), 3'000ull);
+  EXPECT_FALSE(parse_duration_ns("-1s"));
+  EXPECT_FALSE(parse_duration_ns("1.s5"));
+  EXPECT_FALSE(parse_duration_ns("1.5"));
+  EXPECT_FALSE(parse_duration_ns("."));
+  EXPECT_FALSE(parse_duration_ns(""));
   EXPECT_EQ(parse_duration_ns("30s"), 30'000'000'000ull);
   EXPECT_EQ(parse_duration_ns("1m30s"), 90'000'000'000ull);
   EXPECT_EQ(parse_duration_ns("500ms"), 500'000'000ull);
