@@ -1,4 +1,4 @@
-#include "cli/bounded_yaml.hpp"
+#include "k8s/bounded_yaml.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -13,7 +13,7 @@
 
 #include "k8s/decode.hpp"
 
-namespace c2c::cli {
+namespace c2c::k8s {
 namespace {
 
 using nlohmann::json;
@@ -41,7 +41,7 @@ void write_all(int fd, std::string_view data) {
   std::string reply;
   try {
     json docs = json::array();
-    for (auto& d : k8s::parse_documents(text))
+    for (auto& d : parse_documents(text))
       if (!d.is_null()) docs.push_back(std::move(d));
     reply = "J" + docs.dump();
   } catch (const std::bad_alloc&) {
@@ -121,4 +121,4 @@ std::vector<json> parse_documents_bounded(std::string_view text, const YamlLimit
   return docs.get<std::vector<json>>();
 }
 
-}  // namespace c2c::cli
+}  // namespace c2c::k8s

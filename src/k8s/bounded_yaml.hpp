@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace c2c::cli {
+namespace c2c::k8s {
 
 struct YamlLimits {
   size_t max_input_bytes = 1 << 20;                // a policy file is a few KiB
@@ -32,4 +32,4 @@ struct YamlError : std::runtime_error {
 // c2c::k8s::parse_documents). Empty documents (a trailing "---") are dropped.
 std::vector<nlohmann::json> parse_documents_bounded(std::string_view text, const YamlLimits& limits = {});
 
-}  // namespace c2c::cli
+}  // namespace c2c::k8s

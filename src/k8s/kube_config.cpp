@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "k8s/bounded_yaml.hpp"
 #include "k8s/decode.hpp"
 
 namespace c2c::k8s {
@@ -85,7 +86,7 @@ std::optional<KubeConfig> kubeconfig_from_file(const std::string& path, const st
   if (!read_file(path, text)) return fail(error, "cannot read kubeconfig " + path);
   json doc;
   try {
-    auto docs = yaml_to_json(text);
+    auto docs = parse_documents_bounded(text);
     if (docs.empty() || !docs[0].is_object()) return fail(error, path + ": not a kubeconfig");
     doc = docs[0];
   } catch (const std::exception& e) {

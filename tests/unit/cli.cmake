@@ -1,7 +1,6 @@
 # cli part: manifests, bounded YAML, output formats and connection options (tests/unit/cli_*.cpp).
 if(TARGET c2c_cli)
   add_executable(cli_unit_tests
-    ${CMAKE_CURRENT_LIST_DIR}/cli_bounded_yaml_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cli_manifests_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cli_output_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cli_connection_test.cpp)

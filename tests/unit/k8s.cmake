@@ -6,11 +6,12 @@ if(TARGET c2c_k8s)
     ${CMAKE_CURRENT_LIST_DIR}/k8s_fixtures_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/k8s_config_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/k8s_cache_test.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/k8s_cli_test.cpp)
+    ${CMAKE_CURRENT_LIST_DIR}/k8s_cli_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/k8s_bounded_yaml_test.cpp)
   target_link_libraries(k8s_unit_tests PRIVATE c2c_k8s GTest::gtest_main)
-  # CI keeps shared/ beside the clone; C2C_FIXTURES overrides at run time.
+  # The fixtures live in the repository (tests/fixtures/dra); C2C_FIXTURES overrides at run time.
   target_compile_definitions(k8s_unit_tests PRIVATE
-    C2C_FIXTURES_DEFAULT="${PROJECT_SOURCE_DIR}/../shared/fixtures/dra")
+    C2C_FIXTURES_DEFAULT="${PROJECT_SOURCE_DIR}/tests/fixtures/dra" C2C_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   c2c_warnings(k8s_unit_tests)
   gtest_discover_tests(k8s_unit_tests TEST_PREFIX "k8s." DISCOVERY_TIMEOUT 30)
 endif()

@@ -1,14 +1,15 @@
-// The CLI's YAML path: typed like src/k8s, but bounded in size, time and memory, so the
-// yaml-cpp 0.7 LoadAll hang found by the fuzzer (fuzz/findings) cannot stall `claim2core apply`.
+// Every YAML entry point (manifests, kubectl output, kubeconfigs): typed like src/k8s, but bounded
+// in size, time and memory, so the yaml-cpp 0.7 LoadAll hang found by the fuzzer (fuzz/findings)
+// cannot stall `claim2core apply` or `claim2core k8s bindings -f`.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <fstream>
 #include <sstream>
 
-#include "cli/bounded_yaml.hpp"
+#include "k8s/bounded_yaml.hpp"
 
-namespace c2c::cli {
+namespace c2c::k8s {
 namespace {
 
 using nlohmann::json;

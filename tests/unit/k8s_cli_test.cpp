@@ -49,6 +49,16 @@ TEST(K8sCli, BindingsJsonForTheTutorialAndCpuClaims) {
   EXPECT_TRUE(j["refused"].empty());
 }
 
+TEST(K8sCli, BindingsRefuseTheYamlCppHangInputInsteadOfHanging) {
+  // fuzz/findings/yaml-cpp-loadall-hang.yaml never returns from yaml-cpp 0.7's LoadAll; `preview -f`
+  // refused it through the bounded parser while `k8s bindings -f` hung (issue #12).
+  const std::string hang = std::string(C2C_SOURCE_DIR) + "/fuzz/findings/yaml-cpp-loadall-hang.yaml";
+  std::string out = run({"k8s", "bindings", "-f", hang, "--node", "kind-worker", "-o", "json"});
+  nlohmann::json j = nlohmann::json::parse(out);
+  ASSERT_EQ(j["refused"].size(), 1u) << out;
+  EXPECT_TRUE(j["bindings"].empty());
+}
+
 TEST(K8sCli, TableAndBadArguments) {
   C2C_REQUIRE_FIXTURES(dir);
   std::string out = run({"k8s", "bindings", "-f", (dir / "resourceclaim-v1-allocated-reserved-k8s-tutorial.yaml").string()});
