@@ -1,5 +1,5 @@
 // cgroup parsing and Kubernetes identity. Every path of
-// /work/shared/fixtures/dra/cgroup-path-examples.md is a case here (the table abbreviates the
+// tests/fixtures/dra/cgroup-path-examples.md is a case here (the table abbreviates the
 // container id "413715dc...10ec"; the full id from the same fixture set is used).
 #include <gtest/gtest.h>
 

@@ -1,4 +1,6 @@
-// Where the DRA fixtures are: $C2C_FIXTURES, else shared/fixtures/dra beside the checkout.
+// Where the DRA fixtures are: $C2C_FIXTURES, else tests/fixtures/dra in the repository (copied from
+// the team's shared fixtures with their provenance, SOURCES.md). A missing directory fails the test:
+// every clone has the fixtures, so a skip would only hide a broken checkout.
 #pragma once
 
 #include <cstdlib>
@@ -19,5 +21,5 @@ inline std::optional<std::filesystem::path> fixture_dir() {
 
 #define C2C_REQUIRE_FIXTURES(dir)                                                                      \
   auto dir##_opt = ::c2c::k8s::testing::fixture_dir();                                                \
-  if (!dir##_opt) { GTEST_SKIP() << "DRA fixtures not found (set C2C_FIXTURES or put shared/ beside the clone)"; } \
+  if (!dir##_opt) { FAIL() << "DRA fixtures not found at " C2C_FIXTURES_DEFAULT " (or $C2C_FIXTURES)"; } \
   const std::filesystem::path dir = *dir##_opt
