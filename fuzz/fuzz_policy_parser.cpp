@@ -10,7 +10,7 @@
 #include <variant>
 
 #include "fuzz/harness_support.hpp"
-#include "k8s/decode.hpp"
+#include "trace/yaml_json.hpp"
 #include "trace/json_reader.hpp"
 #include "trace/policy_codec.hpp"
 #include "core/core.hpp"
@@ -70,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (skip_yaml) return 0;
   std::vector<nlohmann::json> docs;
   try {
-    docs = c2c::k8s::yaml_to_json(text);
+    docs = c2c::trace::yaml_to_json(text);
   } catch (const std::exception&) {
     return 0;  // a YAML syntax error is a clean refusal
   }

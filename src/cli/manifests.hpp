@@ -10,14 +10,14 @@
 #include <string>
 #include <vector>
 
-#include "k8s/bounded_yaml.hpp"
+#include "trace/bounded_yaml.hpp"
 #include "trace/policy_codec.hpp"
 
 namespace c2c::cli {
 
-using k8s::YamlError;
-using k8s::YamlLimits;
-using k8s::parse_documents_bounded;
+using trace::YamlError;
+using trace::YamlLimits;
+using trace::parse_documents_bounded;
 
 struct PolicyManifest {
   std::string source;   // "vllm.yaml doc 1": where it came from, for messages

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "trace/bounded_yaml.hpp"
 #include "trace/json_reader.hpp"
 
 namespace c2c::daemon {
@@ -184,6 +185,14 @@ std::optional<FieldError> validate(const DaemonConfig& c) {
 
 bool parse_config(const std::string& yaml, DaemonConfig* out, FieldError* err) {
   DaemonConfig c = *out;
+  // yaml-cpp 0.7 can hang on malformed input (fuzz/findings): the text must first parse in the
+  // bounded child (which also refuses duplicate keys); only then is it parsed here.
+  try {
+    trace::parse_documents_bounded(yaml);
+  } catch (const trace::YamlError& e) {
+    *err = FieldError{"(yaml)", std::string("not valid YAML: ") + e.what()};
+    return false;
+  }
   try {
     YAML::Node root = YAML::Load(yaml);
     parse_into(root, c);

@@ -42,14 +42,6 @@ struct FieldError : std::runtime_error {
   FieldError(std::string f, const std::string& msg) : std::runtime_error(msg), field(std::move(f)) {}
 };
 
-// YAML (one or many documents) to JSON values, with YAML 1.2 core-schema typing of plain scalars
-// (quoted scalars stay strings: `value: "0"` is a quantity string, `count: 4` an integer).
-// Throws std::runtime_error with the line on a YAML syntax error.
-std::vector<nlohmann::json> yaml_to_json(std::string_view text);
-
-// Text to JSON documents: JSON when it parses as JSON, else YAML.
-std::vector<nlohmann::json> parse_documents(std::string_view text);
-
 // Decodes one object (or a List of them) into `out`.
 void decode_object(const nlohmann::json& obj, const std::string& source, Decoded& out);
 Decoded decode_text(std::string_view text, const std::string& source);

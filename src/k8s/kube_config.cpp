@@ -5,8 +5,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "k8s/bounded_yaml.hpp"
 #include "k8s/decode.hpp"
+#include "trace/bounded_yaml.hpp"
 
 namespace c2c::k8s {
 
@@ -86,7 +86,7 @@ std::optional<KubeConfig> kubeconfig_from_file(const std::string& path, const st
   if (!read_file(path, text)) return fail(error, "cannot read kubeconfig " + path);
   json doc;
   try {
-    auto docs = parse_documents_bounded(text);
+    auto docs = trace::parse_documents_bounded(text);
     if (docs.empty() || !docs[0].is_object()) return fail(error, path + ": not a kubeconfig");
     doc = docs[0];
   } catch (const std::exception& e) {

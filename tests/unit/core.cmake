@@ -3,7 +3,8 @@ add_executable(core_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/core_invariant_scenarios_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_restart_bounds_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_cpuset_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/trace_codec_test.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/trace_codec_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/trace_bounded_yaml_test.cpp)
 target_link_libraries(core_unit_tests PRIVATE c2c_trace GTest::gtest_main)
 target_include_directories(core_unit_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 c2c_warnings(core_unit_tests)

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -272,6 +273,7 @@ TEST(DaemonConfig, DefaultsAndEveryErrorNamesItsField) {
       {"sockett: /x", "sockett"},
       {"[1, 2]", "(root)"},
       {"socket: [unclosed", "(yaml)"},
+      {"node_name: a\nnode_name: b\n", "(yaml)"},  // a duplicate key: refused, not "last one wins"
   };
   for (const auto& [yaml, field] : bad) {
     DaemonConfig keep;
@@ -283,6 +285,19 @@ TEST(DaemonConfig, DefaultsAndEveryErrorNamesItsField) {
   }
   DaemonConfig ok;
   ASSERT_TRUE(parse_config("metrics:\n  address: 0.0.0.0:9464\n  allow_non_loopback: true\n", &ok, &err));
+}
+
+// The config takes the bounded YAML path like every YAML input (issue #12): the yaml-cpp 0.7 hang
+// input is refused instead of hanging the daemon at start or on SIGHUP.
+TEST(DaemonConfig, TheYamlCppHangInputIsRefused) {
+  std::ifstream in(std::string(C2C_SOURCE_DIR) + "/fuzz/findings/yaml-cpp-loadall-hang.yaml", std::ios::binary);
+  ASSERT_TRUE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  DaemonConfig c;
+  FieldError e;
+  EXPECT_FALSE(parse_config(ss.str(), &c, &e));
+  EXPECT_EQ(e.field, "(yaml)");
 }
 
 TEST(DaemonConfig, MissingFileIsDefaultsUnlessExplicit) {

@@ -6,8 +6,7 @@ if(TARGET c2c_k8s)
     ${CMAKE_CURRENT_LIST_DIR}/k8s_fixtures_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/k8s_config_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/k8s_cache_test.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/k8s_cli_test.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/k8s_bounded_yaml_test.cpp)
+    ${CMAKE_CURRENT_LIST_DIR}/k8s_cli_test.cpp)
   target_link_libraries(k8s_unit_tests PRIVATE c2c_k8s GTest::gtest_main)
   # The fixtures live in the repository (tests/fixtures/dra); C2C_FIXTURES overrides at run time.
   target_compile_definitions(k8s_unit_tests PRIVATE

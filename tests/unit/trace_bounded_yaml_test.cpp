@@ -7,9 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "k8s/bounded_yaml.hpp"
+#include "trace/bounded_yaml.hpp"
 
-namespace c2c::k8s {
+namespace c2c::trace {
 namespace {
 
 using nlohmann::json;
@@ -98,4 +98,4 @@ TEST(BoundedYaml, TheCallerKeepsWorkingAfterARefusal) {
 }
 
 }  // namespace
-}  // namespace c2c::cli
+}  // namespace c2c::trace

@@ -1,4 +1,4 @@
-#include "k8s/bounded_yaml.hpp"
+#include "trace/bounded_yaml.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "k8s/decode.hpp"
+#include "trace/yaml_json.hpp"
 
-namespace c2c::k8s {
+namespace c2c::trace {
 namespace {
 
 using nlohmann::json;
@@ -121,4 +121,4 @@ std::vector<json> parse_documents_bounded(std::string_view text, const YamlLimit
   return docs.get<std::vector<json>>();
 }
 
-}  // namespace c2c::k8s
+}  // namespace c2c::trace

@@ -6,10 +6,11 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "k8s/decode.hpp"
+#include "trace/yaml_json.hpp"
+
 #include "trace/json_reader.hpp"
 
-namespace c2c::k8s {
+namespace c2c::trace {
 namespace {
 
 using nlohmann::json;
@@ -138,8 +139,8 @@ std::vector<json> parse_documents(std::string_view text) {
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
     try {
-      return {trace::parse_json_strict(text)};
-    } catch (const trace::DecodeError& e) {
+      return {parse_json_strict(text)};
+    } catch (const DecodeError& e) {
       throw std::runtime_error(e.field + ": " + e.what());
     } catch (const json::exception&) {
       // Not strict JSON (e.g. YAML flow style with bare keys): fall through to YAML.
@@ -148,4 +149,4 @@ std::vector<json> parse_documents(std::string_view text) {
   return yaml_to_json(text);
 }
 
-}  // namespace c2c::k8s
+}  // namespace c2c::trace
