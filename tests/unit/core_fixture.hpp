@@ -136,4 +136,25 @@ class CoreTest : public ::testing::Test {
   void sync() { applied(BpfSynced{}); }
 };
 
+// A vLLM-like process under two node policies: the seed's EngineCore policy matches a thread by
+// its own comm, "python-leader" (priority 0) the thread-group leader, so the leader's other
+// threads inherit it (TGID strategy).
+class LeaderAndEngine : public CoreTest {
+ protected:
+  NodeSchedulingPolicy leader_policy = [] {
+    auto p = engine_policy();
+    p.name = "python-leader";
+    p.command_regex = "^python3\\.12$";
+    p.priority = 0;
+    return p;
+  }();
+  void SetUp() override {
+    applied(NodeInfoEvent{node_info()});
+    applied(NodePolicyUpsert{leader_policy});
+    applied(NodePolicyUpsert{engine_policy()});
+    applied(TaskSeen{task(3785998, 3785998, 10, "python3.12")});
+    applied(TaskSeen{task(3786004, 3785998, 11, "EngineCore_DP0")});
+  }
+};
+
 }  // namespace c2c::testing

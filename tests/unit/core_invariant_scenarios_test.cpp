@@ -327,16 +327,7 @@ TEST_F(CoreTest, TwoNodePoliciesPickHigherPriorityThenName) {
   EXPECT_EQ(core.conflicts().at(0).rule, "higher-priority");
 }
 
-TEST_F(CoreTest, ExactTidBeatsTgidAndLeaderMatchIsInherited) {
-  applied(NodeInfoEvent{node_info()});
-  auto leader_policy = engine_policy();
-  leader_policy.name = "python-leader";
-  leader_policy.command_regex = "^python3\\.12$";
-  leader_policy.priority = 0;
-  applied(NodePolicyUpsert{leader_policy});
-  applied(NodePolicyUpsert{engine_policy()});
-  applied(TaskSeen{task(3785998, 3785998, 10, "python3.12")});
-  applied(TaskSeen{task(3786004, 3785998, 11, "EngineCore_DP0")});
+TEST_F(LeaderAndEngine, ExactTidBeatsTgidAndLeaderMatchIsInherited) {
   applied(TaskSeen{task(3786010, 3785998, 12, "tokenizer")});
   EXPECT_EQ(entry(3786004)->origin->policy, "vllm-enginecore");
   EXPECT_EQ(entry(3786004)->strategy, Strategy::ExactTid);

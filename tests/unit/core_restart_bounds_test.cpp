@@ -163,16 +163,7 @@ TEST_F(CoreTest, AnEmptyPodCpusetIsInvalidLikeAnEmptyTaskCpuset) {
   EXPECT_EQ(refused(PodBound{decode_pod(CpuSet{})}, Status::Invalid).field, "pod.cpuset");
 }
 
-TEST_F(CoreTest, AnExactTidWinnerReportsTheTgidMatchItShadows) {
-  applied(NodeInfoEvent{node_info()});
-  auto leader_policy = engine_policy();
-  leader_policy.name = "python-leader";
-  leader_policy.command_regex = "^python3\\.12$";
-  leader_policy.priority = 0;
-  applied(NodePolicyUpsert{leader_policy});
-  applied(NodePolicyUpsert{engine_policy()});
-  applied(TaskSeen{task(3785998, 3785998, 10, "python3.12")});
-  applied(TaskSeen{task(3786004, 3785998, 11, "EngineCore_DP0")});
+TEST_F(LeaderAndEngine, AnExactTidWinnerReportsTheTgidMatchItShadows) {
   EXPECT_EQ(entry(3786004)->origin->policy, "vllm-enginecore");
   const auto cs = core.conflicts();
   ASSERT_EQ(cs.size(), 1u);
