@@ -96,5 +96,30 @@ TEST(MirrorConvert, DecodedEntryOfAnotherAbiIsFlagged) {
   EXPECT_NE(why->find("abi_version 0"), std::string::npos) << *why;
 }
 
+// The bounds themselves: the last class and the ABI version pass, one past each is refused. A
+// check off by one (> instead of >=, or a range that admits the next version) fails here.
+TEST(MirrorConvert, LastClassIsWritableAndOnePastItIsRefused) {
+  RuntimeValue v = sample();
+  v.exec_class = static_cast<ExecClass>(C2C_NR_CLASSES - 1);
+  EXPECT_EQ(check_writable(v), std::nullopt);
+  v.exec_class = static_cast<ExecClass>(C2C_NR_CLASSES);
+  auto why = check_writable(v);
+  ASSERT_TRUE(why.has_value()) << "class " << C2C_NR_CLASSES << " accepted";
+  EXPECT_NE(why->find("value.exec_class: " + std::to_string(C2C_NR_CLASSES)), std::string::npos) << *why;
+  c2c_policy_value raw = to_abi(sample());
+  raw.exec_class = C2C_NR_CLASSES;  // read back from the map: the same bound applies
+  EXPECT_TRUE(check_decoded(raw).has_value());
+}
+
+TEST(MirrorConvert, DecodedEntryOfTheNextAbiVersionIsFlagged) {
+  c2c_policy_value raw = to_abi(sample());
+  raw.abi_version = C2C_ABI_VERSION + 1;
+  auto why = check_decoded(raw);
+  ASSERT_TRUE(why.has_value()) << "abi_version " << C2C_ABI_VERSION + 1 << " accepted";
+  EXPECT_NE(why->find("abi_version " + std::to_string(C2C_ABI_VERSION + 1)), std::string::npos) << *why;
+  raw.abi_version = C2C_ABI_VERSION - 1;
+  EXPECT_TRUE(check_decoded(raw).has_value());
+}
+
 }  // namespace
 }  // namespace c2c::mirror
