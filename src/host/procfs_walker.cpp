@@ -76,6 +76,16 @@ std::optional<TaskInfo> read_proc_task(const std::filesystem::path& proc_root, u
   return t;
 }
 
+std::vector<uint32_t> list_proc_tgids(const std::filesystem::path& proc_root) {
+  std::vector<uint32_t> out;
+  DIR* d = ::opendir(proc_root.c_str());
+  if (d == nullptr) return out;
+  while (const dirent* pe = ::readdir(d))
+    if (const auto tgid = numeric_name(pe->d_name)) out.push_back(*tgid);
+  ::closedir(d);
+  return out;
+}
+
 std::vector<TaskInfo> walk_procfs(const ProcfsWalkOptions& opts, ProcfsWalkStats* stats) {
   ProcfsWalkStats local;
   ProcfsWalkStats& s = stats != nullptr ? *stats : local;

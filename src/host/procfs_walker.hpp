@@ -31,6 +31,9 @@ struct ProcfsWalkStats {
 // `comm` file; start_ticks from stat field 22.
 std::vector<TaskInfo> walk_procfs(const ProcfsWalkOptions& opts = {}, ProcfsWalkStats* stats = nullptr);
 
+// The numeric entries of proc_root: every process (thread-group id) alive during the listing.
+std::vector<uint32_t> list_proc_tgids(const std::filesystem::path& proc_root = "/proc");
+
 // Reads one task; nullopt if it is gone (or malformed, with *err set).
 std::optional<TaskInfo> read_proc_task(const std::filesystem::path& proc_root, uint32_t tgid, uint32_t tid,
                                        ParseError* err = nullptr);

@@ -63,6 +63,28 @@ std::unique_ptr<TaskEventStream> TaskEventStream::open(std::string* err, const s
     if (err) *err = "load " + path.string() + ": " + errno_text(rc);
     return nullptr;
   }
+  const int rb_fd = bpf_object__find_map_fd_by_name(s->obj_, C2C_EVENTS_MAP_NAME);
+  s->drops_fd_ = bpf_object__find_map_fd_by_name(s->obj_, "c2c_ev_drops");
+  if (rb_fd < 0 || s->drops_fd_ < 0) {
+    if (err) *err = path.string() + ": missing map " C2C_EVENTS_MAP_NAME " or c2c_ev_drops";
+    return nullptr;
+  }
+  s->rb_ = ring_buffer__new(rb_fd, &TaskEventStream::on_sample, s.get(), nullptr);
+  if (s->rb_ == nullptr) {
+    if (err) *err = "ring_buffer__new: " + errno_text(errno);
+    return nullptr;
+  }
+  // A pinned ring buffer outlives its consumer: what a killed daemon left unread was written
+  // before our programs are attached, so it predates the snapshot the caller takes next and would
+  // be replayed on top of it (a fork of a thread that died while nobody listened would come back
+  // as a live task, its exit never recorded). Nothing writes between here and the attach below:
+  // the previous writer's links died with it.
+  const int stale = ring_buffer__consume(s->rb_);
+  if (stale < 0) {
+    if (err) *err = "draining the ring buffer: " + errno_text(stale);
+    return nullptr;
+  }
+  s->stale_ = static_cast<uint64_t>(stale);
   for (size_t i = 0; i < std::size(kPrograms); ++i) {
     bpf_program* prog = bpf_object__find_program_by_name(s->obj_, kPrograms[i]);
     if (prog == nullptr) {
@@ -74,17 +96,6 @@ std::unique_ptr<TaskEventStream> TaskEventStream::open(std::string* err, const s
       if (err) *err = std::string("attach ") + kPrograms[i] + ": " + errno_text(errno);
       return nullptr;
     }
-  }
-  const int rb_fd = bpf_object__find_map_fd_by_name(s->obj_, C2C_EVENTS_MAP_NAME);
-  s->drops_fd_ = bpf_object__find_map_fd_by_name(s->obj_, "c2c_ev_drops");
-  if (rb_fd < 0 || s->drops_fd_ < 0) {
-    if (err) *err = path.string() + ": missing map " C2C_EVENTS_MAP_NAME " or c2c_ev_drops";
-    return nullptr;
-  }
-  s->rb_ = ring_buffer__new(rb_fd, &TaskEventStream::on_sample, s.get(), nullptr);
-  if (s->rb_ == nullptr) {
-    if (err) *err = "ring_buffer__new: " + errno_text(errno);
-    return nullptr;
   }
   return s;
 }
@@ -98,12 +109,13 @@ TaskEventStream::~TaskEventStream() {
 
 int TaskEventStream::on_sample(void* ctx, void* data, size_t size) {
   auto* self = static_cast<TaskEventStream*>(ctx);
+  if (self->handler_ == nullptr) return 0;  // the drain at open: stale, discarded unread
   auto ev = decode_task_record(data, size);
   if (!ev) {
     ++self->malformed_;
     return 0;
   }
-  if (self->handler_ != nullptr) (*self->handler_)(*ev);
+  (*self->handler_)(*ev);
   return 0;
 }
 

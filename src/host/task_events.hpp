@@ -18,7 +18,9 @@ namespace c2c::host {
 
 class TaskEventStream {
  public:
-  // Loads task_events.bpf.o and attaches the tracepoints; events flow from then on.
+  // Loads task_events.bpf.o and attaches the tracepoints; events flow from then on. Records
+  // already in a pinned ring buffer (left by a previous consumer) are discarded before the attach:
+  // they predate this stream (stale_discarded()).
   // With `events_pin` (e.g. C2C_EVENTS_PIN of the pinned map set), the programs write into that
   // pinned ring buffer instead of a private one; a pin that is not a C2C_EVENTS_RINGBUF_BYTES ring
   // buffer is refused.
@@ -38,6 +40,8 @@ class TaskEventStream {
   // consumer has missed events and must rescan (procfs walk or iterator snapshot).
   uint64_t dropped() const;
   uint64_t malformed() const { return malformed_; }
+  // Records found in the (pinned) ring buffer at open and discarded unread.
+  uint64_t stale_discarded() const { return stale_; }
   // Kernel id of the ring buffer the programs write to (to tell a private one from a pinned one).
   uint32_t events_map_id() const;
 
@@ -50,6 +54,7 @@ class TaskEventStream {
   int drops_fd_ = -1;
   const Handler* handler_ = nullptr;
   uint64_t malformed_ = 0;
+  uint64_t stale_ = 0;
 };
 
 }  // namespace c2c::host

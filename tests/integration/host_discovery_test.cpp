@@ -13,14 +13,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "host/abi.hpp"
@@ -65,6 +68,23 @@ std::map<uint32_t, std::string> ps_threads(uint32_t tgid) {
     out[tid] = comm;
   }
   ::pclose(p);
+  return out;
+}
+
+// Every (tgid, tid) `ps -eT` lists.
+std::set<std::pair<uint32_t, uint32_t>> ps_all_threads() {
+  std::set<std::pair<uint32_t, uint32_t>> out;
+  FILE* p = ::popen("ps -eT -o pid=,tid=", "r");
+  if (p == nullptr) return out;
+  unsigned pid = 0, tid = 0;
+  while (std::fscanf(p, "%u %u", &pid, &tid) == 2) out.emplace(pid, tid);
+  ::pclose(p);
+  return out;
+}
+
+std::set<std::pair<uint32_t, uint32_t>> threads_of(const std::vector<TaskInfo>& tasks) {
+  std::set<std::pair<uint32_t, uint32_t>> out;
+  for (const auto& t : tasks) out.emplace(t.tgid, t.tid);
   return out;
 }
 
@@ -474,6 +494,98 @@ TEST_F(HostDiscovery, EventsIntoAPinnedRingBuffer) {
   EXPECT_NE(events_->events_map_id(), info.id);  // the fixture's stream has a private buffer
   EXPECT_NE(events_->events_map_id(), 0u);
   EXPECT_TRUE(got) << "no rename event through the pinned ring buffer";
+}
+
+// Item 7 of issue 12: on this project's CI host the kernel hands the task iterator no thread of
+// TGID 1 (a full pass, the pid filter and a pidfd alike), while ps and /proc list them. The
+// threads compared are those in two ps listings taken around the pass (threads that start or end
+// meanwhile may or may not be in it). The raw iterator may only miss whole processes (which the
+// snapshotter then walks in /proc); the snapshotter must miss nothing.
+TEST_F(HostDiscovery, EveryThreadPsListsIsInTheSnapshotThreadByThread) {
+  TaskSnapshotter snapshotter(true);
+  ASSERT_EQ(snapshotter.source(), SnapshotSource::BpfIterator) << snapshotter.fallback_reason();
+  NamedThreads threads({"EngineCore_DP0", "EngineCore_DP1"});
+  const auto before = ps_all_threads();
+  std::string err;
+  const auto raw = iter_->snapshot(&err);
+  ASSERT_TRUE(raw) << err;
+  const auto withheld = withheld_tgids(*raw, list_proc_tgids());
+  const auto snap = snapshotter.snapshot();
+  const auto after = ps_all_threads();
+  ASSERT_EQ(snapshotter.source(), SnapshotSource::BpfIterator) << snapshotter.fallback_reason();
+  std::set<std::pair<uint32_t, uint32_t>> stable;
+  std::set_intersection(before.begin(), before.end(), after.begin(), after.end(), std::inserter(stable, stable.end()));
+  ASSERT_GT(stable.size(), 10u);
+
+  const auto in_raw = threads_of(*raw);
+  const auto in_snap = threads_of(snap);
+  const std::set<uint32_t> withheld_set(withheld.begin(), withheld.end());
+  std::string withheld_text;
+  for (uint32_t g : withheld) withheld_text += " " + std::to_string(g);
+  RecordProperty("withheld_by_the_iterator", withheld_text);
+  size_t compared = 0;
+  for (const auto& th : stable) {
+    ++compared;
+    EXPECT_TRUE(in_snap.count(th)) << "tgid " << th.first << " tid " << th.second << ": in ps, not in the snapshot";
+    EXPECT_TRUE(in_raw.count(th) || withheld_set.count(th.first))
+        << "tgid " << th.first << " tid " << th.second
+        << ": the iterator returned other threads of this process but not this one";
+  }
+  EXPECT_EQ(compared, stable.size());
+  // Our own threads come from the iterator itself (nothing of ours is withheld).
+  EXPECT_FALSE(withheld_set.count(self_tgid()));
+  EXPECT_EQ(by_tid(*raw, self_tgid()).size(), 3u);
+}
+
+TEST_F(HostDiscovery, PidFilteredSnapshotOfInitHasEveryThreadPsLists) {
+  TaskSnapshotter snapshotter(true);
+  ASSERT_EQ(snapshotter.source(), SnapshotSource::BpfIterator) << snapshotter.fallback_reason();
+  const auto before = ps_threads(1);
+  const auto snap = snapshotter.snapshot(1);
+  const auto after = ps_threads(1);
+  ASSERT_FALSE(before.empty());
+  const auto got = by_tid(snap, 1);
+  for (const auto& [tid, comm] : before)
+    if (after.count(tid)) {
+      EXPECT_TRUE(got.count(tid)) << "TGID 1 thread " << tid << " (" << comm << ") missing";
+    }
+}
+
+// Item 5 of issue 12: records a killed consumer left in the pinned ring buffer predate the next
+// consumer's snapshot; replayed, a fork of a thread that died meanwhile resurrected it.
+TEST_F(HostDiscovery, RecordsLeftInAPinnedRingBufferAreNotReplayed) {
+  const std::string pin = "/sys/fs/bpf/c2c-host-test-stale-" + std::to_string(::getpid());
+  const int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, C2C_EVENTS_MAP_NAME, 0, 0, C2C_EVENTS_RINGBUF_BYTES, nullptr);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_EQ(bpf_obj_pin(fd, pin.c_str()), 0) << std::strerror(errno);
+  ::close(fd);
+  struct Unpin {
+    std::string path;
+    ~Unpin() { ::unlink(path.c_str()); }
+  } unpin{pin};
+
+  std::string err;
+  auto first = TaskEventStream::open(&err, {}, pin);
+  ASSERT_TRUE(first) << err;
+  uint32_t tid = 0;
+  std::thread t([&] {
+    tid = static_cast<uint32_t>(::gettid());
+    ::prctl(PR_SET_NAME, "c2c-stale-ev", 0, 0, 0);
+  });
+  t.join();
+  first.reset();  // never polled: its fork, rename and exit records stay in the pinned buffer
+
+  auto second = TaskEventStream::open(&err, {}, pin);
+  ASSERT_TRUE(second) << err;
+  EXPECT_GE(second->stale_discarded(), 3u);
+  std::vector<TaskEvent> seen;
+  const auto end = std::chrono::steady_clock::now() + 300ms;
+  while (std::chrono::steady_clock::now() < end)
+    ASSERT_GE(second->poll(50, [&](const TaskEvent& e) {
+      if (e.task.tid == tid) seen.push_back(e);
+    }), 0);
+  EXPECT_TRUE(seen.empty()) << seen.size() << " stale records of tid " << tid << " replayed, first "
+                            << to_string(seen.front().kind);
 }
 
 }  // namespace

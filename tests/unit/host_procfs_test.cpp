@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "host/procfs_walker.hpp"
+#include "host/task_snapshot.hpp"
 
 using namespace c2c::host;
 namespace fs = std::filesystem;
@@ -65,6 +66,24 @@ TEST_F(FakeProc, WalksToleratingMalformedAndVanishedTasks) {
   EXPECT_EQ(st.first_error.field, "stat.comm");
   EXPECT_EQ(st.vanished, 1u);
   EXPECT_EQ(st.processes, 3u);
+}
+
+TEST_F(FakeProc, ListsEveryNumericEntryAsAProcess) {
+  auto tgids = list_proc_tgids(root_);
+  std::sort(tgids.begin(), tgids.end());
+  EXPECT_EQ(tgids, (std::vector<uint32_t>{100, 200, 300}));
+}
+
+// A process of which the iterator's pass holds no thread is withheld; one with any thread is not
+// (its other threads started after the pass: the event stream has them).
+TEST(HostSnapshotGaps, WithheldAreTheListedProcessesWithNoIteratedThread) {
+  std::vector<TaskInfo> iterated(3);
+  iterated[0].tgid = 5, iterated[0].tid = 5;
+  iterated[1].tgid = 5, iterated[1].tid = 6;
+  iterated[2].tgid = 2, iterated[2].tid = 2;
+  EXPECT_EQ(withheld_tgids(iterated, {7, 1, 5, 2}), (std::vector<uint32_t>{1, 7}));
+  EXPECT_TRUE(withheld_tgids(iterated, {2, 5}).empty());
+  EXPECT_EQ(withheld_tgids({}, {3}), (std::vector<uint32_t>{3}));
 }
 
 TEST_F(FakeProc, StatPidMustMatchDirectory) {
