@@ -486,8 +486,29 @@ void Engine::reconcile() {
   intents_.applied(facts_of(&report), report.ok(), error, now_unix_ms());
 }
 
+// Kernel state that vanished (spec/daemon.md, "Kernel state that vanishes or lingers"): a pin
+// deleted (or the pin root) or replaced gets the held map back; the read-back that follows then
+// compares the map's entries with what was written, as always.
+void Engine::restore_pins() {
+  auto r = maps_->restore_pins();
+  if (!r) {
+    if (r.error() != pin_repair_) spdlog::error("pinned maps: {} (consumers that open the pins see no map)", r.error());
+    pin_repair_ = r.error();
+    return;
+  }
+  if (r->empty()) return;
+  pin_repair_.clear();
+  for (const auto& line : r.value()) {
+    spdlog::warn("pinned map vanished under the daemon: {}; re-pinned the map it holds (its entries intact)", line);
+    metrics_.pin_restored();
+    ++pins_restored_;
+    pin_repair_ += (pin_repair_.empty() ? "" : "; ") + line;
+  }
+}
+
 void Engine::readback() {
   next_readback_ns_ = boottime_ns() + cfg_.readback_interval_ns;
+  restore_pins();
   auto r = applier_->read_actual();
   if (!r) {
     spdlog::warn("reading the policy map back: {}", r.error());
@@ -610,6 +631,8 @@ void Engine::fill_status(claim2core::v1::StatusResponse* out) {
   out->set_claims(static_cast<uint32_t>(durable_.claims.size()));
   out->set_tasks(static_cast<uint32_t>(core_.tasks().size()));
   out->set_watchers(static_cast<uint32_t>(watchers_.size()));
+  out->set_pins_restored(pins_restored_);
+  out->set_pin_repair(pin_repair_);
 }
 
 }  // namespace c2c::daemon

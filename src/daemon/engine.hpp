@@ -123,6 +123,10 @@ class Engine {
   std::vector<uint32_t> violations_seen_;  // count of violations by INV id last turn (log once)
   std::vector<std::string> last_violations_;
   std::string last_apply_error_;
+  // Pins found deleted or replaced under the running daemon and pinned again (readback()).
+  uint32_t pins_restored_ = 0;
+  std::string pin_repair_;  // the last repair (or the error that prevented it), for Status
+  void restore_pins();
 
   // Changes of this turn, published after the apply.
   struct Change {

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "host/core_events.hpp"
+#include "host/procfs_walker.hpp"
 #include "host/task_cgroup.hpp"
 
 namespace c2c::daemon {
@@ -46,10 +47,15 @@ Event HostFeed::complete(const Event& e) const {
   t.tgid = seen->task.tgid;
   t.start_ticks = seen->task.key.start;
   t.comm = seen->task.comm;
-  // Gone already, or the tid now names another task (INV-2): keep what the event said; the exit
-  // (or the successor's own event) follows.
   host::ParseError err;
-  if (!host::fill_cgroup_from_proc(t, mounts_ ? &*mounts_ : nullptr, &err)) return e;
+  if (!host::fill_cgroup_from_proc(t, mounts_ ? &*mounts_ : nullptr, &err)) {
+    // Gone already, or the tid now names another task (INV-2): the task is dead, whatever its
+    // exit record says or whether there is one (a fork recorded just before a daemon was killed
+    // has none). It leaves at once; a successor under the same tid has its own event.
+    const auto now = host::read_proc_task("/proc", t.tgid, t.tid);
+    if (!now || now->start_ticks != t.start_ticks) return TaskExited{seen->task.key};
+    return e;  // alive, only its cgroup or cpuset could not be read: keep what the event said
+  }
   TaskSeen out = *seen;
   out.task.cgroup = t.cgroup;
   out.task.cpuset = t.cpuset;

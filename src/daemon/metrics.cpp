@@ -60,7 +60,12 @@ Metrics::Metrics()
                             .Name("claim2core_watchers_dropped_total")
                             .Help("Watch streams ended because the client fell behind")
                             .Register(*registry_)
-                            .Add({})) {
+                            .Add({})),
+      pins_restored_(BuildCounter()
+                         .Name("claim2core_pins_restored_total")
+                         .Help("Pinned maps found deleted or replaced under the daemon and pinned again")
+                         .Register(*registry_)
+                         .Add({})) {
   for (const char* inv : {"INV-1", "INV-2", "INV-3", "INV-4", "INV-5", "INV-6", "INV-7", "INV-8"})
     violations_->Add({{"invariant", inv}});
 }

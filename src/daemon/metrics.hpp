@@ -42,6 +42,7 @@ class Metrics {
   void rescan() { rescans_.Increment(); }
   void persisted() { persists_.Increment(); }
   void watcher_dropped() { watchers_dropped_.Increment(); }
+  void pin_restored() { pins_restored_.Increment(); }
   prometheus::Registry& registry() { return *registry_; }
 
  private:
@@ -60,6 +61,7 @@ class Metrics {
   prometheus::Counter& rescans_;
   prometheus::Counter& persists_;
   prometheus::Counter& watchers_dropped_;
+  prometheus::Counter& pins_restored_;
 };
 
 }  // namespace c2c::daemon

@@ -236,6 +236,49 @@ Result<std::unique_ptr<PinnedMaps>> PinnedMaps::open(const PinOptions& opts) {
   return R::ok(std::move(maps));
 }
 
+namespace {
+// The kernel id of the map behind fd; 0 when fd is not a map (a foreign object at our pin).
+uint32_t map_id(int fd) {
+  bpf_map_info info;
+  std::memset(&info, 0, sizeof info);
+  __u32 len = sizeof info;
+  return bpf_map_get_info_by_fd(fd, &info, &len) == 0 ? info.id : 0;
+}
+}  // namespace
+
+Result<std::vector<std::string>> PinnedMaps::restore_pins() const {
+  using R = Result<std::vector<std::string>>;
+  std::vector<std::string> restored;
+  const std::pair<const char*, int> held[] = {{C2C_POLICY_MAP_NAME, policy_.get()},
+                                              {C2C_STATS_MAP_NAME, stats_.get()},
+                                              {C2C_EVENTS_MAP_NAME, events_.get()},
+                                              {C2C_META_MAP_NAME, meta_.get()}};
+  for (const auto& [name, fd] : held) {
+    const std::string pin = pin_root_ + "/" + name;
+    const uint32_t ours = map_id(fd);
+    std::string what;
+    const int pfd = bpf_obj_get(pin.c_str());
+    if (pfd < 0) {
+      const int e = errno;
+      if (e != ENOENT) return R::fail("pin " + pin + ": bpf_obj_get failed: " + errno_text(e));
+      what = "deleted";
+    } else {
+      const uint32_t pinned = map_id(pfd);
+      ::close(pfd);
+      if (pinned == ours) continue;
+      what = "replaced by " + (pinned == 0 ? std::string("an object that is not a map") : "map id " + std::to_string(pinned));
+      if (::unlink(pin.c_str()) != 0 && errno != ENOENT)
+        return R::fail("pin " + pin + " (" + what + "): cannot unlink: " + errno_text(errno));
+    }
+    if (std::string e = make_dirs(pin_root_); !e.empty()) return R::fail("pin " + pin + " (" + what + "): " + e);
+    if (bpf_obj_pin(fd, pin.c_str()) != 0)
+      return R::fail("pin " + pin + " (" + what + "): cannot pin map id " + std::to_string(ours) + " again: " +
+                     errno_text(errno));
+    restored.push_back(pin + ": " + what);
+  }
+  return R::ok(std::move(restored));
+}
+
 std::string PinnedMaps::remove_pins(const std::string& pin_root) {
   for (const char* name : {C2C_POLICY_MAP_NAME, C2C_STATS_MAP_NAME, C2C_EVENTS_MAP_NAME, C2C_META_MAP_NAME}) {
     std::string pin = pin_root + "/" + name;

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "mirror/abi.hpp"
 #include "mirror/result.hpp"
@@ -52,6 +53,15 @@ class PinnedMaps {
   // Unlinks the four pins and the pin directory (tests, `c2c-mirror-tool destroy`). Missing
   // pins are fine. Returns an error message or "".
   static std::string remove_pins(const std::string& pin_root);
+
+  // Kernel state that vanished under us (spec/daemon.md, "Kernel state that vanishes or lingers"):
+  // every pin under pin_root() that no longer refers to the map this object holds (deleted, alone
+  // or with the whole directory, or replaced by another object) is pinned again from the held fd,
+  // the directory re-created as needed. The held map is the one the running programs use and it
+  // still has every entry, so nothing is lost; a fresh map would split writers from readers.
+  // Returns one line per restored pin ("<pin>: deleted" / "<pin>: replaced by map id N"), empty
+  // when every pin is ours; fails naming the pin that cannot be restored.
+  Result<std::vector<std::string>> restore_pins() const;
 
   int policy_fd() const { return policy_.get(); }
   int stats_fd() const { return stats_.get(); }

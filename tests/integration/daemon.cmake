@@ -7,7 +7,7 @@ if(TARGET claim2cored)
   find_package(Threads REQUIRED)
   target_link_libraries(daemon_thread_churn PRIVATE Threads::Threads)
   set(C2C_DAEMON_IT_WORK ${CMAKE_CURRENT_BINARY_DIR}/daemon_it)
-  foreach(scenario InvalidInput PeerCredentials MutualTls PolicyToMap DraPolicy DriftAndMetrics Restart Load)
+  foreach(scenario InvalidInput PeerCredentials MutualTls PolicyToMap DraPolicy DriftAndMetrics Restart KernelState Load)
     string(TOLOWER ${scenario} lower)
     add_test(NAME daemon.integration.${lower}
              COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/daemon_test.py $<TARGET_FILE:claim2cored>

@@ -173,6 +173,26 @@ class Threads:
         self.proc.stdout.close()
 
 
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def scrape_metrics(port):
+    """name{labels} -> value from the daemon's /metrics."""
+    import urllib.request
+    text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5).read().decode()
+    metrics = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            k, v = line.rsplit(" ", 1)
+            metrics[k] = float(v)
+    return metrics
+
+
 def wait_for(pred, timeout=10, step=0.02):
     deadline = time.time() + timeout
     while time.time() < deadline:
@@ -515,10 +535,7 @@ class DriftAndMetrics(unittest.TestCase):
             self.skipTest(reason)
 
     def test_an_injected_entry_is_drift_removed_and_counted(self):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
+        port = free_port()
         d = Daemon("drift", task_discovery="off", extra="metrics:\n  address: 127.0.0.1:%d\n" % port)
         try:
             d.start()
@@ -532,13 +549,7 @@ class DriftAndMetrics(unittest.TestCase):
             self.assertIn(4000000, d.map_entries())
             # The read-back (readback_interval: 1s) sees it, and the plan removes it (INV-5).
             self.assertTrue(wait_for(lambda: 4000000 not in d.map_entries(), timeout=10), "unexplained entry stayed")
-            import urllib.request
-            text = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=5).read().decode()
-            metrics = {}
-            for line in text.splitlines():
-                if line and not line.startswith("#"):
-                    k, v = line.rsplit(" ", 1)
-                    metrics[k] = float(v)
+            metrics = scrape_metrics(port)
             self.assertGreaterEqual(metrics["claim2core_reconcile_drift_total"], 1)
             self.assertEqual(metrics['claim2core_rpcs_total{code="OK",method="UpsertPolicy"}'], 1)
             self.assertGreaterEqual(metrics["claim2core_apply_seconds_count"], 1)
@@ -703,6 +714,79 @@ class Load(DaemonCase):
         self.assertGreater(offered, 900, "the daemon could not keep up with 1,000 updates/s")
         # Memory bounded: the churn must not grow the daemon without limit.
         self.assertLess(max(rss), rss[0] + 200 * 1024, "RSS grew by more than 200 MiB")
+
+
+class KernelState(unittest.TestCase):
+    """Kernel state that vanishes under the daemon or lingers across its restart (spec/daemon.md,
+    "Kernel state that vanishes or lingers")."""
+
+    def setUp(self):
+        reason = skip_reason()
+        if reason:
+            self.skipTest(reason)
+        self.port = free_port()
+        self.d = Daemon(self.id().split(".")[-1][:12], extra="metrics:\n  address: 127.0.0.1:%d\n" % self.port)
+        self.d.start()
+        self.t = Threads("c2c-it-pins", 2)
+
+    def tearDown(self):
+        if self.t.proc.poll() is None:
+            self.t.end()
+        sys.stderr.write("--- daemon log (tail) ---\n" + "\n".join(self.d.read_log().splitlines()[-15:]) + "\n")
+        self.d.cleanup()
+
+    def map_or_none(self):
+        try:
+            return self.d.map_entries()
+        except subprocess.CalledProcessError:
+            return None  # the pin is not there (yet)
+
+    def check_restored(self, remove):
+        d = self.d
+        d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("pins", "^c2c-it-pins$")))
+        self.assertTrue(wait_for(lambda: set(self.t.tids) <= set(d.map_entries())), d.map_entries())
+        before = d.map_entries()
+        remove()
+        self.assertIsNone(self.map_or_none())
+        # readback_interval: 1s; generous for a loaded machine.
+        self.assertTrue(wait_for(lambda: self.map_or_none() == before, timeout=20),
+                        "pinned map not restored with its entries: %s" % self.map_or_none())
+        for name in ("c2c_policy", "c2c_stats", "c2c_events", "c2c_meta"):
+            self.assertTrue(os.path.exists(os.path.join(d.pin, name)), name)
+        st = wait_for(lambda: (lambda s: s if s.pins_restored >= 1 else None)(d.status()), timeout=5)
+        self.assertTrue(st, "Status.pins_restored stayed 0")
+        self.assertIn("c2c_policy", st.pin_repair)
+        self.assertEqual(st.desired_entries, st.actual_entries)
+        self.assertGreaterEqual(scrape_metrics(self.port)["claim2core_pins_restored_total"], 1)
+        self.assertIn("re-pinned", d.read_log())
+        # Still the daemon's map: a later change reaches it.
+        d.call("DeletePolicy", pb.DeletePolicyRequest(kind=pb.NODE_SCHEDULING_POLICY, name="pins"))
+        self.assertTrue(wait_for(lambda: not (set(self.t.tids) & set(d.map_entries()))), d.map_entries())
+
+    def test_a_deleted_policy_pin_is_restored_with_its_entries(self):
+        self.check_restored(lambda: os.unlink(os.path.join(self.d.pin, "c2c_policy")))
+
+    def test_a_deleted_pin_root_is_restored_with_its_entries(self):
+        self.check_restored(lambda: shutil.rmtree(self.d.pin))
+
+    def test_threads_that_died_while_the_daemon_was_down_leave_no_entry(self):
+        d = self.d
+        d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("dead", "^c2c-it-dead$")))
+        # Stopped, the daemon reads nothing: the forks and renames of these threads stay in the
+        # pinned ring buffer. Killed, its tracepoints go: their exits are never recorded.
+        d.proc.send_signal(signal.SIGSTOP)
+        dead = Threads("c2c-it-dead", 3)
+        time.sleep(0.2)
+        d.kill9()
+        dead.end()
+        for tid in dead.tids:
+            self.assertFalse(os.path.exists("/proc/%d" % tid))
+        d.start()
+        # The restart must not resurrect them from the stale records (1 s: the spec's bound).
+        time.sleep(1.0)
+        self.assertFalse(set(dead.tids) & set(d.map_entries()),
+                         "entries for threads that died while the daemon was down: %s" % d.map_entries())
+        self.assertEqual(d.status().desired_entries, 0)
 
 
 if __name__ == "__main__":
