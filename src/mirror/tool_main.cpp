@@ -98,6 +98,7 @@ int apply_cmd(const PinOptions& opts, const ApplyArgs& a) {
   std::printf("ops %zu applied %zu absent %zu skipped %zu failed %zu rolled_back %zu deferred %zu batched %d\n",
               rep.ops.size(), rep.applied, rep.absent, rep.skipped, rep.failed, rep.rolled_back, rep.deferred.size(),
               rep.batched ? 1 : 0);
+  std::fflush(stdout);  // the crash test tells "finished before the kill" from this line
   size_t shown = 0;
   for (const auto& s : rep.ops) {
     if (s.success() || ++shown > 10) continue;
