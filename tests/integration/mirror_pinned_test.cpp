@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include "mirror/apply.hpp"
@@ -112,6 +113,62 @@ TEST_F(MirrorPinned, CreatesPinsWithBtfThatSurviveAReopen) {
   EXPECT_TRUE(first["value"].contains("start_ticks")) << first.dump();
   EXPECT_TRUE(first["value"].contains("allowed_cpus")) << first.dump();
   EXPECT_EQ(first["value"]["abi_version"], C2C_ABI_VERSION);
+}
+
+// Kernel state that vanished under a holder (spec/daemon.md): a deleted pin, a pin replaced by
+// another map, and the whole pin root are restored from the held maps, entries intact.
+TEST_F(MirrorPinned, RestorePinsRepinsTheHeldMapsWithTheirEntries) {
+  auto maps = open_ok(opts);
+  ASSERT_TRUE(maps);
+  const uint32_t ours = map_id(maps->policy_fd());
+  KernelPolicyMap map(maps->policy_fd(), maps->policy_max_entries());
+  Applier a(map);
+  ASSERT_TRUE(a.apply(diff_plan(synthetic_table(4, 20, 3), {}, false)).ok());
+  auto nothing = maps->restore_pins();
+  ASSERT_TRUE(nothing.ok()) << nothing.error();
+  EXPECT_TRUE(nothing->empty()) << nothing->front();
+
+  const std::string policy_pin = root + "/" C2C_POLICY_MAP_NAME;
+  auto pinned_id = [&](const std::string& pin) {
+    const int fd = bpf_obj_get(pin.c_str());
+    if (fd < 0) return 0u;
+    const uint32_t id = map_id(fd);
+    ::close(fd);
+    return id;
+  };
+  ASSERT_EQ(::unlink(policy_pin.c_str()), 0);
+  auto one = maps->restore_pins();
+  ASSERT_TRUE(one.ok()) << one.error();
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ(one->front(), policy_pin + ": deleted");
+  EXPECT_EQ(pinned_id(policy_pin), ours);
+
+  // Another map at our pin (e.g. a second creator): ours goes back, the other is unpinned.
+  ASSERT_EQ(::unlink(policy_pin.c_str()), 0);
+  const int other = bpf_map_create(BPF_MAP_TYPE_HASH, "c2c_other", 4, 8, 4, nullptr);
+  ASSERT_GE(other, 0) << std::strerror(errno);
+  ASSERT_EQ(bpf_obj_pin(other, policy_pin.c_str()), 0) << std::strerror(errno);
+  const uint32_t other_id = map_id(other);
+  ::close(other);
+  auto replaced = maps->restore_pins();
+  ASSERT_TRUE(replaced.ok()) << replaced.error();
+  ASSERT_EQ(replaced->size(), 1u);
+  EXPECT_EQ(replaced->front(), policy_pin + ": replaced by map id " + std::to_string(other_id));
+  EXPECT_EQ(pinned_id(policy_pin), ours);
+
+  ASSERT_EQ(PinnedMaps::remove_pins(root), "");
+  auto all = maps->restore_pins();
+  ASSERT_TRUE(all.ok()) << all.error();
+  EXPECT_EQ(all->size(), 4u);
+  // A consumer that opens the pins now sees the same maps and every entry.
+  PinOptions consumer = opts;
+  consumer.create = false;
+  auto again = open_ok(consumer);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(map_id(again->policy_fd()), ours);
+  KernelPolicyMap map2(again->policy_fd(), again->policy_max_entries());
+  Applier b(map2);
+  expect_equal(read_all(b), synthetic_table(4, 20, 3));
 }
 
 TEST_F(MirrorPinned, RefusesAPinWithAnotherValueLayout) {
