@@ -163,8 +163,11 @@ std::string render_status(const pb::StatusResponse& r) {
     << " tasks\n"
     << "entries:            " << r.desired_entries() << " desired, " << r.actual_entries() << " in the pinned map, "
     << r.pending_ops() << " pending\n"
-    << "pin root:           " << or_dash(r.pin_root()) << "\n"
-    << "scheduler:          " << (r.scheduler_enforcing() ? "enforcing" : "NOT enforcing")
+    << "pin root:           " << or_dash(r.pin_root()) << "\n";
+  // Pins deleted or replaced under the daemon and pinned again (spec/daemon.md).
+  if (r.pins_restored() > 0 || !r.pin_repair().empty())
+    o << "pins restored:      " << r.pins_restored() << " (last: " << or_dash(r.pin_repair()) << ")\n";
+  o << "scheduler:          " << (r.scheduler_enforcing() ? "enforcing" : "NOT enforcing")
     << (r.scheduler_state().empty() ? "" : " (sched_ext state: " + r.scheduler_state() + ")") << "\n";
   if (!r.scheduler_message().empty()) o << "                    " << r.scheduler_message() << "\n";
   if (!r.scheduler_exit_reason().empty()) o << "scheduler exit:     " << r.scheduler_exit_reason() << "\n";

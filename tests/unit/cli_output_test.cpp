@@ -112,6 +112,16 @@ TEST(CliOutput, StatusSaysPlainlyWhetherAnythingEnforces) {
   EXPECT_NE(t.find("node generation:    12345678901234"), std::string::npos) << t;
 }
 
+TEST(CliOutput, StatusShowsPinsRestoredUnderTheDaemonOnlyWhenThereWereAny) {
+  auto r = sample_status();
+  EXPECT_EQ(render_status(r).find("pins restored"), std::string::npos);
+  r.set_pins_restored(4);
+  r.set_pin_repair("/sys/fs/bpf/claim2core/c2c_policy: deleted");
+  EXPECT_NE(render_status(r).find("pins restored:      4 (last: /sys/fs/bpf/claim2core/c2c_policy: deleted)"),
+            std::string::npos)
+      << render_status(r);
+}
+
 TEST(CliOutput, ExplainShowsTheLineageChain) {
   pb::ExplainResponse r;
   r.set_found(true);
