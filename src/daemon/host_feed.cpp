@@ -87,6 +87,15 @@ bool HostFeed::lost_events() {
 void HostFeed::rescan(const Core& core, std::vector<Event>& out) {
   if (!snapshotter_) return;
   auto tasks = snapshotter_->snapshot();
+  if (!withheld_logged_ && !snapshotter_->last_withheld().empty()) {
+    // Once: on some kernels the iterator never returns some processes (src/host/README.md).
+    std::string list;
+    for (uint32_t g : snapshotter_->last_withheld()) list += (list.empty() ? "" : ", ") + std::to_string(g);
+    spdlog::info("task snapshot: processes the BPF iterator did not return (withheld by the kernel, or started "
+                 "after the pass) were read from /proc: {}",
+                 list);
+    withheld_logged_ = true;
+  }
   std::unordered_map<uint32_t, uint64_t> start_of;
   start_of.reserve(tasks.size());
   for (auto& t : tasks) {

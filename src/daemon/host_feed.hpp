@@ -47,6 +47,7 @@ class HostFeed {
   std::unique_ptr<host::TaskSnapshotter> snapshotter_;
   std::optional<host::CgroupMounts> mounts_;
   uint64_t dropped_seen_ = 0;
+  bool withheld_logged_ = false;
 };
 
 }  // namespace c2c::daemon
