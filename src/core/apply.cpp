@@ -32,13 +32,33 @@ bool cgroup_within(const std::string& path, const std::string& root) {
          (path.size() == root.size() || path[root.size()] == '/');
 }
 
-std::shared_ptr<const RE2> compile(const std::string& pattern) {
+}  // namespace
+
+// ---- patterns ----------------------------------------------------------------------------------
+
+std::shared_ptr<const RE2> compile_regex(const std::string& pattern) {
+  if (pattern.empty()) return nullptr;
   RE2::Options opts;
   opts.set_log_errors(false);
   return std::make_shared<const RE2>(pattern, opts);
 }
 
-}  // namespace
+bool TitleAndComm::matches(const Task& t) const {
+  if (empty()) return false;
+  return (!comm || RE2::PartialMatch(t.comm, *comm)) && (!title || RE2::PartialMatch(t.title, *title));
+}
+
+DraPolicyState DraPolicyState::of(const DraExecutionPolicy& p) {
+  DraPolicyState st;
+  st.policy = p;
+  for (const auto& role : p.task_roles)
+    st.role_regex.push_back(TitleAndComm{compile_regex(role.comm_regex), compile_regex(role.process_regex)});
+  return st;
+}
+
+NodePolicyState NodePolicyState::of(const NodeSchedulingPolicy& p) {
+  return NodePolicyState{p, TitleAndComm{compile_regex(p.command_regex), compile_regex(p.process_regex)}};
+}
 
 // ---- indexes ---------------------------------------------------------------------------------
 
@@ -73,6 +93,7 @@ void CoreImpl::add_thread_group(std::unordered_set<uint32_t>& tids, uint32_t tgi
 void CoreImpl::index_task(uint32_t tid) {
   TaskState& t = tasks.at(tid);
   tids_by_comm[t.task.comm].insert(tid);
+  tids_by_title[t.task.title].insert(tid);
   tids_by_tgid[t.task.tgid].insert(tid);
   tids_by_cgroup[t.task.cgroup].insert(tid);
   t.pod_uid = resolve_pod(t.task.cgroup);
@@ -88,6 +109,7 @@ void CoreImpl::unindex_task(uint32_t tid) {
     if (it->second.empty()) index.erase(it);
   };
   drop(tids_by_comm, t.task.comm);
+  drop(tids_by_title, t.task.title);
   drop(tids_by_tgid, t.task.tgid);
   drop(tids_by_cgroup, t.task.cgroup);
   if (!t.pod_uid.empty())
@@ -101,17 +123,22 @@ std::unordered_set<uint32_t> CoreImpl::tasks_of_pods(const std::unordered_set<st
   return out;
 }
 
-// Each regex runs once per distinct comm, not once per task; matched leaders pull in their
-// thread groups (TGID strategy).
-std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const RE2*>& regexes) const {
+// Each pattern runs once per distinct comm (or, for a title-only policy, per distinct title), not
+// once per task; matched leaders pull in their thread groups (TGID strategy).
+std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const TitleAndComm*>& patterns) const {
   std::unordered_set<uint32_t> out;
-  for (const auto& [comm, tids] : tids_by_comm) {
-    bool hit = false;
-    for (const RE2* re : regexes) hit = hit || (re && RE2::PartialMatch(comm, *re));
-    if (!hit) continue;
-    for (uint32_t tid : tids) {
-      out.insert(tid);
-      if (tasks.at(tid).task.tgid == tid) add_thread_group(out, tid);
+  auto take = [&](uint32_t tid) {
+    out.insert(tid);
+    if (tasks.at(tid).task.tgid == tid) add_thread_group(out, tid);
+  };
+  for (const TitleAndComm* p : patterns) {
+    if (!p || p->empty()) continue;
+    const auto& index = p->comm ? tids_by_comm : tids_by_title;
+    const RE2& first = p->comm ? *p->comm : *p->title;
+    for (const auto& [text, tids] : index) {
+      if (!RE2::PartialMatch(text, first)) continue;
+      for (uint32_t tid : tids)
+        if (p->matches(tasks.at(tid).task)) take(tid);
     }
   }
   return out;
@@ -203,9 +230,9 @@ struct Handlers {
 
   // Node policies with draSelectors depend on which devices the node holds.
   void add_dra_selected(std::unordered_set<uint32_t>& affected) const {
-    std::vector<const RE2*> res;
+    std::vector<const TitleAndComm*> res;
     for (const auto& [name, st] : s.node_policies)
-      if (!st.policy.dra_selectors.empty()) res.push_back(st.regex.get());
+      if (!st.policy.dra_selectors.empty()) res.push_back(&st.regex);
     if (!res.empty()) {
       auto more = s.tasks_matching(res);
       affected.insert(more.begin(), more.end());
@@ -413,9 +440,7 @@ struct Handlers {
     const DraExecutionPolicy* old = existing == s.dra_policies.end() ? nullptr : &existing->second.policy;
     if (auto early = policy_generation(PolicyKind::Dra, p, old)) return *early;
 
-    DraPolicyState st;
-    st.policy = p;
-    for (const auto& role : p.task_roles) st.role_regex.push_back(role.comm_regex.empty() ? nullptr : compile(role.comm_regex));
+    DraPolicyState st = DraPolicyState::of(p);
     std::unordered_set<uint32_t> affected = dra_reach(p);
     if (old) {
       if (old->match_labels != p.match_labels) {  // the reach depends on the selector only
@@ -439,14 +464,14 @@ struct Handlers {
     const NodeSchedulingPolicy* old = existing == s.node_policies.end() ? nullptr : &existing->second.policy;
     if (auto early = policy_generation(PolicyKind::Node, p, old)) return *early;
 
-    NodePolicyState st{p, compile(p.command_regex)};
-    std::vector<const RE2*> res{st.regex.get()};
-    if (old) res.push_back(existing->second.regex.get());
+    NodePolicyState st = NodePolicyState::of(p);
+    std::vector<const TitleAndComm*> res{&st.regex};
+    if (old) res.push_back(&existing->second.regex);
     std::unordered_set<uint32_t> affected = s.tasks_matching(res);
     s.node_policies[p.name] = std::move(st);
     s.policy_high_water[policy_key(PolicyKind::Node, p.name)] = p.generation;
     ApplyResult r;
-    if (affected.empty()) r.warnings.push_back("NodeSchedulingPolicy/" + p.name + ": commandRegex matches no task");
+    if (affected.empty()) r.warnings.push_back("NodeSchedulingPolicy/" + p.name + ": matches no task");
     s.rederive(affected, r, "NodeSchedulingPolicy/" + p.name + " changed");
     return r;
   }
@@ -471,7 +496,7 @@ struct Handlers {
       if (ev.generation != 0 && ev.generation < current)
         return ignored("INV-3: delete of " + key + " generation " + std::to_string(ev.generation) +
                        " but it is at " + std::to_string(current));
-      affected = s.tasks_matching({it->second.regex.get()});
+      affected = s.tasks_matching({&it->second.regex});
       s.node_policies.erase(it);
     }
     auto& hw = s.policy_high_water[key];
@@ -545,6 +570,7 @@ struct Handlers {
     s.pods.clear();
     s.tasks.clear();
     s.tids_by_comm.clear();
+    s.tids_by_title.clear();
     s.tids_by_tgid.clear();
     s.tids_by_cgroup.clear();
     s.pod_by_cgroup.clear();

@@ -215,7 +215,8 @@ std::string CoreImpl::digest() const {
   });
   put_sorted(o, tasks, [&](const TaskState& t) {
     o << t.task.key.start << ' ' << t.task.tgid << ' ' << t.task.comm << ' ' << t.task.cgroup << ' ' << t.task.role
-      << ' ' << (t.task.cpuset ? t.task.cpuset->to_string() : "-") << ' ' << t.pod_uid << ' ' << t.epoch;
+      << ' ' << (t.task.cpuset ? t.task.cpuset->to_string() : "-") << ' ' << t.pod_uid << ' ' << t.epoch << " t:"
+      << t.task.title;
   });
   for (const auto& [name, st] : dra_policies) {
     const auto& p = st.policy;
@@ -225,13 +226,14 @@ std::string CoreImpl::digest() const {
     for (const auto& [k, v] : p.match_labels) o << ' ' << k << '=' << v;
     for (const auto& c : p.resource_claims) o << " c:" << c;
     for (const auto& r : p.task_roles)
-      o << " r:" << r.name << '/' << r.registered_role << '/' << r.comm_regex << '/' << static_cast<int>(r.exec_class);
+      o << " r:" << r.name << '/' << r.registered_role << '/' << r.comm_regex << '/' << r.process_regex << '/'
+        << static_cast<int>(r.exec_class);
     o << '\n';
   }
   for (const auto& [name, st] : node_policies) {
     const auto& p = st.policy;
-    o << "node " << name << ' ' << p.generation << ' ' << p.command_regex << ' ' << p.priority << ' '
-      << p.execution_time;
+    o << "node " << name << ' ' << p.generation << ' ' << p.command_regex << ' ' << p.process_regex << ' '
+      << p.priority << ' ' << p.execution_time;
     for (const auto& n : p.node_names) o << " n:" << n;
     for (const auto& [k, v] : p.node_selectors) o << ' ' << k << '=' << v;
     for (const auto& d : p.dra_selectors) o << " d:" << d.driver << '/' << d.pool << '/' << d.device;

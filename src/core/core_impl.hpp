@@ -33,16 +33,29 @@ struct PodState {
   std::unordered_set<uint32_t> tids;  // live tasks inside the pod's cgroup
 };
 
+// A compiled RE2 pattern (unanchored unless the pattern anchors); null for an empty pattern.
+std::shared_ptr<const RE2> compile_regex(const std::string& pattern);
+
+// A role selector's patterns: the comm and the process title; every present one must match.
+struct TitleAndComm {
+  std::shared_ptr<const RE2> comm;
+  std::shared_ptr<const RE2> title;
+  bool empty() const { return !comm && !title; }
+  bool matches(const Task& t) const;
+};
+
 struct DraPolicyState {
   DraExecutionPolicy policy;
-  std::vector<std::shared_ptr<const RE2>> role_regex;  // parallel to task_roles; null when unused
+  std::vector<TitleAndComm> role_regex;  // parallel to task_roles
   int64_t previewed_generation = -1;
   bool active() const { return !policy.require_preview || previewed_generation == policy.generation; }
+  static DraPolicyState of(const DraExecutionPolicy& p);  // compiles each pattern once
 };
 
 struct NodePolicyState {
   NodeSchedulingPolicy policy;
-  std::shared_ptr<const RE2> regex;
+  TitleAndComm regex;  // commandRegex on the comm, processRegex on the title
+  static NodePolicyState of(const NodeSchedulingPolicy& p);
 };
 
 // A policy's claim to a task, before conflicts are resolved.
@@ -91,6 +104,7 @@ class CoreImpl {
 
   // ---- indexes ----
   std::unordered_map<std::string, std::unordered_set<uint32_t>> tids_by_comm;
+  std::unordered_map<std::string, std::unordered_set<uint32_t>> tids_by_title;  // process titles
   std::unordered_map<uint32_t, std::unordered_set<uint32_t>> tids_by_tgid;
   std::map<std::string, std::unordered_set<uint32_t>> tids_by_cgroup;  // ordered: subtree scans
   std::map<std::string, std::string> pod_by_cgroup;
@@ -119,9 +133,9 @@ class CoreImpl {
   // Re-derives the given tasks' entries; bumps the generation once if anything changed.
   // `reason` explains removals (it becomes the plan's delete reason).
   void rederive(const std::unordered_set<uint32_t>& tids, ApplyResult& out, const std::string& reason);
-  // Tasks whose entry may depend on the given pods / node policy regexes.
+  // Tasks whose entry may depend on the given pods / node policies (their patterns).
   std::unordered_set<uint32_t> tasks_of_pods(const std::unordered_set<std::string>& pod_uids) const;
-  std::unordered_set<uint32_t> tasks_matching(const std::vector<const RE2*>& regexes) const;
+  std::unordered_set<uint32_t> tasks_matching(const std::vector<const TitleAndComm*>& patterns) const;
 
   // ---- index maintenance ----
   void index_task(uint32_t tid);

@@ -87,7 +87,7 @@ std::vector<Candidate> CoreImpl::candidates(const TaskState& t, const PolicyOver
     for (size_t i = 0; i < p.task_roles.size() && !role; ++i) {
       const TaskRole& r = p.task_roles[i];
       if (!r.registered_role.empty() && r.registered_role == t.task.role) role = &r;
-      else if (st.role_regex[i] && RE2::PartialMatch(t.task.comm, *st.role_regex[i])) role = &r;
+      else if (st.role_regex[i].matches(t.task)) role = &r;
     }
     if (!role) return;
 
@@ -216,7 +216,7 @@ std::vector<Candidate> CoreImpl::candidates(const TaskState& t, const PolicyOver
 
   std::vector<const std::string*> exact_node;  // node policies that match this thread itself
   for_each_node_policy([&](const NodePolicyState& st) {
-    if (node_selected(st.policy) && RE2::PartialMatch(t.task.comm, *st.regex)) {
+    if (node_selected(st.policy) && st.regex.matches(t.task)) {
       out.push_back(node_candidate(st, Strategy::ExactTid));
       exact_node.push_back(&st.policy.name);
     }
@@ -231,7 +231,7 @@ std::vector<Candidate> CoreImpl::candidates(const TaskState& t, const PolicyOver
       for_each_node_policy([&](const NodePolicyState& st) {
         const bool itself = std::any_of(exact_node.begin(), exact_node.end(),
                                         [&](const std::string* n) { return *n == st.policy.name; });
-        if (!itself && node_selected(st.policy) && RE2::PartialMatch(leader->second.task.comm, *st.regex))
+        if (!itself && node_selected(st.policy) && st.regex.matches(leader->second.task))
           out.push_back(node_candidate(st, Strategy::Tgid));
       });
     }

@@ -64,6 +64,9 @@ struct Task {
   std::string cgroup;               // the task's cgroup path
   std::string role;                 // registered role hint, empty when none
   std::optional<CpuSet> cpuset;     // effective cpuset of the task's cgroup
+  // The process title: argv[0] of /proc/<tgid>/cmdline, which setproctitle() rewrites (stock vLLM:
+  // "VLLM::EngineCore_DP0" while every thread's comm reads "VLLM::EngineCor"). Empty: unknown.
+  std::string title;
   bool operator==(const Task&) const = default;
 };
 
@@ -113,12 +116,21 @@ inline constexpr Nanos kMaxBoostNs = 3'600'000'000'000ull;  // 1 h
 // refused, so that "the next generation" can never wrap (INV-4) and every generation survives a
 // round trip through JSON.
 inline constexpr int64_t kMaxGeneration = int64_t{1} << 53;
+// A process title longer than this is cut by the host plane (setproctitle titles are short).
+inline constexpr size_t kMaxTitleBytes = 256;
 
 struct TaskRole {
+  TaskRole() = default;
+  // The process-title pattern comes last and is optional, so roles written before it existed read
+  // the same.
+  TaskRole(std::string name_, std::string registered, std::string comm, ExecClass cls, std::string process = {})
+      : name(std::move(name_)), registered_role(std::move(registered)), comm_regex(std::move(comm)), exec_class(cls),
+        process_regex(std::move(process)) {}
   std::string name;
   std::string registered_role;  // selector.registeredRole
   std::string comm_regex;       // selector.commandRegex (RE2), optional
   ExecClass exec_class = ExecClass::Normal;
+  std::string process_regex;    // selector.processRegex (RE2) on the process title, optional
   bool operator==(const TaskRole&) const = default;
 };
 
@@ -151,9 +163,10 @@ struct NodeSchedulingPolicy {
   std::vector<std::string> node_names;
   std::map<std::string, std::string> node_selectors;
   std::vector<DraSelector> dra_selectors;
-  std::string command_regex;
+  std::string command_regex;  // on the thread's comm (RE2); may be empty when process_regex is set
   int32_t priority = 0;
   Nanos execution_time = 0;  // custom slice in ns; 0 = class default
+  std::string process_regex;  // on the process title (RE2); ANDed with command_regex when both are set
   bool operator==(const NodeSchedulingPolicy&) const = default;
 };
 

@@ -72,6 +72,31 @@ int64_t preview_generation(const P& p, const P* existing) {
   return same == *existing ? existing->generation : 0;
 }
 
+// A policy that matches nothing often names the wrong field: stock vLLM's EngineCore threads are
+// all called "VLLM::EngineCor" (setproctitle cuts the comm to 15 bytes) while the process title
+// reads "VLLM::EngineCore_DP0". Say what the node's nearest candidates look like.
+void add_did_you_mean(const CoreImpl& s, const NodeSchedulingPolicy& p, std::vector<std::string>& warnings) {
+  const std::string key = "NodeSchedulingPolicy/" + p.name;
+  auto hint = [&](const std::string& pattern, const auto& other_index, const char* field, const char* noun,
+                  const char* other_field, const char* other_noun) {
+    auto re = compile_regex(pattern);
+    if (!re) return;
+    size_t n = 0;
+    std::string example;
+    for (const auto& [text, tids] : other_index)
+      if (!text.empty() && RE2::PartialMatch(text, *re)) {
+        n += tids.size();
+        if (example.empty()) example = text;
+      }
+    if (n == 0) return;
+    warnings.push_back(key + ": no " + noun + " matches " + field + " " + pattern + "; " + std::to_string(n) +
+                       " thread(s) have a " + other_noun + " that does (e.g. '" + example + "'): did you mean " +
+                       other_field + "?");
+  };
+  hint(p.command_regex, s.tids_by_title, "commandRegex", "comm", "processRegex", "process title");
+  hint(p.process_regex, s.tids_by_comm, "processRegex", "process title", "commandRegex", "comm");
+}
+
 PreviewResult invalid_preview(PolicyKind kind, const std::string& name, const FieldError& e) {
   PreviewResult r;
   r.policy = name;
@@ -85,12 +110,7 @@ PreviewResult invalid_preview(PolicyKind kind, const std::string& name, const Fi
 
 PreviewResult preview_dra(const CoreImpl& s, const DraExecutionPolicy& p) {
   if (auto e = validate(p)) return invalid_preview(PolicyKind::Dra, p.name, *e);
-  DraPolicyState st;
-  st.policy = p;
-  RE2::Options opts;
-  opts.set_log_errors(false);
-  for (const auto& role : p.task_roles)
-    st.role_regex.push_back(role.comm_regex.empty() ? nullptr : std::make_shared<const RE2>(role.comm_regex, opts));
+  DraPolicyState st = DraPolicyState::of(p);
   PolicyOverride ov;
   ov.dra = &st;
   auto stored = s.dra_policies.find(p.name);
@@ -105,15 +125,15 @@ PreviewResult preview_dra(const CoreImpl& s, const DraExecutionPolicy& p) {
 
 PreviewResult preview_node(const CoreImpl& s, const NodeSchedulingPolicy& p) {
   if (auto e = validate(p)) return invalid_preview(PolicyKind::Node, p.name, *e);
-  RE2::Options opts;
-  opts.set_log_errors(false);
-  NodePolicyState st{p, std::make_shared<const RE2>(p.command_regex, opts)};
+  NodePolicyState st = NodePolicyState::of(p);
   PolicyOverride ov;
   ov.node = &st;
   auto stored = s.node_policies.find(p.name);
   const int64_t generation =
       preview_generation(p, stored == s.node_policies.end() ? nullptr : &stored->second.policy);
-  return preview_with(s, PolicyKind::Node, p.name, generation, ov, s.node_selected(p));
+  auto r = preview_with(s, PolicyKind::Node, p.name, generation, ov, s.node_selected(p));
+  if (r.matched.empty()) add_did_you_mean(s, p, r.warnings);
+  return r;
 }
 
 }  // namespace c2c

@@ -77,10 +77,12 @@ std::optional<FieldError> validate(const DraExecutionPolicy& p) {
     if (r.name.empty()) return err(f + ".name", "empty role name");
     if (auto e = check_text(f + ".name", r.name)) return e;
     if (auto e = check_text(f + ".selector.registeredRole", r.registered_role)) return e;
-    if (r.registered_role.empty() && r.comm_regex.empty())
-      return err(f + ".selector", "needs registeredRole or commandRegex");
+    if (r.registered_role.empty() && r.comm_regex.empty() && r.process_regex.empty())
+      return err(f + ".selector", "needs registeredRole, commandRegex or processRegex");
     if (!r.comm_regex.empty())
       if (auto e = check_regex(f + ".selector.commandRegex", r.comm_regex)) return e;
+    if (!r.process_regex.empty())
+      if (auto e = check_regex(f + ".selector.processRegex", r.process_regex)) return e;
     if (r.exec_class == ExecClass::Unmatched) return err(f + ".executionClass", "is not an execution class");
   }
   if (p.max_boost < kMinBoostNs || p.max_boost > kMaxBoostNs)
@@ -108,8 +110,12 @@ std::optional<FieldError> validate(const NodeSchedulingPolicy& p) {
     if (auto e = check_text(f + ".pool", d.pool)) return e;
     if (auto e = check_text(f + ".device", d.device)) return e;
   }
-  if (p.command_regex.empty()) return err("commandRegex", "must not be empty");
-  if (auto e = check_regex("commandRegex", p.command_regex)) return e;
+  if (p.command_regex.empty() && p.process_regex.empty())
+    return err("commandRegex", "set commandRegex (thread comm), processRegex (process title) or both");
+  if (!p.command_regex.empty())
+    if (auto e = check_regex("commandRegex", p.command_regex)) return e;
+  if (!p.process_regex.empty())
+    if (auto e = check_regex("processRegex", p.process_regex)) return e;
   if (p.priority < 0 || p.priority > 1000) return err("priority", "must be between 0 and 1000");
   if (p.execution_time != 0 && (p.execution_time < kMinSliceNs || p.execution_time > kMaxSliceNs))
     return err("executionTime", "must be 0 (class default) or between 10000 and 100000000 ns");
@@ -166,6 +172,9 @@ std::optional<FieldError> validate(const Task& t) {
   if (auto e = check_comm("task.comm", t.comm)) return e;
   if (auto e = check_text("task.cgroup", t.cgroup)) return e;
   if (auto e = check_text("task.role", t.role)) return e;
+  if (t.title.size() > kMaxTitleBytes)
+    return err("task.title", "longer than " + std::to_string(kMaxTitleBytes) + " bytes");
+  if (auto e = check_text("task.title", t.title)) return e;
   if (!t.cgroup.empty() && t.cgroup.front() != '/') return err("task.cgroup", "must be an absolute cgroup path");
   if (t.cpuset && t.cpuset->empty()) return err("task.cpuset", "an effective cpuset is never empty");
   return std::nullopt;

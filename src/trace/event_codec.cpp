@@ -113,12 +113,13 @@ json encode_pod(const Pod& p) {
 }
 
 Task decode_task(const Reader& r) {
-  r.only({"tid", "tgid", "start", "comm", "cgroup", "role", "cpuset"});
+  r.only({"tid", "tgid", "start", "comm", "title", "cgroup", "role", "cpuset"});
   Task t;
   t.key.tid = r.u32("tid");
   t.tgid = r.has("tgid") ? r.u32("tgid") : t.key.tid;
   t.key.start = r.u64("start");
   t.comm = r.str("comm");
+  t.title = r.str_or("title", "");
   t.cgroup = r.str_or("cgroup", "");
   t.role = r.str_or("role", "");
   t.cpuset = r.cpus("cpuset");
@@ -127,6 +128,7 @@ Task decode_task(const Reader& r) {
 
 json encode_task(const Task& t) {
   json j{{"tid", t.key.tid}, {"tgid", t.tgid}, {"start", t.key.start}, {"comm", t.comm}};
+  if (!t.title.empty()) j["title"] = t.title;
   if (!t.cgroup.empty()) j["cgroup"] = t.cgroup;
   if (!t.role.empty()) j["role"] = t.role;
   if (t.cpuset) j["cpuset"] = t.cpuset->to_string();

@@ -43,9 +43,10 @@ DraExecutionPolicy decode_dra(const Reader& root) {
     TaskRole role;
     role.name = r.str("name");
     if (auto sel = r.opt_child("selector")) {
-      sel->only({"registeredRole", "commandRegex"});
+      sel->only({"registeredRole", "commandRegex", "processRegex"});
       role.registered_role = sel->str_or("registeredRole", "");
       role.comm_regex = sel->str_or("commandRegex", "");
+      role.process_regex = sel->str_or("processRegex", "");
     }
     const std::string cls = r.str("executionClass");
     auto ec = exec_class_from_string(cls);
@@ -69,14 +70,15 @@ NodeSchedulingPolicy decode_node(const Reader& root) {
   NodeSchedulingPolicy p;
   read_metadata(root, p.name, p.generation);
   Reader spec = root.child("spec");
-  spec.only({"nodeNames", "nodeSelectors", "draSelectors", "commandRegex", "priority", "executionTime"});
+  spec.only({"nodeNames", "nodeSelectors", "draSelectors", "commandRegex", "processRegex", "priority", "executionTime"});
   p.node_names = spec.strings("nodeNames");
   p.node_selectors = spec.string_map("nodeSelectors");
   for (const Reader& d : spec.array("draSelectors")) {
     d.only({"driver", "pool", "device"});
     p.dra_selectors.push_back({d.str("driver"), d.str_or("pool", ""), d.str_or("device", "")});
   }
-  p.command_regex = spec.str("commandRegex");
+  p.command_regex = spec.str_or("commandRegex", "");
+  p.process_regex = spec.str_or("processRegex", "");
   int64_t prio = spec.i64_or("priority", 0);
   if (prio < 0 || prio > 1000) spec.fail("priority", "must be between 0 and 1000");
   p.priority = static_cast<int32_t>(prio);
@@ -122,6 +124,7 @@ json encode_policy(const DraExecutionPolicy& p) {
     json sel = json::object();
     if (!r.registered_role.empty()) sel["registeredRole"] = r.registered_role;
     if (!r.comm_regex.empty()) sel["commandRegex"] = r.comm_regex;
+    if (!r.process_regex.empty()) sel["processRegex"] = r.process_regex;
     roles.push_back({{"name", r.name}, {"selector", sel}, {"executionClass", to_string(r.exec_class)}});
   }
   return {{"apiVersion", kPolicyApiVersion},
@@ -150,7 +153,9 @@ json encode_policy(const NodeSchedulingPolicy& p) {
     if (!d.device.empty()) s["device"] = d.device;
     dra.push_back(s);
   }
-  json spec{{"commandRegex", p.command_regex}, {"priority", p.priority}, {"executionTime", p.execution_time}};
+  json spec{{"priority", p.priority}, {"executionTime", p.execution_time}};
+  if (!p.command_regex.empty()) spec["commandRegex"] = p.command_regex;
+  if (!p.process_regex.empty()) spec["processRegex"] = p.process_regex;
   if (!p.node_names.empty()) spec["nodeNames"] = p.node_names;
   if (!p.node_selectors.empty()) spec["nodeSelectors"] = p.node_selectors;
   if (!dra.empty()) spec["draSelectors"] = dra;

@@ -44,6 +44,13 @@ bool matches(const std::string& pattern, const std::string& text) {
   return re->ok() && RE2::PartialMatch(text, *re);
 }
 
+// §3: a selector's commandRegex (on the comm) and processRegex (on the process title) are ANDed;
+// one without either pattern matches nothing.
+bool patterns_match(const std::string& comm_re, const std::string& title_re, const Task& t) {
+  if (comm_re.empty() && title_re.empty()) return false;
+  return (comm_re.empty() || matches(comm_re, t.comm)) && (title_re.empty() || matches(title_re, t.title));
+}
+
 bool dns1123(const std::string& name) {
   if (name.empty() || name.size() > 253) return false;
   static const RE2 re("^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$");
@@ -97,8 +104,10 @@ std::optional<Outcome> check_dra(const DraExecutionPolicy& p) {
   if (p.resource_claims.empty()) return invalid("spec.resourceClaims", "empty");
   if (p.task_roles.empty()) return invalid("spec.taskRoles", "empty");
   for (const auto& r : p.task_roles) {
-    if (r.registered_role.empty() && r.comm_regex.empty())
+    if (r.registered_role.empty() && r.comm_regex.empty() && r.process_regex.empty())
       return invalid("spec.taskRoles[].selector", "no selector");
+    if (!r.process_regex.empty() && !regex_ok(r.process_regex))
+      return invalid("spec.taskRoles[].selector.processRegex", "does not compile");
     if (!r.comm_regex.empty() && !regex_ok(r.comm_regex))
       return invalid("spec.taskRoles[].selector.commandRegex", "does not compile");
     if (r.exec_class == ExecClass::Unmatched)
@@ -115,7 +124,10 @@ std::optional<Outcome> check_node_policy(const NodeSchedulingPolicy& p) {
   if (bad_generation(p.generation)) return invalid("metadata.generation", "negative or beyond 2^53");
   if (p.node_names.empty() && p.node_selectors.empty() && p.dra_selectors.empty())
     return invalid("spec.nodeNames", "no node selector");
-  if (!regex_ok(p.command_regex)) return invalid("spec.commandRegex", "does not compile");
+  // §3: commandRegex (comm) and processRegex (process title), at least one; both must compile.
+  if (p.command_regex.empty() && p.process_regex.empty()) return invalid("spec.commandRegex", "no pattern");
+  if (!p.command_regex.empty() && !regex_ok(p.command_regex)) return invalid("spec.commandRegex", "does not compile");
+  if (!p.process_regex.empty() && !regex_ok(p.process_regex)) return invalid("spec.processRegex", "does not compile");
   if (p.priority < 0 || p.priority > 1000) return invalid("spec.priority", "out of bounds");
   if (p.execution_time != 0 && (p.execution_time < kMinSlice || p.execution_time > kMaxSlice))
     return invalid("spec.executionTime", "out of bounds");
@@ -274,6 +286,7 @@ Outcome NaiveModel::on(const TaskSeen& e) {
   if (t.key.tid == 0) return invalid("task.tid", "zero");
   if (bad_comm(t.comm)) return invalid("task.comm", "longer than 15 bytes, NUL or newline");
   if (has_nul(t.cgroup) || has_nul(t.role)) return invalid("task.cgroup", "NUL byte");
+  if (t.title.size() > 256 || has_nul(t.title)) return invalid("task.title", "longer than 256 bytes or NUL byte");
   if (t.cpuset && is_empty(*t.cpuset)) return invalid("task.cpuset", "empty");
   auto it = tasks_.find(t.key.tid);
   if (it != tasks_.end()) {
@@ -501,7 +514,7 @@ std::optional<NaiveModel::Candidate> NaiveModel::dra_candidate(const DraExecutio
   const TaskRole* role = nullptr;
   for (const auto& r : p.task_roles) {
     if ((!r.registered_role.empty() && r.registered_role == t.role) ||
-        (!r.comm_regex.empty() && matches(r.comm_regex, t.comm))) {
+        patterns_match(r.comm_regex, r.process_regex, t)) {
       role = &r;
       break;
     }
@@ -619,7 +632,7 @@ std::vector<NaiveModel::Candidate> NaiveModel::candidates(const Task& t, const s
     if (auto c = dra_candidate(p, t, ungated != nullptr && *ungated == name)) out.push_back(std::move(*c));
   }
   for (const auto& [name, p] : nsp_) {
-    if (node_selected(p) && matches(p.command_regex, t.comm)) {
+    if (node_selected(p) && patterns_match(p.command_regex, p.process_regex, t)) {
       if (auto c = node_candidate(p, t, Strategy::ExactTid)) out.push_back(std::move(*c));
     }
   }
@@ -632,8 +645,8 @@ std::vector<NaiveModel::Candidate> NaiveModel::candidates(const Task& t, const s
     auto leader = tasks_.find(t.tgid);
     if (leader != tasks_.end() && leader->second.tgid == leader->second.key.tid) {
       for (const auto& [name, p] : nsp_) {
-        const bool itself = node_selected(p) && matches(p.command_regex, t.comm);
-        if (!itself && node_selected(p) && matches(p.command_regex, leader->second.comm)) {
+        const bool itself = node_selected(p) && patterns_match(p.command_regex, p.process_regex, t);
+        if (!itself && node_selected(p) && patterns_match(p.command_regex, p.process_regex, leader->second)) {
           if (auto c = node_candidate(p, t, Strategy::Tgid)) out.push_back(std::move(*c));
         }
       }

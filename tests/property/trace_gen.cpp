@@ -10,7 +10,7 @@ namespace {
 
 constexpr uint32_t kTids = 7;
 const char* const kComms[] = {"EngineCore",  "EngineCore_DP1", "EngineCore_x", "python3",
-                              "NCCL-proxy",  "decode_loop"};
+                              "NCCL-proxy",  "VLLM::EngineCor"};
 // Pod p1 may sit inside p0's cgroup; p2's "/kp/p10" is a string prefix trap for "/kp/p1".
 const char* const kPodCgroups[3][2] = {{"/kp/p0", "/kp/p0"},
                                        {"/kp/p1", "/kp/p0/inner"},
@@ -20,6 +20,10 @@ const char* const kTaskCgroups[] = {"/kp/p0/ctr", "/kp/p0/inner/ctr", "/kp/p1", 
 const char* const kClaims[] = {"c0", "c1", "c2"};
 const char* const kPods[] = {"p0", "p1", "p2"};
 const char* const kNodeRegex[] = {"^EngineCore(_DP[0-9]+)?$", "EngineCore", "python", "^NCCL"};
+// Process titles as stock vLLM sets them with setproctitle (every thread of the process shows it),
+// an untitled process, and a launcher's command line; processRegex patterns over them.
+const char* const kTitles[] = {"", "VLLM::EngineCore_DP0", "VLLM::EngineCore_DP1", "VLLM::Worker_TP0", "python3 -m vllm"};
+const char* const kProcessRegex[] = {"", "^VLLM::EngineCore", "_DP1$", "", "^VLLM::"};
 constexpr Nanos kSec = 1'000'000'000ull;
 
 // The universe is written with CPUs 0-7; a trace runs on one of these layouts of them, so that the
@@ -167,6 +171,8 @@ Task make_task(const Step& s, const naive::NaiveModel& m) {
   t.comm = s.p[3] % 16 == 15 ? "a-comm-of-17-byte" : kComms[s.p[3] % 6];
   t.cgroup = kTaskCgroups[s.p[4] % 7];
   t.role = s.p[5] % 3 == 2 ? "decode" : "";
+  // The title is the process's: threads of one thread group mostly share it.
+  t.title = kTitles[(t.tgid + s.p[5] / 3) % 5];
   t.cpuset = pick_cpuset(s.p[6], {"0-1", "4-7", "0-7"}, layout_of(m));
   // Same start as the live task: often an identical re-observation (a duplicate). A newer start:
   // often a new task that looks just like its predecessor (same comm, cgroup, policy), where only
@@ -205,10 +211,12 @@ DraExecutionPolicy make_dra(const Step& s, const naive::NaiveModel& m) {
       {"nccl", "", "^NCCL", ExecClass::CommunicationProgress},
       {"engine", "", "EngineCore", ExecClass::Throughput},
       {"bg", "", "python", ExecClass::Background},
+      {"engine-title", "", "", ExecClass::LatencyCritical, "^VLLM::EngineCore"},
+      {"engine-comm-and-title", "", "^VLLM::EngineCor$", ExecClass::CommunicationProgress, "_DP0$"},
   };
-  const unsigned r = s.p[5] % 4;
+  const unsigned r = s.p[5] % 6;
   p.task_roles = {roles[r]};
-  if ((s.p[5] / 4) % 2 == 1) p.task_roles.push_back(roles[(r + 1) % 4]);
+  if ((s.p[5] / 6) % 2 == 1) p.task_roles.push_back(roles[(r + 1) % 6]);
   p.require_preview = s.p[6] % 4 == 0;
   p.max_boost = (s.p[6] / 4) % 2 == 0 ? 30 * kSec : 2 * kSec;
   p.fail_closed_on_stale_claim = s.p[7] % 2 == 0;
@@ -248,6 +256,8 @@ NodeSchedulingPolicy make_node_policy(const Step& s, const naive::NaiveModel& m)
   if (p.node_names.empty() && p.node_selectors.empty() && p.dra_selectors.empty() && s.p[7] % 4 != 0)
     p.node_names = {"n1"};  // a selector-less policy is invalid: keep that rare
   p.command_regex = kNodeRegex[s.p[4] % 4];
+  p.process_regex = kProcessRegex[(s.p[6] / 3) % 5];
+  if ((s.p[4] / 4) % 4 == 3) p.command_regex.clear();  // a title-only policy (invalid without processRegex)
   const int32_t prios[] = {0, 1, 5};
   p.priority = prios[s.p[5] % 3];
   const Nanos slices[] = {0, 2'000'000, 500'000};
