@@ -87,6 +87,8 @@ run_scenarios() {
   [ "$state" = enabled ] && [ "$ops" = claim2core ] && [ $mrc -eq 0 ] && [ "$reused" = true ] && ok=true
   result load "{\"scenario\":\"load\",\"state\":\"$state\",\"ops\":\"$ops\",\"enable_seq\":$(cat /sys/kernel/sched_ext/enable_seq),\"mirror_open_rc\":$mrc,\"policy_map_reused\":${reused:-false},\"pass\":$ok}"
   if [ $ok != true ]; then cat /tmp/sched.out /tmp/sched.err; return; fi
+  # What the verifier made of it (instructions processed per callback): recorded, not judged.
+  echo "C2C-VERIFIER $(c2c-vm-tool progs)"
 
   # 2. Boost under contention, inside a cpuset. The probe's cgroup allows only CPU 1; its policy
   #    names CPUs 0-1 and prefers CPU 0: it must still only ever run on CPU 1 (INV-6), checked

@@ -12,6 +12,8 @@
 //   starve   --cpu N [--duration-ms D] [--max-gap-ms G]
 //                                  a boosted CPU hog does not starve an unmatched and a background
 //                                  hog on the same CPU (INV-8)
+//   progs                          the verifier's figures (verified_insns, xlated length) of every
+//                                  loaded BPF program named c2c_*: the scheduler's callbacks
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -35,6 +37,7 @@
 #include <vector>
 
 #include <CLI/CLI.hpp>
+#include <bpf/bpf.h>
 #include <nlohmann/json.hpp>
 
 #include "sched/loader.hpp"
@@ -486,6 +489,33 @@ int cmd_starve(int cpu, int duration_ms, uint64_t max_gap_ms) {
   return pass ? 0 : 1;
 }
 
+// ---- progs: what the verifier made of the loaded scheduler ---------------------------------------
+//
+// One JSON line: per program named c2c_* (the struct_ops callbacks of bpf/claim2core.bpf.c), the
+// instructions the verifier processed (verified_insns) and the translated length, and their sums.
+// The guest prints it after loading the scheduler (tests/vm/README.md records the figures).
+int cmd_progs() {
+  json progs = json::object();
+  uint64_t verified = 0, xlated = 0;
+  for (__u32 id = 0; bpf_prog_get_next_id(id, &id) == 0;) {
+    const int fd = bpf_prog_get_fd_by_id(id);
+    if (fd < 0) continue;
+    bpf_prog_info info{};
+    __u32 len = sizeof(info);
+    const int rc = bpf_obj_get_info_by_fd(fd, &info, &len);
+    close(fd);
+    if (rc != 0 || std::strncmp(info.name, "c2c_", 4) != 0) continue;
+    progs[info.name] = {{"verified_insns", info.verified_insns}, {"xlated_insns", info.xlated_prog_len / 8}};
+    verified += info.verified_insns;
+    xlated += info.xlated_prog_len / 8;
+  }
+  const bool pass = !progs.empty();
+  std::cout << json{{"scenario", "progs"}, {"programs", progs}, {"verified_insns_total", verified},
+                    {"xlated_insns_total", xlated}, {"pass", pass}}.dump()
+            << std::endl;
+  return pass ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -530,6 +560,7 @@ int main(int argc, char** argv) {
   starve->add_option("--cpu", cpu);
   starve->add_option("--duration-ms", duration_ms);
   starve->add_option("--max-gap-ms", max_gap_ms, "the longest any hog may go without the CPU")->capture_default_str();
+  auto* progs = app.add_subcommand("progs", "the verifier's figures of the loaded scheduler programs");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -562,6 +593,7 @@ int main(int argc, char** argv) {
     if (*slice) return cmd_slice(cpu, slice_us, duration_ms);
     if (*spin) return cmd_spin(duration_ms);
     if (*starve) return cmd_starve(cpu, duration_ms, max_gap_ms);
+    if (*progs) return cmd_progs();
   } catch (const std::exception& e) {
     std::cout << json{{"error", e.what()}, {"pass", false}}.dump() << std::endl;
     return 2;
