@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR Apache-2.0) */
+/*
+ * The scheduler's decisions as pure C: the one source of the guards that carry the kernel halves
+ * of INV-2, INV-6 and INV-8. bpf/claim2core.bpf.c includes it and passes in what it read from the
+ * kernel (the task's start time, its cpumask, the idle CPUs, the clock); the host includes it for
+ * the unit tests (tests/unit/guards_test.cpp); Frama-C/WP proves the ACSL contracts below
+ * (tests/proof, `ctest -L proof`). Nothing here calls a BPF helper, touches a map or keeps state
+ * except through the pointers it is given.
+ *
+ * Contracts: INV-2 c2c_entry_usable; INV-6 c2c_policy_masks, c2c_choose_cpu,
+ * c2c_choose_preemptible; INV-8 c2c_lease_live, c2c_budget_*, c2c_starved, c2c_rescue_dsq.
+ * Every function is also proved free of run-time errors (-wp-rte with unsigned overflow checked:
+ * no mask word out of bounds, no wrapping time arithmetic).
+ */
+#ifndef C2C_GUARDS_H
+#define C2C_GUARDS_H
+
+#include "claim2core_abi.h"
+#ifndef __VMLINUX_H__
+#include <stdbool.h>
+#endif
+
+/* ---- tunables (compile-time constants, so every value the verifier sees is bounded) ------- */
+#define C2C_NSEC_PER_USEC 1000ull
+#define C2C_NSEC_PER_MSEC 1000000ull
+/* Each CPU spends at most C2C_BOOST_BUDGET_PCT of every window on boosted tasks (INV-8). */
+#define C2C_BOOST_WINDOW_NS (100ull * C2C_NSEC_PER_MSEC)
+#define C2C_BOOST_BUDGET_PCT 70ull
+#define C2C_BOOST_BUDGET_NS (C2C_BOOST_WINDOW_NS * C2C_BOOST_BUDGET_PCT / 100ull)
+/* Starvation bounds of the shared queues (INV-8). */
+#define C2C_NORM_STARVE_NS (10ull * C2C_NSEC_PER_MSEC)
+#define C2C_BG_STARVE_NS (40ull * C2C_NSEC_PER_MSEC)
+/*
+ * A rescued run is short: the bound promises progress, not a share. Long rescued slices would cap
+ * a boosted CPU-bound task well below its budget (measured: 50 % with a 3 ms normal and a 10 ms
+ * background slice rescued every 10 / 40 ms).
+ */
+#define C2C_RESCUE_SLICE_NS (1ull * C2C_NSEC_PER_MSEC)
+/* A custom slice is clamped into [C2C_SLICE_MIN_NS, C2C_SLICE_MAX_NS]. */
+#define C2C_SLICE_MIN_NS (100ull * C2C_NSEC_PER_USEC)
+#define C2C_SLICE_MAX_NS (100ull * C2C_NSEC_PER_MSEC)
+
+/* The shared dispatch queues (DSQ ids). */
+#define C2C_DSQ_NONE 0
+#define C2C_DSQ_HI 1
+#define C2C_DSQ_NORM 2
+#define C2C_DSQ_BG 3
+
+/*
+ * The CPU loop: an open-coded BPF iterator in the scheduler (the verifier checks the body once
+ * instead of unrolling up to C2C_MAX_CPUS iterations), a plain loop for the host and Frama-C.
+ */
+#if defined(__VMLINUX_H__) && defined(bpf_for)
+#define C2C_FOR_CPU(c, nr) bpf_for(c, 0, nr)
+#else
+#define C2C_FOR_CPU(c, nr) for ((c) = 0; (c) < (__s32)(nr); (c)++)
+#endif
+
+/*@ // c is a member of the CPU mask m (C2C_CPUMASK_WORDS words of 64 CPUs).
+    predicate c2c_in(__u64 *m, integer c) =
+      0 <= c < C2C_MAX_CPUS && ((m[c / 64] >> (c % 64)) & 1) == 1;
+    predicate c2c_mask_ok(__u64 *m) = \valid_read(m + (0 .. C2C_CPUMASK_WORDS - 1));
+    // the class a policy may boost (spec/state-machine.md, execution classes)
+    predicate c2c_boost_class(integer cls) =
+      cls == C2C_CLASS_LATENCY_CRITICAL || cls == C2C_CLASS_COMM_PROGRESS;
+*/
+
+/* ---- INV-2: task identity ------------------------------------------------------------------ */
+
+/*@ assigns \nothing;
+    ensures \result == start_boottime_ns / C2C_NSEC_PER_TICK;
+*/
+static inline __u64 c2c_start_ticks(__u64 start_boottime_ns)
+{
+	return start_boottime_ns / C2C_NSEC_PER_TICK;
+}
+
+/*
+ * Whether the entry v, found under the task's tid, is this task's: it names the task's start
+ * time (a tid reused by a later task keeps the earlier task's entry until user space removes it),
+ * the ABI version this scheduler was built for, and a class it knows (INV-2).
+ */
+/*@ requires \valid_read(v);
+    assigns \nothing;
+    ensures \result == 1 <==> (v->start_ticks == start_boottime_ns / C2C_NSEC_PER_TICK &&
+                               v->abi_version == C2C_ABI_VERSION &&
+                               v->exec_class < C2C_NR_CLASSES);
+*/
+static inline bool c2c_entry_usable(const struct c2c_policy_value *v, __u64 start_boottime_ns)
+{
+	return v->start_ticks == c2c_start_ticks(start_boottime_ns) &&
+	       v->abi_version == C2C_ABI_VERSION && v->exec_class < C2C_NR_CLASSES;
+}
+
+/* ---- INV-6: CPU masks and the CPU choice --------------------------------------------------- */
+
+/*@ requires c2c_mask_ok(mask);
+    assigns \nothing;
+    ensures \result == 1 <==> c2c_in(mask, cpu);
+*/
+static inline bool c2c_mask_has(const __u64 *mask, __s32 cpu)
+{
+	if (cpu < 0 || cpu >= (__s32)C2C_MAX_CPUS)
+		return false;
+	return ((mask[cpu / 64] >> (cpu % 64)) & 1) == 1;
+}
+
+/* out = a ∩ b, word by word. */
+/*@ requires \valid(out + (0 .. C2C_CPUMASK_WORDS - 1));
+    requires c2c_mask_ok(a) && c2c_mask_ok(b);
+    requires \separated(out + (0 .. C2C_CPUMASK_WORDS - 1), a + (0 .. C2C_CPUMASK_WORDS - 1));
+    requires \separated(out + (0 .. C2C_CPUMASK_WORDS - 1), b + (0 .. C2C_CPUMASK_WORDS - 1));
+    assigns out[0 .. C2C_CPUMASK_WORDS - 1];
+    ensures \forall integer i; 0 <= i < C2C_CPUMASK_WORDS ==> out[i] == (a[i] & b[i]);
+    ensures \forall integer c; c2c_in(out, c) <==> (c2c_in(a, c) && c2c_in(b, c));
+*/
+static inline void c2c_mask_and(__u64 *out, const __u64 *a, const __u64 *b)
+{
+	__u32 i;
+
+	/*@ loop invariant 0 <= i <= C2C_CPUMASK_WORDS;
+	    loop invariant \forall integer j; 0 <= j < i ==> out[j] == (a[j] & b[j]);
+	    loop assigns i, out[0 .. C2C_CPUMASK_WORDS - 1];
+	    loop variant C2C_CPUMASK_WORDS - i;
+	*/
+	for (i = 0; i < C2C_CPUMASK_WORDS; i++)
+		out[i] = a[i] & b[i];
+}
+
+/* Whether a names a CPU outside b. */
+/*@ requires c2c_mask_ok(a) && c2c_mask_ok(b);
+    assigns \nothing;
+    ensures \result == 0 ==> \forall integer c; c2c_in(a, c) ==> c2c_in(b, c);
+*/
+static inline bool c2c_mask_outside(const __u64 *a, const __u64 *b)
+{
+	__u32 i;
+
+	/*@ loop invariant 0 <= i <= C2C_CPUMASK_WORDS;
+	    loop invariant \forall integer j; 0 <= j < i ==> (a[j] & b[j]) == a[j];
+	    loop assigns i;
+	    loop variant C2C_CPUMASK_WORDS - i;
+	*/
+	for (i = 0; i < C2C_CPUMASK_WORDS; i++)
+		if ((a[i] & b[i]) != a[i])
+			return true;
+	return false;
+}
+
+/*
+ * The masks a policy may place its task in: allowed = the policy's allowed CPUs (all CPUs when it
+ * names none) that the task's own cpumask (p->cpus_ptr) permits; preferred = the policy's
+ * preferred CPUs inside that (all of allowed when it prefers none). Returns whether the policy named a CPU the task may not use (counted
+ * as cpumask_rejections). After this, preferred ⊆ allowed ⊆ task (INV-6), whatever the entry says.
+ */
+/*@ requires \valid_read(v);
+    requires c2c_mask_ok(task);
+    requires \valid(allowed + (0 .. C2C_CPUMASK_WORDS - 1));
+    requires \valid(preferred + (0 .. C2C_CPUMASK_WORDS - 1));
+    requires \separated(allowed + (0 .. C2C_CPUMASK_WORDS - 1), preferred + (0 .. C2C_CPUMASK_WORDS - 1),
+                        task + (0 .. C2C_CPUMASK_WORDS - 1), v);
+    assigns allowed[0 .. C2C_CPUMASK_WORDS - 1], preferred[0 .. C2C_CPUMASK_WORDS - 1];
+    ensures \forall integer c; c2c_in(preferred, c) ==> c2c_in(allowed, c);
+    ensures \forall integer c; c2c_in(allowed, c) ==> c2c_in(task, c);
+    ensures (v->flags & C2C_F_ALLOWED_CPUS) != 0 ==>
+              \forall integer c; c2c_in(allowed, c) <==> (c2c_in(&v->allowed_cpus[0], c) && c2c_in(task, c));
+    ensures (v->flags & C2C_F_ALLOWED_CPUS) == 0 ==> \forall integer c; c2c_in(allowed, c) <==> c2c_in(task, c);
+    ensures (v->flags & C2C_F_PREFERRED_CPUS) == 0 ==> \forall integer c; c2c_in(preferred, c) <==> c2c_in(allowed, c);
+*/
+static inline bool c2c_policy_masks(const struct c2c_policy_value *v, const __u64 *task,
+				    __u64 *allowed, __u64 *preferred)
+{
+	bool rejected = false;
+
+	if (v->flags & C2C_F_ALLOWED_CPUS) {
+		rejected = c2c_mask_outside(v->allowed_cpus, task);
+		c2c_mask_and(allowed, v->allowed_cpus, task);
+	} else {
+		c2c_mask_and(allowed, task, task);
+	}
+	if (v->flags & C2C_F_PREFERRED_CPUS) {
+		rejected = c2c_mask_outside(v->preferred_cpus, task) || rejected;
+		c2c_mask_and(preferred, v->preferred_cpus, allowed);
+	} else {
+		c2c_mask_and(preferred, allowed, allowed);
+	}
+	return rejected;
+}
+
+/*
+ * A CPU of mask (already inside the task's cpumask): the first idle one, else prev_cpu if it is
+ * in mask, else the first one; -1 if mask is empty. *idle says whether the choice is idle. CPUs
+ * at or past nr (the kernel's nr_cpu_ids) are not considered.
+ */
+/*@ requires c2c_mask_ok(mask) && c2c_mask_ok(idle_mask);
+    requires \valid(idle);
+    requires \separated(idle, mask + (0 .. C2C_CPUMASK_WORDS - 1), idle_mask + (0 .. C2C_CPUMASK_WORDS - 1));
+    assigns *idle;
+    ensures \result == -1 || (0 <= \result < nr && c2c_in(mask, \result));
+    ensures *idle == 1 ==> c2c_in(idle_mask, \result);
+*/
+static inline __s32 c2c_choose_cpu(const __u64 *mask, const __u64 *idle_mask, __s32 prev_cpu, __u32 nr,
+				   bool *idle)
+{
+	__s32 first = -1, cpu;
+	bool prev_ok = false;
+
+	*idle = false;
+	if (nr > C2C_MAX_CPUS)
+		nr = C2C_MAX_CPUS;
+	/*@ loop invariant 0 <= cpu <= nr;
+	    loop invariant first == -1 || (0 <= first < nr && c2c_in(mask, first));
+	    loop invariant prev_ok == 1 ==> (0 <= prev_cpu < nr && c2c_in(mask, prev_cpu));
+	    loop invariant *idle == 0;
+	    loop assigns cpu, first, prev_ok;
+	    loop variant nr - cpu;
+	*/
+	C2C_FOR_CPU(cpu, nr) {
+		if (!c2c_mask_has(mask, cpu))
+			continue;
+		if (c2c_mask_has(idle_mask, cpu)) {
+			*idle = true;
+			return cpu;
+		}
+		if (cpu == prev_cpu)
+			prev_ok = true;
+		if (first < 0)
+			first = cpu;
+	}
+	if (prev_ok)
+		return prev_cpu;
+	return first;
+}
+
+/*
+ * For a boosted wakeup that found no idle CPU: cpu if it runs an unboosted task (preempting that
+ * costs nobody a boost), else the first CPU of the task's cpumask that runs no boosted task,
+ * policy (allowed) CPUs first; else cpu. cpu is a choice already inside task (or -1).
+ */
+/*@ requires c2c_mask_ok(task) && c2c_mask_ok(allowed) && c2c_mask_ok(boosted);
+    requires cpu == -1 || c2c_in(task, cpu);
+    assigns \nothing;
+    ensures \result == cpu || (0 <= \result < nr && c2c_in(task, \result) && !c2c_in(boosted, \result));
+*/
+static inline __s32 c2c_choose_preemptible(const __u64 *task, const __u64 *allowed, const __u64 *boosted,
+					   __s32 cpu, __u32 nr)
+{
+	__s32 c, fallback = -1;
+
+	if (cpu >= 0 && !c2c_mask_has(boosted, cpu))
+		return cpu;
+	if (nr > C2C_MAX_CPUS)
+		nr = C2C_MAX_CPUS;
+	/*@ loop invariant 0 <= c <= nr;
+	    loop invariant fallback == -1 || (0 <= fallback < nr && c2c_in(task, fallback) && !c2c_in(boosted, fallback));
+	    loop assigns c, fallback;
+	    loop variant nr - c;
+	*/
+	C2C_FOR_CPU(c, nr) {
+		if (!c2c_mask_has(task, c) || c2c_mask_has(boosted, c))
+			continue;
+		if (c2c_mask_has(allowed, c))
+			return c;
+		if (fallback < 0)
+			fallback = c;
+	}
+	return fallback >= 0 ? fallback : cpu;
+}
+
+/* ---- INV-8: boost leases, the boost budget, starvation bounds -------------------------------- */
+
+/* Whether v (a usable entry) asks for a boost: the boost flag in a class that may be boosted. */
+/*@ requires \valid_read(v);
+    assigns \nothing;
+    ensures \result == 1 <==> ((v->flags & C2C_F_BOOST) != 0 && c2c_boost_class(v->exec_class));
+*/
+static inline bool c2c_boost_requested(const struct c2c_policy_value *v)
+{
+	if (!(v->flags & C2C_F_BOOST))
+		return false;
+	return v->exec_class == C2C_CLASS_LATENCY_CRITICAL || v->exec_class == C2C_CLASS_COMM_PROGRESS;
+}
+
+/* Whether v (a usable entry) grants a boost at now: requested, and the lease is live (INV-8). */
+/*@ requires \valid_read(v);
+    assigns \nothing;
+    ensures \result == 1 <==> ((v->flags & C2C_F_BOOST) != 0 && c2c_boost_class(v->exec_class) &&
+                               now < v->boost_until_ns);
+*/
+static inline bool c2c_lease_live(const struct c2c_policy_value *v, __u64 now)
+{
+	return c2c_boost_requested(v) && now < v->boost_until_ns;
+}
+
+/* One CPU's boost account: boosted run time charged in the window that began at window_start. */
+struct c2c_budget {
+	__u64 window_start;
+	__u64 boosted_ns;
+};
+
+/*
+ * Starts a new window once the current one is over (or the clock is before it, which a
+ * monotonic per-CPU clock never is; handled so no subtraction can wrap).
+ */
+/*@ requires \valid(b);
+    assigns b->window_start, b->boosted_ns;
+    ensures \old(b->window_start) <= now < \old(b->window_start) + C2C_BOOST_WINDOW_NS ==>
+              b->window_start == \old(b->window_start) && b->boosted_ns == \old(b->boosted_ns);
+    ensures !(\old(b->window_start) <= now < \old(b->window_start) + C2C_BOOST_WINDOW_NS) ==>
+              b->window_start == now && b->boosted_ns == 0;
+*/
+static inline void c2c_budget_roll(struct c2c_budget *b, __u64 now)
+{
+	if (now < b->window_start || now - b->window_start >= C2C_BOOST_WINDOW_NS) {
+		b->window_start = now;
+		b->boosted_ns = 0;
+	}
+}
+
+/* Whether the window's budget has room for a boosted run (INV-8: at most the budget per window). */
+/*@ requires \valid_read(b);
+    assigns \nothing;
+    ensures \result == 1 <==> b->boosted_ns < C2C_BOOST_BUDGET_NS;
+*/
+static inline bool c2c_budget_left(const struct c2c_budget *b)
+{
+	return b->boosted_ns < C2C_BOOST_BUDGET_NS;
+}
+
+/* Charges the boosted run time from since to now; saturates instead of wrapping. */
+/*@ requires \valid(b);
+    assigns b->boosted_ns;
+    ensures since <= now && \old(b->boosted_ns) + (now - since) <= 0xffffffffffffffff ==>
+              b->boosted_ns == \old(b->boosted_ns) + (now - since);
+    ensures b->boosted_ns >= \old(b->boosted_ns);
+*/
+static inline void c2c_budget_charge(struct c2c_budget *b, __u64 since, __u64 now)
+{
+	__u64 d = now > since ? now - since : 0;
+
+	if (b->boosted_ns > ~(__u64)0 - d)
+		b->boosted_ns = ~(__u64)0;
+	else
+		b->boosted_ns += d;
+}
+
+/* Whether a queue holding queued tasks, last empty or served at served_at, is past its bound. */
+/*@ assigns \nothing;
+    ensures \result == 1 <==> (queued > 0 && served_at < now && now - served_at > bound);
+*/
+static inline bool c2c_starved(__s32 queued, __u64 served_at, __u64 now, __u64 bound)
+{
+	return queued > 0 && now > served_at && now - served_at > bound;
+}
+
+/*
+ * Which shared queue dispatch must serve before anything else (INV-8): DSQ_NORM past its bound,
+ * else DSQ_BG past its bound, else none. Boosted tasks and DSQ_HI come after a rescue, so every
+ * queue is served once it waited its bound.
+ */
+/*@ assigns \nothing;
+    ensures c2c_starved_spec: (norm_queued > 0 && norm_served < now && now - norm_served > C2C_NORM_STARVE_NS)
+              ==> \result == C2C_DSQ_NORM;
+    ensures (bg_queued > 0 && bg_served < now && now - bg_served > C2C_BG_STARVE_NS) ==>
+              \result == C2C_DSQ_NORM || \result == C2C_DSQ_BG;
+    ensures \result == C2C_DSQ_NONE || \result == C2C_DSQ_NORM || \result == C2C_DSQ_BG;
+*/
+static inline __u32 c2c_rescue_dsq(__s32 norm_queued, __u64 norm_served, __s32 bg_queued, __u64 bg_served,
+				   __u64 now)
+{
+	if (c2c_starved(norm_queued, norm_served, now, C2C_NORM_STARVE_NS))
+		return C2C_DSQ_NORM;
+	if (c2c_starved(bg_queued, bg_served, now, C2C_BG_STARVE_NS))
+		return C2C_DSQ_BG;
+	return C2C_DSQ_NONE;
+}
+
+/* ---- slices --------------------------------------------------------------------------------- */
+
+/*@ assigns \nothing;
+    ensures cls == C2C_CLASS_LATENCY_CRITICAL ==> \result == C2C_SLICE_LATENCY_CRITICAL_NS;
+    ensures cls == C2C_CLASS_COMM_PROGRESS ==> \result == C2C_SLICE_COMM_PROGRESS_NS;
+    ensures cls == C2C_CLASS_THROUGHPUT ==> \result == C2C_SLICE_THROUGHPUT_NS;
+    ensures cls == C2C_CLASS_BACKGROUND ==> \result == C2C_SLICE_BACKGROUND_NS;
+    ensures !(1 <= cls <= 4) ==> \result == C2C_DEFAULT_SLICE_NS;
+*/
+static inline __u64 c2c_class_slice(__u32 cls)
+{
+	switch (cls) {
+	case C2C_CLASS_LATENCY_CRITICAL:
+		return C2C_SLICE_LATENCY_CRITICAL_NS;
+	case C2C_CLASS_COMM_PROGRESS:
+		return C2C_SLICE_COMM_PROGRESS_NS;
+	case C2C_CLASS_THROUGHPUT:
+		return C2C_SLICE_THROUGHPUT_NS;
+	case C2C_CLASS_BACKGROUND:
+		return C2C_SLICE_BACKGROUND_NS;
+	default:
+		return C2C_DEFAULT_SLICE_NS;
+	}
+}
+
+/*
+ * The slice of a task with the usable entry v, or of an unmatched task (v NULL): the policy's
+ * custom slice clamped into [C2C_SLICE_MIN_NS, C2C_SLICE_MAX_NS], else the class default.
+ */
+/*@ requires v == \null || \valid_read(v);
+    assigns \nothing;
+    ensures C2C_SLICE_MIN_NS <= \result <= C2C_SLICE_MAX_NS;
+    ensures v == \null ==> \result == C2C_DEFAULT_SLICE_NS;
+*/
+static inline __u64 c2c_slice(const struct c2c_policy_value *v)
+{
+	__u64 s;
+
+	if (!v)
+		return C2C_DEFAULT_SLICE_NS;
+	if (!(v->flags & C2C_F_CUSTOM_SLICE) || !v->slice_ns)
+		return c2c_class_slice(v->exec_class);
+	s = v->slice_ns;
+	if (s < C2C_SLICE_MIN_NS)
+		s = C2C_SLICE_MIN_NS;
+	if (s > C2C_SLICE_MAX_NS)
+		s = C2C_SLICE_MAX_NS;
+	return s;
+}
+
+#endif /* C2C_GUARDS_H */

@@ -1,0 +1,6 @@
+# The kill matrix's "kernel" section: every seeded bug of kernel.tsv (bpf/c2c_guards.h) must be
+# rejected by the Frama-C/WP proof and by the guards' unit tests (kernel_run; ~3 min on 2 busy
+# cores). The guest column (the BPF build of each mutant in the qemu guest) is vm_scenarios'
+# mutant-* results; `kernel_run --guest-results FILE` prints it in the same table.
+add_test(NAME mutants.kernel COMMAND ${CMAKE_CURRENT_LIST_DIR}/kernel_run --checkers "proof unit")
+set_tests_properties(mutants.kernel PROPERTIES TIMEOUT 1200 LABELS "mutants;kernel" SKIP_RETURN_CODE 77 COST 3000)

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Proves the scheduler's guards (bpf/c2c_guards.h) with Frama-C/WP: the ACSL contracts (kernel
+# halves of INV-2, INV-6, INV-8) and absence of run-time errors (-wp-rte with unsigned overflow:
+# no mask word out of bounds, no wrapping time arithmetic). Prints every goal and its prover, then
+# the totals; exits 0 only when every goal is proved (a timeout or an unknown is a failure).
+#
+#   run-wp.sh [--header-dir DIR (a dir whose c2c_guards.h is proved instead: tests/mutants/kernel_run)]
+#             [--timeout S (per goal and prover, default 10)] [--jobs N (default 2)]
+#             [--functions F1,F2 (only these functions' goals: a mutant is killed by its own)]
+#
+# Provers: Z3 and CVC4 through Why3 (Debian bookworm: z3, cvc4, why3, frama-c-base; scripts/setup).
+# Debian has no Alt-Ergo and its CVC5 (1.0.3) is newer than Why3 1.5.1 recognizes. The Why3
+# configuration is detected afresh into a temporary file, so no ~/.why3.conf is needed or touched.
+# Exit codes: 0 all proved, 1 a goal not proved or Frama-C failed, 77 Frama-C or a prover missing.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+src=$(cd "$here/../.." && pwd)
+header_dir="" timeout_s=10 jobs=2 functions=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --header-dir) header_dir=$(cd "$2" && pwd); shift 2 ;;
+    --timeout) timeout_s=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --functions) functions=$2; shift 2 ;;
+    *) echo "run-wp: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+for tool in frama-c why3 z3 cvc4; do
+  command -v "$tool" >/dev/null || { echo "run-wp: SKIP: $tool missing (scripts/setup installs it)"; exit 77; }
+done
+work=$(mktemp -d /tmp/c2c-wp.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+export WHY3CONFIG=$work/why3.conf
+why3 config detect -C "$WHY3CONFIG" >"$work/detect.log" 2>&1 || { cat "$work/detect.log"; exit 1; }
+
+includes="${header_dir:+-I$header_dir }-I$src/bpf -I$here/include"
+start=$(date +%s.%N)
+set +e
+# -c11: the ABI header's _Static_assert. -pp-annot: ACSL sees the header's macros (C2C_MAX_CPUS...).
+(cd "$work" && nice frama-c -c11 -pp-annot -cpp-extra-args="$includes" \
+  -wp -wp-rte -warn-unsigned-overflow -wp-prover z3,cvc4 -wp-timeout "$timeout_s" -wp-par "$jobs" \
+  -wp-cache none ${functions:+-wp-fct "$functions"} "$here/guards_proof.c") >"$work/wp.log" 2>&1
+rc=$?
+set -e
+end=$(date +%s.%N)
+grep -E "^\[wp\] \[[^]]*\] Goal " "$work/wp.log" || true
+summary=$(grep -A4 "Proved goals:" "$work/wp.log" || true)
+echo "$summary"
+proved=$(echo "$summary" | sed -n 's/.*Proved goals: *\([0-9]*\) *\/ *\([0-9]*\).*/\1/p')
+total=$(echo "$summary" | sed -n 's/.*Proved goals: *\([0-9]*\) *\/ *\([0-9]*\).*/\2/p')
+printf 'run-wp: %s of %s goals proved in %.1f s wall\n' "${proved:-0}" "${total:-?}" "$(echo "$end - $start" | bc)"
+if [ $rc -ne 0 ] || [ -z "$total" ] || [ "$total" -eq 0 ] || [ "$proved" != "$total" ]; then
+  grep -E "Failed|Timeout|Unknown|Error|error" "$work/wp.log" | head -40 || true
+  echo "run-wp: FAIL (frama-c rc=$rc)"
+  exit 1
+fi
+echo "run-wp: PASS"

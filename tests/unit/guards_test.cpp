@@ -1,0 +1,252 @@
+// Host unit tests of the scheduler's guards (bpf/c2c_guards.h), the same header the BPF program
+// compiles: INV-2 (identity), INV-6 (masks, CPU choice), INV-8 (lease, budget, starvation) and the
+// slice choice. Each seeded bug of tests/mutants/kernel.tsv fails at least one of them
+// (tests/mutants/kernel_run compiles this file against each mutated header).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <initializer_list>
+
+#include <linux/types.h>
+
+#include "c2c_guards.h"
+
+namespace {
+
+constexpr __u64 kStart = 123 * C2C_NSEC_PER_TICK + 4567;  // start_boottime of "the" task, ns
+
+c2c_policy_value entry(__u8 cls, __u8 flags = 0) {
+  c2c_policy_value v{};
+  v.start_ticks = kStart / C2C_NSEC_PER_TICK;
+  v.abi_version = C2C_ABI_VERSION;
+  v.exec_class = cls;
+  v.flags = flags;
+  return v;
+}
+
+struct Mask {
+  __u64 w[C2C_CPUMASK_WORDS] = {};
+  Mask() = default;
+  Mask(std::initializer_list<int> cpus) {
+    for (int c : cpus) w[c / 64] |= 1ull << (c % 64);
+  }
+};
+
+void set_mask(__u64* dst, const Mask& m) {
+  for (unsigned i = 0; i < C2C_CPUMASK_WORDS; ++i) dst[i] = m.w[i];
+}
+
+// ---- INV-2 ---------------------------------------------------------------------------------
+
+TEST(GuardsIdentity, EntryOfThisTaskIsUsable) {
+  const auto v = entry(C2C_CLASS_LATENCY_CRITICAL);
+  EXPECT_TRUE(c2c_entry_usable(&v, kStart));
+  EXPECT_EQ(c2c_start_ticks(kStart), 123u);
+}
+
+TEST(GuardsIdentity, EntryOfAnEarlierTaskWithTheSameTidIsNot) {
+  const auto v = entry(C2C_CLASS_LATENCY_CRITICAL);
+  EXPECT_FALSE(c2c_entry_usable(&v, kStart + C2C_NSEC_PER_TICK));
+  EXPECT_FALSE(c2c_entry_usable(&v, kStart - C2C_NSEC_PER_TICK));
+}
+
+TEST(GuardsIdentity, EntryOfAnotherAbiVersionIsNot) {
+  for (__u16 abi : {__u16{0}, __u16{C2C_ABI_VERSION - 1}, __u16{C2C_ABI_VERSION + 1}}) {
+    auto v = entry(C2C_CLASS_LATENCY_CRITICAL);
+    v.abi_version = abi;
+    EXPECT_FALSE(c2c_entry_usable(&v, kStart)) << "abi_version " << abi;
+  }
+}
+
+TEST(GuardsIdentity, EntryOfAnUnknownClassIsNot) {
+  auto v = entry(C2C_NR_CLASSES);
+  EXPECT_FALSE(c2c_entry_usable(&v, kStart));
+  v.exec_class = C2C_NR_CLASSES - 1;
+  EXPECT_TRUE(c2c_entry_usable(&v, kStart));
+}
+
+// ---- INV-6 ---------------------------------------------------------------------------------
+
+TEST(GuardsMask, MembershipAtWordBoundaries) {
+  const Mask m{0, 63, 64, 255};
+  for (int c : {0, 63, 64, 255}) EXPECT_TRUE(c2c_mask_has(m.w, c)) << c;
+  for (int c : {1, 62, 65, 128, 254}) EXPECT_FALSE(c2c_mask_has(m.w, c)) << c;
+}
+
+TEST(GuardsMask, NoCpuPastTheLastWord) {
+  // The word after allowed_cpus is preferred_cpus[0]: a bound off by one would read it as CPU 256.
+  auto v = entry(C2C_CLASS_NORMAL, C2C_F_ALLOWED_CPUS | C2C_F_PREFERRED_CPUS);
+  set_mask(v.allowed_cpus, Mask{255});
+  set_mask(v.preferred_cpus, Mask{0});
+  volatile __s32 past = C2C_MAX_CPUS;  // read at run time, so the compiler cannot fold the access
+  EXPECT_FALSE(c2c_mask_has(v.allowed_cpus, past));
+  EXPECT_FALSE(c2c_mask_has(v.allowed_cpus, -1));
+  EXPECT_TRUE(c2c_mask_has(v.allowed_cpus, 255));
+}
+
+TEST(GuardsMask, PolicyMasksAreCutToTheTaskAndPreferredToAllowed) {
+  auto v = entry(C2C_CLASS_LATENCY_CRITICAL, C2C_F_ALLOWED_CPUS | C2C_F_PREFERRED_CPUS);
+  set_mask(v.allowed_cpus, Mask{1, 2, 3, 70});
+  set_mask(v.preferred_cpus, Mask{0, 3, 200});  // 0 and 200 are not allowed: a bad entry
+  const Mask task{0, 1, 3, 70, 200};
+  Mask allowed, preferred;
+  EXPECT_TRUE(c2c_policy_masks(&v, task.w, allowed.w, preferred.w));  // CPU 2 is outside the task
+  for (int c = 0; c < static_cast<int>(C2C_MAX_CPUS); ++c) {
+    EXPECT_EQ(c2c_mask_has(allowed.w, c), c == 1 || c == 3 || c == 70) << c;
+    EXPECT_EQ(c2c_mask_has(preferred.w, c), c == 3) << c;
+  }
+}
+
+TEST(GuardsMask, NoPolicyCpusMeansTheTasksOwn) {
+  const auto v = entry(C2C_CLASS_NORMAL);
+  const Mask task{4, 5};
+  Mask allowed, preferred;
+  EXPECT_FALSE(c2c_policy_masks(&v, task.w, allowed.w, preferred.w));
+  for (int c = 0; c < 8; ++c) {
+    EXPECT_EQ(c2c_mask_has(allowed.w, c), c == 4 || c == 5) << c;
+    EXPECT_EQ(c2c_mask_has(preferred.w, c), c == 4 || c == 5) << c;
+  }
+}
+
+TEST(GuardsChooseCpu, IdleFirstThenPrevThenFirst) {
+  const Mask mask{2, 3, 5};
+  bool idle = true;
+  EXPECT_EQ(c2c_choose_cpu(mask.w, Mask{0, 5}.w, 3, 8, &idle), 5);
+  EXPECT_TRUE(idle);
+  EXPECT_EQ(c2c_choose_cpu(mask.w, Mask{0}.w, 3, 8, &idle), 3);
+  EXPECT_FALSE(idle);
+  EXPECT_EQ(c2c_choose_cpu(mask.w, Mask{}.w, 7, 8, &idle), 2);
+  EXPECT_FALSE(idle);
+  EXPECT_EQ(c2c_choose_cpu(Mask{}.w, Mask{1}.w, 1, 8, &idle), -1);
+}
+
+TEST(GuardsChooseCpu, NeverOutsideTheMask) {
+  // prev_cpu and the idle CPUs lie outside the mask: the choice must still be a CPU of it.
+  const Mask mask{2};
+  bool idle = true;
+  EXPECT_EQ(c2c_choose_cpu(mask.w, Mask{0, 1, 3}.w, 0, 4, &idle), 2);
+  EXPECT_FALSE(idle);
+  for (int prev = -1; prev < 4; ++prev) {
+    const __s32 c = c2c_choose_cpu(mask.w, Mask{}.w, prev, 4, &idle);
+    EXPECT_EQ(c, 2) << "prev " << prev;
+  }
+}
+
+TEST(GuardsChooseCpu, CpusPastNrAreNotConsidered) {
+  bool idle = true;
+  EXPECT_EQ(c2c_choose_cpu(Mask{6}.w, Mask{6}.w, 6, 4, &idle), -1);
+  EXPECT_FALSE(idle);
+}
+
+TEST(GuardsChoosePreemptible, UnboosteCpuOfTheTaskPolicyFirst) {
+  const Mask task{0, 1, 2, 3};
+  EXPECT_EQ(c2c_choose_preemptible(task.w, Mask{3}.w, Mask{}.w, 1, 4), 1);       // cpu is fine
+  EXPECT_EQ(c2c_choose_preemptible(task.w, Mask{3}.w, Mask{1}.w, 1, 4), 3);      // policy CPU
+  EXPECT_EQ(c2c_choose_preemptible(task.w, Mask{}.w, Mask{0, 1}.w, 1, 4), 2);    // first unboosted
+  EXPECT_EQ(c2c_choose_preemptible(Mask{1}.w, Mask{}.w, Mask{1}.w, 1, 4), 1);    // nothing better
+  EXPECT_EQ(c2c_choose_preemptible(Mask{1, 2}.w, Mask{3}.w, Mask{1}.w, 1, 4), 2);  // 3: not the task's
+}
+
+// ---- INV-8 ---------------------------------------------------------------------------------
+
+TEST(GuardsLease, LiveStrictlyBeforeTheDeadline) {
+  auto v = entry(C2C_CLASS_LATENCY_CRITICAL, C2C_F_BOOST);
+  v.boost_until_ns = 5000;
+  EXPECT_TRUE(c2c_lease_live(&v, 4999));
+  EXPECT_FALSE(c2c_lease_live(&v, 5000));
+  EXPECT_FALSE(c2c_lease_live(&v, 5001));
+}
+
+TEST(GuardsLease, OnlyBoostingClassesWithTheFlag) {
+  for (__u8 cls = 0; cls < C2C_NR_CLASSES; ++cls) {
+    auto v = entry(cls, C2C_F_BOOST);
+    v.boost_until_ns = 5000;
+    const bool boosting = cls == C2C_CLASS_LATENCY_CRITICAL || cls == C2C_CLASS_COMM_PROGRESS;
+    EXPECT_EQ(c2c_lease_live(&v, 1), boosting) << int(cls);
+    EXPECT_EQ(c2c_boost_requested(&v), boosting) << int(cls);
+    v.flags = 0;
+    EXPECT_FALSE(c2c_lease_live(&v, 1)) << int(cls);
+  }
+}
+
+TEST(GuardsBudget, RunsOutAtTheBudget) {
+  c2c_budget b{1000, 0};
+  EXPECT_TRUE(c2c_budget_left(&b));
+  c2c_budget_charge(&b, 1000, 1000 + C2C_BOOST_BUDGET_NS - 1);
+  EXPECT_TRUE(c2c_budget_left(&b));
+  c2c_budget_charge(&b, 0, 1);
+  EXPECT_EQ(b.boosted_ns, C2C_BOOST_BUDGET_NS);
+  EXPECT_FALSE(c2c_budget_left(&b));
+  EXPECT_EQ(C2C_BOOST_BUDGET_NS, 70 * C2C_NSEC_PER_MSEC);
+}
+
+TEST(GuardsBudget, NewWindowRefills) {
+  c2c_budget b{1000, C2C_BOOST_BUDGET_NS};
+  c2c_budget_roll(&b, 1000 + C2C_BOOST_WINDOW_NS - 1);
+  EXPECT_FALSE(c2c_budget_left(&b));
+  c2c_budget_roll(&b, 1000 + C2C_BOOST_WINDOW_NS);
+  EXPECT_TRUE(c2c_budget_left(&b));
+  EXPECT_EQ(b.window_start, 1000 + C2C_BOOST_WINDOW_NS);
+  EXPECT_EQ(b.boosted_ns, 0u);
+}
+
+TEST(GuardsBudget, ClockBeforeTheWindowNeitherWrapsNorCharges) {
+  c2c_budget b{5000, 10};
+  c2c_budget_roll(&b, 4000);  // a window "in the future": restart rather than wrap
+  EXPECT_EQ(b.window_start, 4000u);
+  EXPECT_EQ(b.boosted_ns, 0u);
+  c2c_budget_charge(&b, 4500, 4000);  // since after now: nothing
+  EXPECT_EQ(b.boosted_ns, 0u);
+  b.boosted_ns = ~0ull - 3;
+  c2c_budget_charge(&b, 0, 100);  // saturates
+  EXPECT_EQ(b.boosted_ns, ~0ull);
+}
+
+TEST(GuardsStarvation, StarvedOnlyPastTheBoundAndWhenQueued) {
+  EXPECT_FALSE(c2c_starved(1, 1000, 1000 + C2C_NORM_STARVE_NS, C2C_NORM_STARVE_NS));
+  EXPECT_TRUE(c2c_starved(1, 1000, 1001 + C2C_NORM_STARVE_NS, C2C_NORM_STARVE_NS));
+  EXPECT_FALSE(c2c_starved(0, 1000, 1001 + C2C_NORM_STARVE_NS, C2C_NORM_STARVE_NS));
+  EXPECT_FALSE(c2c_starved(1, 5000, 1000, C2C_NORM_STARVE_NS));  // served "after" now: no wrap
+}
+
+TEST(GuardsStarvation, RescueChoosesNormThenBackground) {
+  const __u64 now = 1'000'000'000;
+  const __u64 norm_late = now - C2C_NORM_STARVE_NS - 1, bg_late = now - C2C_BG_STARVE_NS - 1;
+  EXPECT_EQ(c2c_rescue_dsq(1, norm_late, 1, bg_late, now), C2C_DSQ_NORM);
+  EXPECT_EQ(c2c_rescue_dsq(1, now, 1, bg_late, now), C2C_DSQ_BG);
+  EXPECT_EQ(c2c_rescue_dsq(0, norm_late, 1, bg_late, now), C2C_DSQ_BG);
+  EXPECT_EQ(c2c_rescue_dsq(1, now - C2C_NORM_STARVE_NS, 1, now - C2C_BG_STARVE_NS, now), C2C_DSQ_NONE);
+  EXPECT_EQ(c2c_rescue_dsq(1, norm_late, 0, bg_late, now), C2C_DSQ_NORM);
+}
+
+// ---- slices --------------------------------------------------------------------------------
+
+TEST(GuardsSlice, ClassDefaults) {
+  EXPECT_EQ(c2c_slice(nullptr), C2C_DEFAULT_SLICE_NS);
+  const std::pair<__u8, __u64> want[] = {
+      {C2C_CLASS_UNMATCHED, C2C_DEFAULT_SLICE_NS},
+      {C2C_CLASS_LATENCY_CRITICAL, C2C_SLICE_LATENCY_CRITICAL_NS},
+      {C2C_CLASS_COMM_PROGRESS, C2C_SLICE_COMM_PROGRESS_NS},
+      {C2C_CLASS_THROUGHPUT, C2C_SLICE_THROUGHPUT_NS},
+      {C2C_CLASS_BACKGROUND, C2C_SLICE_BACKGROUND_NS},
+      {C2C_CLASS_NORMAL, C2C_DEFAULT_SLICE_NS},
+  };
+  for (const auto& [cls, ns] : want) {
+    const auto v = entry(cls);
+    EXPECT_EQ(c2c_slice(&v), ns) << int(cls);
+  }
+}
+
+TEST(GuardsSlice, CustomSliceIsClamped) {
+  auto v = entry(C2C_CLASS_NORMAL, C2C_F_CUSTOM_SLICE);
+  v.slice_ns = 30 * C2C_NSEC_PER_MSEC;
+  EXPECT_EQ(c2c_slice(&v), 30 * C2C_NSEC_PER_MSEC);
+  v.slice_ns = 1;
+  EXPECT_EQ(c2c_slice(&v), C2C_SLICE_MIN_NS);
+  v.slice_ns = ~0ull;
+  EXPECT_EQ(c2c_slice(&v), C2C_SLICE_MAX_NS);
+  v.slice_ns = 0;  // flag without a value: the class default
+  EXPECT_EQ(c2c_slice(&v), C2C_DEFAULT_SLICE_NS);
+}
+
+}  // namespace
