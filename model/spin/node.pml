@@ -33,6 +33,8 @@
  *   BUG_LOADING_STUCK          SyncComplete never happens: deferred deletes never run (ESR)
  *   BUG_FORGET_DEALLOC         a deallocation does not re-derive the claim's entry (INV-1)
  *   BUG_SKIP_PRUNE             entries D does not explain are never deleted (INV-5)
+ *   BUG_RELIST_SAME_GEN_DEAD   a claim relisted after a restart at a generation the core had taken
+ *                              before stays dead (INV-7, restart completeness)
  */
 
 /* Names used by tests/mutants/mutants.tsv for the same bugs. */
@@ -71,6 +73,9 @@ bool listed[NK];     /* relisted since the last restart */
 byte tomb[NK];       /* tombstone: highest deallocated claim generation */
 byte G;              /* node generation (volatile copy) */
 byte G_file;         /* generation file */
+#ifdef BUG_RELIST_SAME_GEN_DEAD
+byte seen[NK];       /* durable: highest claim generation taken (only the seeded bug reads it) */
+#endif
 
 /* ---- core: desired table D (volatile); d_start 0 = absent; d_gen = generation of last change */
 byte d_start[NK]; byte d_cgen[NK]; byte d_gen[NK];
@@ -132,6 +137,9 @@ inline core_alloc(k, g) {
   :: g <= tomb[k] || g < c_cgen[k] -> skip
 #endif
   :: else -> c_live[k] = 1; c_cgen[k] = g; rederive(k)
+#ifdef BUG_RELIST_SAME_GEN_DEAD
+     ; if :: g > seen[k] -> seen[k] = g :: else -> skip fi
+#endif
   fi
 }
 
@@ -241,8 +249,23 @@ inline restart() {
  * in it), delivered through the same handlers as live events. */
 inline relist(k) {
   listed[k] = 1;
+#ifdef BUG_RELIST_SAME_GEN_DEAD
+  /* the restarted core takes a relisted claim at a generation it had seen as already handled */
+  if :: t_live[k] && t_cgen[k] > seen[k] -> core_alloc(k, t_cgen[k]) :: else -> skip fi;
+#else
   if :: t_live[k] -> core_alloc(k, t_cgen[k]) :: else -> skip fi;
+#endif
   core_task(k, t_start[k])
+}
+
+/* INV-7, second half (restart completeness): once every key is relisted after a restart, the
+ * desired table is the one derived from scratch from the world as it is now: an entry exactly
+ * for each live claim whose task runs, at that claim's generation and that task's start. */
+inline check_complete() {
+  for (i : 0 .. NK - 1) {
+    assert(INV7 && d_start[i] == (t_live[i] && t_start[i] != 0 -> t_start[i] : 0) &&
+           (d_start[i] == 0 || d_cgen[i] == t_cgen[i]))
+  }
 }
 
 proctype Daemon() {
@@ -255,7 +278,7 @@ proctype Daemon() {
   :: atomic { up && loading && !listed[2] -> relist(2) }
 #endif
 #ifndef BUG_LOADING_STUCK
-  :: atomic { up && loading && ALL_LISTED -> loading = 0 }  /* SyncComplete */
+  :: atomic { up && loading && ALL_LISTED -> loading = 0; check_complete() }  /* SyncComplete */
 #endif
   od
 }
