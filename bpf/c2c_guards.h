@@ -36,8 +36,12 @@
  * background slice rescued every 10 / 40 ms).
  */
 #define C2C_RESCUE_SLICE_NS (1ull * C2C_NSEC_PER_MSEC)
-/* A custom slice is clamped into [C2C_SLICE_MIN_NS, C2C_SLICE_MAX_NS]. */
-#define C2C_SLICE_MIN_NS (100ull * C2C_NSEC_PER_USEC)
+/*
+ * A custom slice is clamped into [C2C_SLICE_MIN_NS, C2C_SLICE_MAX_NS], the bounds the core
+ * validates policies against (c2c::kMinSliceNs, kMaxSliceNs; model/in_step_test.cpp): a slice the
+ * core accepts runs as written. (It was 100 us here, so a 10-99 us policy silently got 100 us.)
+ */
+#define C2C_SLICE_MIN_NS (10ull * C2C_NSEC_PER_USEC)
 #define C2C_SLICE_MAX_NS (100ull * C2C_NSEC_PER_MSEC)
 
 /* The shared dispatch queues (DSQ ids). */

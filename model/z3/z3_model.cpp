@@ -11,9 +11,6 @@ namespace c2c::z3m {
 
 namespace {
 
-constexpr int64_t kMinBoostNs = 1'000'000;          // c2c::kMinBoostNs
-constexpr int64_t kMaxBoostNs = 3'600'000'000'000;  // c2c::kMaxBoostNs
-
 const char* const kEntryFields[] = {"p", "s", "g", "al", "bo", "u", "m"};
 
 std::vector<Field> make_fields() {

@@ -11,6 +11,8 @@
 
 #include <z3++.h>
 
+#include <cstdint>
+
 #include <map>
 #include <optional>
 #include <string>
@@ -21,6 +23,10 @@ namespace c2c::z3m {
 // CPU sets are bit-vectors. The checker uses 8 CPUs (the invariants are per-bit, so a small
 // width loses nothing and keeps bit-blasting cheap); conformance uses the core's full width.
 inline constexpr unsigned kFullCpuBits = 256;  // c2c::kMaxCpus
+// The bounds of a boost lease (maxBoostDuration). model/in_step_test.cpp checks these and
+// kFullCpuBits against the core (src/core) and the scheduler's headers (bpf/).
+inline constexpr int64_t kMinBoostNs = 1'000'000;          // c2c::kMinBoostNs
+inline constexpr int64_t kMaxBoostNs = 3'600'000'000'000;  // c2c::kMaxBoostNs
 unsigned cpu_bits();
 void set_cpu_bits(unsigned bits);  // call before building any state
 
