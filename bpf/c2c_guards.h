@@ -104,9 +104,11 @@ static inline bool c2c_entry_usable(const struct c2c_policy_value *v, __u64 star
 */
 static inline bool c2c_mask_has(const __u64 *mask, __s32 cpu)
 {
+	__u32 c = (__u32)cpu; /* unsigned: BPF has no signed division */
+
 	if (cpu < 0 || cpu >= (__s32)C2C_MAX_CPUS)
 		return false;
-	return ((mask[cpu / 64] >> (cpu % 64)) & 1) == 1;
+	return ((mask[c / 64] >> (c % 64)) & 1) == 1;
 }
 
 /* out = a ∩ b, word by word. */

@@ -26,35 +26,26 @@
  *         is counted (identity_mismatches) and ignored.
  *   INV-6 a CPU is only ever chosen from p->cpus_ptr; policy CPUs are preferences inside it.
  *   INV-8 boosts are leases (boost_until_ns, CLOCK_BOOTTIME) and each CPU spends at most
- *         BOOST_BUDGET_PCT of every BOOST_WINDOW_NS on boosted tasks.
+ *         C2C_BOOST_BUDGET_PCT of every C2C_BOOST_WINDOW_NS on boosted tasks.
+ * The decisions themselves (identity, masks, CPU choice, lease, budget, starvation, slice) are
+ * the pure functions of c2c_guards.h, proved with Frama-C/WP and unit-tested on the host; this
+ * file reads the kernel state they need, passes it in and acts on the answer.
  */
 #include <scx/common.bpf.h>
 #include "claim2core_abi.h"
+#include "c2c_guards.h"
 
 char _license[] SEC("license") = "GPL";
 
 UEI_DEFINE(uei);
 
-#define DSQ_HI 1
-#define DSQ_NORM 2
-#define DSQ_BG 3
+#define DSQ_HI C2C_DSQ_HI
+#define DSQ_NORM C2C_DSQ_NORM
+#define DSQ_BG C2C_DSQ_BG
 
-#define NSEC_PER_MSEC 1000000ull
-#define NSEC_PER_USEC 1000ull
+#define NSEC_PER_USEC C2C_NSEC_PER_USEC
 
-/* Tunables. Compile-time constants so every value the verifier sees is bounded. */
-#define BOOST_WINDOW_NS (100 * NSEC_PER_MSEC)
-#define BOOST_BUDGET_PCT 70
-#define NORM_STARVE_NS (10 * NSEC_PER_MSEC)
-#define BG_STARVE_NS (40 * NSEC_PER_MSEC)
-/*
- * A rescued run is short: the bound promises progress, not a share. Long rescued slices would cap
- * a boosted CPU-bound task well below its budget (measured: 50 % with a 3 ms normal and a 10 ms
- * background slice rescued every 10 / 40 ms).
- */
-#define RESCUE_SLICE_NS (1 * NSEC_PER_MSEC)
-#define SLICE_MIN_NS (100 * NSEC_PER_USEC)
-#define SLICE_MAX_NS (100 * NSEC_PER_MSEC)
+/* The tunables (boost window and budget, starvation bounds, slices) are in c2c_guards.h. */
 /* The watchdog must fire well after the starvation bounds, and must stay <= 30 s (6.12 max). */
 #define WATCHDOG_MS 5000
 
@@ -73,6 +64,7 @@ struct task_ctx {
 	__u64 expired_lease;      /* boost_until_ns already counted as expired */
 	__s32 last_cpu;           /* -1 until the task first runs */
 	__u8 boosted;             /* current run is charged to the CPU's boost budget */
+	__u8 cpumask_changed;     /* affinity changed since it last ran inside its cpumask (oracle) */
 };
 
 struct {
@@ -83,8 +75,7 @@ struct {
 } task_ctxs SEC(".maps");
 
 struct cpu_ctx {
-	__u64 window_start;
-	__u64 boosted_ns;    /* boosted run time charged in the current window */
+	struct c2c_budget budget; /* boosted run time charged in the current window */
 	__u32 curr_boosted;  /* the task running here now is boosted (read by other CPUs) */
 	__u32 rescue_next;   /* the next task to run here was taken by a starvation rescue */
 };
@@ -128,12 +119,6 @@ static struct task_ctx *tctx_of(struct task_struct *p)
 	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
 }
 
-/* Task identity as /proc shows it: field 22 of stat, in USER_HZ = 100 ticks (INV-2). */
-static __u64 start_ticks_of(const struct task_struct *p)
-{
-	return p->start_boottime / C2C_NSEC_PER_TICK;
-}
-
 /*
  * The policy for p, or NULL. An entry whose (tid, start_ticks) is not this task's belongs to an
  * earlier task that had the same tid (TID reuse): it is counted and ignored (INV-2).
@@ -146,14 +131,68 @@ static const struct c2c_policy_value *policy_of(struct task_struct *p)
 
 	if (!v)
 		return NULL;
-	if (v->start_ticks != start_ticks_of(p) || v->abi_version != C2C_ABI_VERSION ||
-	    v->exec_class >= C2C_NR_CLASSES) {
+	if (!c2c_entry_usable(v, p->start_boottime)) {
 		st = stats();
 		if (st)
 			__sync_fetch_and_add(&st->identity_mismatches, 1);
 		return NULL;
 	}
 	return v;
+}
+
+/*
+ * ---- the run-time oracle (tests/vm/README.md) ---------------------------------------------
+ * Re-checks, from the kernel's own state and apart from c2c_guards.h, what the guards promise,
+ * and counts every breach into c2c_stats.oracle_*; each must stay 0. A boosted task reaches its
+ * CPU through the local DSQ head within microseconds, so a run that is still boosted a whole
+ * C2C_ORACLE_LEASE_GRACE_NS after its lease ended was boosted by a broken lease check, not by a
+ * late wakeup (a host stall of the guest is far shorter than this).
+ */
+#define C2C_ORACLE_LEASE_GRACE_NS (500ull * C2C_NSEC_PER_MSEC)
+
+#define ORACLE_COUNT(field)                                  \
+	do {                                                 \
+		struct c2c_stats *st_ = stats();             \
+		if (st_)                                     \
+			__sync_fetch_and_add(&st_->field, 1); \
+	} while (0)
+
+/* INV-6: a CPU the scheduler chose for p is one p->cpus_ptr permits. */
+static void oracle_check_cpu(struct task_struct *p, __s32 cpu)
+{
+	if (cpu >= 0 && !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		ORACLE_COUNT(oracle_cpu_outside);
+}
+
+/*
+ * p runs on cpu now (running, tick): the CPU is permitted (INV-6); a boosted run belongs to the
+ * task its entry names, in this ABI version and a known class (INV-2), and is within its lease
+ * (INV-8). An entry removed since the boost was granted proves nothing either way.
+ * A task whose affinity just changed is put back on its old CPU, now outside its cpumask, until
+ * the kernel's migration stopper moves it (set_next_task after set_cpus_allowed): not a
+ * violation, so that run is exempt (c2c_set_cpumask) until the task runs inside its mask again.
+ */
+static void oracle_check_run(struct task_struct *p, struct task_ctx *tc, __s32 cpu, __u64 now)
+{
+	struct c2c_task_key key = {.tid = (__u32)p->pid};
+	const struct c2c_policy_value *v;
+
+	if (!tc)
+		return;
+	if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		tc->cpumask_changed = 0;
+	else if (!tc->cpumask_changed)
+		ORACLE_COUNT(oracle_cpu_outside);
+	if (!tc->boosted)
+		return;
+	v = bpf_map_lookup_elem(&c2c_policy, &key);
+	if (!v)
+		return;
+	if (v->start_ticks != p->start_boottime / C2C_NSEC_PER_TICK || v->abi_version != C2C_ABI_VERSION ||
+	    v->exec_class >= C2C_NR_CLASSES)
+		ORACLE_COUNT(oracle_stale_identity);
+	else if (now > v->boost_until_ns && now - v->boost_until_ns > C2C_ORACLE_LEASE_GRACE_NS)
+		ORACLE_COUNT(oracle_past_lease);
 }
 
 static __u32 class_of(const struct c2c_policy_value *v)
@@ -163,28 +202,7 @@ static __u32 class_of(const struct c2c_policy_value *v)
 
 static __u64 slice_of(const struct c2c_policy_value *v)
 {
-	__u64 s;
-
-	if (v && (v->flags & C2C_F_CUSTOM_SLICE) && v->slice_ns) {
-		s = v->slice_ns;
-		if (s < SLICE_MIN_NS)
-			s = SLICE_MIN_NS;
-		if (s > SLICE_MAX_NS)
-			s = SLICE_MAX_NS;
-		return s;
-	}
-	switch (class_of(v)) {
-	case C2C_CLASS_LATENCY_CRITICAL:
-		return C2C_SLICE_LATENCY_CRITICAL_NS;
-	case C2C_CLASS_COMM_PROGRESS:
-		return C2C_SLICE_COMM_PROGRESS_NS;
-	case C2C_CLASS_THROUGHPUT:
-		return C2C_SLICE_THROUGHPUT_NS;
-	case C2C_CLASS_BACKGROUND:
-		return C2C_SLICE_BACKGROUND_NS;
-	default:
-		return C2C_DEFAULT_SLICE_NS;
-	}
+	return c2c_slice(v);
 }
 
 /*
@@ -199,11 +217,8 @@ static __noinline bool budget_left(void)
 
 	if (!cc)
 		return false;
-	if (now - cc->window_start >= BOOST_WINDOW_NS) {
-		cc->window_start = now;
-		cc->boosted_ns = 0;
-	}
-	return cc->boosted_ns < BOOST_WINDOW_NS * BOOST_BUDGET_PCT / 100;
+	c2c_budget_roll(&cc->budget, now);
+	return c2c_budget_left(&cc->budget);
 }
 
 /* Whether v grants a boost right now: a live lease (INV-8). Expiry is counted once per lease. */
@@ -212,11 +227,9 @@ static bool lease_live(struct task_struct *p, const struct c2c_policy_value *v)
 	struct task_ctx *tc;
 	struct c2c_stats *st;
 
-	if (!v || !(v->flags & C2C_F_BOOST))
+	if (!v || !c2c_boost_requested(v))
 		return false;
-	if (v->exec_class != C2C_CLASS_LATENCY_CRITICAL && v->exec_class != C2C_CLASS_COMM_PROGRESS)
-		return false;
-	if (bpf_ktime_get_boot_ns() < v->boost_until_ns)
+	if (c2c_lease_live(v, bpf_ktime_get_boot_ns()))
 		return true;
 	tc = tctx_of(p);
 	if (tc && tc->expired_lease != v->boost_until_ns) {
@@ -228,56 +241,44 @@ static bool lease_live(struct task_struct *p, const struct c2c_policy_value *v)
 	return false;
 }
 
-static bool mask_has(const __u64 *mask, __s32 cpu)
+static __u32 nr_cpus(void)
+{
+	__u32 nr = scx_bpf_nr_cpu_ids();
+
+	return nr > C2C_MAX_CPUS ? C2C_MAX_CPUS : nr;
+}
+
+/* Sets cpu in mask (0 <= cpu < C2C_MAX_CPUS, which bpf_for over nr_cpus() guarantees). */
+static void mask_set(__u64 *mask, __s32 cpu)
 {
 	__u32 c = (__u32)cpu;
 
-	if (c >= C2C_MAX_CPUS)
-		return false;
-	return (mask[c / 64] >> (c % 64)) & 1;
+	if (c < C2C_MAX_CPUS)
+		mask[c / 64] |= 1ull << (c % 64);
 }
 
-/*
- * Picks a CPU inside p->cpus_ptr that the policy prefers (preferred_cpus, then allowed_cpus):
- * an idle one if any (claimed with test_and_clear), else prev_cpu if it is in the mask, else the
- * first permitted CPU of the mask. Returns -1 if the policy names no CPU the task may use.
- * *idle says whether the CPU was idle. Policy CPUs outside p->cpus_ptr are refused (INV-6).
- */
-static __s32 pick_policy_cpu(struct task_struct *p, const __u64 *mask, __s32 prev_cpu, bool *idle)
+/* The task's own cpumask (p->cpus_ptr: affinity and cpuset) as C2C_CPUMASK_WORDS words. */
+static void task_mask_of(struct task_struct *p, __u64 *mask)
 {
-	__u32 nr = scx_bpf_nr_cpu_ids();
-	__s32 first = -1, cpu;
-	bool rejected = false, prev_ok = false;
-	struct c2c_stats *st;
+	__s32 cpu;
 
-	if (nr > C2C_MAX_CPUS)
-		nr = C2C_MAX_CPUS;
-	bpf_for(cpu, 0, nr) {
-		if (!mask_has(mask, cpu))
-			continue;
-		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
-			rejected = true;
-			continue;
-		}
-		if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
-			*idle = true;
-			first = cpu;
-			goto out;
-		}
-		if (cpu == prev_cpu)
-			prev_ok = true;
-		if (first < 0)
-			first = cpu;
+	bpf_for(cpu, 0, nr_cpus()) {
+		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			mask_set(mask, cpu);
 	}
-	if (prev_ok)
-		first = prev_cpu;
-out:
-	if (rejected) {
-		st = stats();
-		if (st)
-			__sync_fetch_and_add(&st->cpumask_rejections, 1);
+}
+
+/* The CPUs idle right now (a snapshot: the choice is claimed with test_and_clear afterwards). */
+static void idle_mask_of(__u64 *mask)
+{
+	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
+	__s32 cpu;
+
+	bpf_for(cpu, 0, nr_cpus()) {
+		if (bpf_cpumask_test_cpu(cpu, idle))
+			mask_set(mask, cpu);
 	}
-	return first;
+	scx_bpf_put_idle_cpumask(idle);
 }
 
 /* Whether cpu runs a boosted task right now (racy by design: a placement hint only). */
@@ -289,29 +290,65 @@ static bool cpu_runs_boosted(__s32 cpu)
 	return cc && cc->curr_boosted;
 }
 
-/*
- * For a boosted wakeup that found no idle CPU: cpu if it runs an unboosted task (preempting that
- * costs nobody a boost), else the first CPU of p->cpus_ptr -- policy CPUs first -- that does.
- * Every candidate is tested against p->cpus_ptr (INV-6).
- */
-static __s32 pick_preemptible_cpu(struct task_struct *p, const struct c2c_policy_value *v, __s32 cpu)
+/* The CPUs that run a boosted task right now. */
+static void boosted_mask_of(__u64 *mask)
 {
-	__u32 nr = scx_bpf_nr_cpu_ids();
-	__s32 c, fallback = -1;
+	__s32 cpu;
 
-	if (cpu >= 0 && !cpu_runs_boosted(cpu))
-		return cpu;
-	if (nr > C2C_MAX_CPUS)
-		nr = C2C_MAX_CPUS;
-	bpf_for(c, 0, nr) {
-		if (!bpf_cpumask_test_cpu(c, p->cpus_ptr) || cpu_runs_boosted(c))
-			continue;
-		if (v && (v->flags & C2C_F_ALLOWED_CPUS) && mask_has(v->allowed_cpus, c))
-			return c;
-		if (fallback < 0)
-			fallback = c;
+	bpf_for(cpu, 0, nr_cpus()) {
+		if (cpu_runs_boosted(cpu))
+			mask_set(mask, cpu);
 	}
-	return fallback >= 0 ? fallback : cpu;
+}
+
+/*
+ * The policy's CPU choice for p: an idle CPU of preferred (then allowed) if any, claimed with
+ * test_and_clear, else prev_cpu or the first CPU of the mask (c2c_choose_cpu); -1 if the policy
+ * names no CPU the task may use. The masks are cut to p->cpus_ptr first (c2c_policy_masks), so
+ * every candidate is inside it and preferred ⊆ allowed (INV-6); policy CPUs outside it are counted
+ * (cpumask_rejections). *idle says whether the CPU was claimed idle; allowed is left for
+ * pick_preemptible_cpu.
+ */
+static __s32 pick_policy_cpu(const struct c2c_policy_value *v, const __u64 *task, __u64 *allowed,
+			     __s32 prev_cpu, bool *idle)
+{
+	__u64 preferred[C2C_CPUMASK_WORDS] = {}, idle_cpus[C2C_CPUMASK_WORDS] = {};
+	__u32 nr = nr_cpus();
+	struct c2c_stats *st;
+	bool idle2 = false;
+	__s32 cpu = -1, c2;
+
+	if (c2c_policy_masks(v, task, allowed, preferred)) {
+		st = stats();
+		if (st)
+			__sync_fetch_and_add(&st->cpumask_rejections, 1);
+	}
+	idle_mask_of(idle_cpus);
+	if (v->flags & C2C_F_PREFERRED_CPUS)
+		cpu = c2c_choose_cpu(preferred, idle_cpus, prev_cpu, nr, idle);
+	if (!*idle && (v->flags & C2C_F_ALLOWED_CPUS)) {
+		c2 = c2c_choose_cpu(allowed, idle_cpus, prev_cpu, nr, &idle2);
+		if (idle2 || cpu < 0) {
+			cpu = c2;
+			*idle = idle2;
+		}
+	}
+	/* Lost the race for the idle CPU: still a CPU of the mask, just not an idle one. */
+	if (*idle && !scx_bpf_test_and_clear_cpu_idle(cpu))
+		*idle = false;
+	return cpu;
+}
+
+/*
+ * For a boosted wakeup that found no idle CPU: cpu if it runs an unboosted task, else the first
+ * CPU of p->cpus_ptr -- policy CPUs first -- that does (c2c_choose_preemptible, INV-6).
+ */
+static __s32 pick_preemptible_cpu(const __u64 *task, const __u64 *allowed, __s32 cpu)
+{
+	__u64 boosted[C2C_CPUMASK_WORDS] = {};
+
+	boosted_mask_of(boosted);
+	return c2c_choose_preemptible(task, allowed, boosted, cpu, nr_cpus());
 }
 
 static __u64 norm_vtime(struct task_struct *p)
@@ -334,19 +371,16 @@ static void count_dispatch(__u32 cls)
 s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	const struct c2c_policy_value *v = policy_of(p);
+	/* allowed: the policy's CPUs inside p->cpus_ptr, pick_preemptible_cpu's first candidates */
+	__u64 task[C2C_CPUMASK_WORDS] = {}, allowed[C2C_CPUMASK_WORDS] = {};
 	bool idle = false;
 	s32 cpu = -1;
 
-	if (v && (v->flags & C2C_F_PREFERRED_CPUS))
-		cpu = pick_policy_cpu(p, v->preferred_cpus, prev_cpu, &idle);
-	if (!idle && v && (v->flags & C2C_F_ALLOWED_CPUS)) {
-		bool idle2 = false;
-		s32 c2 = pick_policy_cpu(p, v->allowed_cpus, prev_cpu, &idle2);
-
-		if (idle2 || cpu < 0) {
-			cpu = c2;
-			idle = idle2;
-		}
+	if (v)
+		task_mask_of(p, task);
+	if (v && (v->flags & (C2C_F_PREFERRED_CPUS | C2C_F_ALLOWED_CPUS))) {
+		cpu = pick_policy_cpu(v, task, allowed, prev_cpu, &idle);
+		oracle_check_cpu(p, cpu);
 	}
 	if (cpu < 0)
 		cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &idle);
@@ -359,8 +393,13 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		}
 		return cpu;
 	}
-	if (!idle)
-		cpu = pick_preemptible_cpu(p, v, cpu);
+	if (!idle) {
+		s32 c = pick_preemptible_cpu(task, allowed, cpu);
+
+		if (c != cpu)
+			oracle_check_cpu(p, c);
+		cpu = c;
+	}
 	return cpu;
 }
 
@@ -407,21 +446,13 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 }
 
-/* Serves dsq if it has waited longer than bound: the anti-starvation path (INV-8). */
-static bool rescue(__u64 dsq, __u64 bound, __u64 now)
+/* Consumes from dsq as a starvation rescue: the next task to run here gets a short slice. */
+static bool rescue_consume(__u32 dsq, __u64 now)
 {
 	struct cpu_ctx *cc;
 	struct c2c_stats *st;
-	__u64 served;
 
-	if (dsq >= 4)
-		return false;
-	if (scx_bpf_dsq_nr_queued(dsq) <= 0) {
-		dsq_served_at[dsq] = now;
-		return false;
-	}
-	served = dsq_served_at[dsq];
-	if (now - served <= bound || !scx_bpf_consume(dsq))
+	if (dsq >= 4 || !scx_bpf_consume(dsq))
 		return false;
 	dsq_served_at[dsq] = now;
 	/* dispatch runs only on an empty local DSQ, so the consumed task is the next to run here */
@@ -432,6 +463,31 @@ static bool rescue(__u64 dsq, __u64 bound, __u64 now)
 	if (st)
 		__sync_fetch_and_add(&st->starvation_rescues, 1);
 	return true;
+}
+
+/*
+ * The anti-starvation path (INV-8): serves the queue c2c_rescue_dsq names (DSQ_NORM, then
+ * DSQ_BG, once past its bound). An empty queue restarts its clock. If no task of the starved
+ * DSQ_NORM can run here, DSQ_BG is still considered.
+ */
+static bool rescue(__u64 now)
+{
+	__s32 nq = scx_bpf_dsq_nr_queued(DSQ_NORM), bq = scx_bpf_dsq_nr_queued(DSQ_BG);
+	__u32 d;
+
+	if (nq <= 0)
+		dsq_served_at[DSQ_NORM] = now;
+	if (bq <= 0)
+		dsq_served_at[DSQ_BG] = now;
+	d = c2c_rescue_dsq(nq, dsq_served_at[DSQ_NORM], bq, dsq_served_at[DSQ_BG], now);
+	if (d == C2C_DSQ_NONE)
+		return false;
+	if (rescue_consume(d, now))
+		return true;
+	if (d != DSQ_NORM)
+		return false;
+	d = c2c_rescue_dsq(0, 0, bq, dsq_served_at[DSQ_BG], now);
+	return d != C2C_DSQ_NONE && rescue_consume(d, now);
 }
 
 static bool serve(__u64 dsq, __u64 now)
@@ -471,7 +527,7 @@ void BPF_STRUCT_OPS(c2c_dispatch, s32 cpu, struct task_struct *prev)
 	__u64 now = bpf_ktime_get_boot_ns();
 
 	/* Starvation rescue first, so that keeping prev can never starve anyone (INV-8). */
-	if (rescue(DSQ_NORM, NORM_STARVE_NS, now) || rescue(DSQ_BG, BG_STARVE_NS, now))
+	if (rescue(now))
 		return;
 	if (keep_boosted_prev(prev))
 		return;
@@ -516,8 +572,8 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 		cc->curr_boosted = tc && tc->boosted;
 		if (cc->rescue_next) {
 			cc->rescue_next = 0;
-			if (p->scx.slice > RESCUE_SLICE_NS)
-				p->scx.slice = RESCUE_SLICE_NS;
+			if (p->scx.slice > C2C_RESCUE_SLICE_NS)
+				p->scx.slice = C2C_RESCUE_SLICE_NS;
 		}
 	}
 	/* Racy max across CPUs on purpose: vtime_now only bounds how far back a sleeper lands. */
@@ -537,6 +593,7 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 	tc->last_cpu = cpu;
 	tc->running_at = now;
 	tc->charged_at = now;
+	oracle_check_run(p, tc, cpu, now);
 }
 
 void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
@@ -547,8 +604,10 @@ void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
 
 	if (!tc || !cc || !tc->boosted)
 		return;
+	/* A boosted run kept by keep_boosted_prev never passes through running again. */
+	oracle_check_run(p, tc, bpf_get_smp_processor_id(), now);
 	/* Charge as we go so a long boosted run cannot overdraw the window's budget (INV-8). */
-	cc->boosted_ns += now - tc->charged_at;
+	c2c_budget_charge(&cc->budget, tc->charged_at, now);
 	tc->charged_at = now;
 	if (!budget_left())
 		p->scx.slice = 0;
@@ -565,7 +624,7 @@ void BPF_STRUCT_OPS(c2c_stopping, struct task_struct *p, bool runnable)
 	if (!tc)
 		return;
 	if (tc->boosted && cc)
-		cc->boosted_ns += now - tc->charged_at;
+		c2c_budget_charge(&cc->budget, tc->charged_at, now);
 	/* weight 100 is nice 0: a nice-0 task's vtime advances at the speed of the clock. */
 	if (p->scx.weight)
 		p->scx.dsq_vtime += (now - tc->running_at) * 100 / p->scx.weight;
@@ -573,6 +632,15 @@ void BPF_STRUCT_OPS(c2c_stopping, struct task_struct *p, bool runnable)
 	/* Still runnable (slice over or preempted): it waits again from now. */
 	if (runnable)
 		tc->runnable_at = now;
+}
+
+/* The oracle's only use of it: see oracle_check_run. */
+void BPF_STRUCT_OPS(c2c_set_cpumask, struct task_struct *p, const struct cpumask *cpumask)
+{
+	struct task_ctx *tc = tctx_of(p);
+
+	if (tc)
+		tc->cpumask_changed = 1;
 }
 
 s32 BPF_STRUCT_OPS(c2c_init_task, struct task_struct *p, struct scx_init_task_args *args)
@@ -623,6 +691,7 @@ SCX_OPS_DEFINE(claim2core_ops,
 	       .running = (void *)c2c_running,
 	       .tick = (void *)c2c_tick,
 	       .stopping = (void *)c2c_stopping,
+	       .set_cpumask = (void *)c2c_set_cpumask,
 	       .init_task = (void *)c2c_init_task,
 	       .init = (void *)c2c_init,
 	       .exit = (void *)c2c_exit,

@@ -18,7 +18,7 @@
 #include <linux/types.h>
 #endif
 
-#define C2C_ABI_VERSION 2  /* 2: c2c_stats.boost_budget_exhausted */
+#define C2C_ABI_VERSION 3  /* 2: c2c_stats.boost_budget_exhausted; 3: the oracle_* counters */
 
 /* ---- pinning ---------------------------------------------------------------------------- */
 #define C2C_PIN_ROOT "/sys/fs/bpf/claim2core"
@@ -126,6 +126,14 @@ struct c2c_stats {
 	__u64 cpumask_rejections;   /* a policy CPU outside p->cpus_ptr was refused (INV-6) */
 	__u64 latency_hist[C2C_LAT_BUCKETS];
 	__u64 boost_budget_exhausted; /* a live boost refused: the CPU spent its boost budget (INV-8) */
+	/*
+	 * The run-time oracle: checks of the scheduler's own decisions, computed apart from the
+	 * guards (bpf/c2c_guards.h) they watch. Each must stay 0; tests/vm asserts it in every
+	 * scenario and a seeded bug in the guards makes one count.
+	 */
+	__u64 oracle_cpu_outside;     /* a CPU chosen for, or running, a task outside p->cpus_ptr (INV-6) */
+	__u64 oracle_stale_identity;  /* a boosted run of a task whose entry is not its own (INV-2) */
+	__u64 oracle_past_lease;      /* a boosted task still running 500 ms past its lease (INV-8) */
 };
 
 /* ---- map set metadata (ARRAY, one element) ---------------------------------------------- */
@@ -158,6 +166,6 @@ C2C_STATIC_ASSERT(C2C_OFFSETOF(struct c2c_policy_value, allowed_cpus) == 40, "cp
 C2C_STATIC_ASSERT(C2C_OFFSETOF(struct c2c_policy_value, tgid) == 104, "tgid offset");
 C2C_STATIC_ASSERT(sizeof(struct c2c_task_record) == 48, "task record layout changed");
 C2C_STATIC_ASSERT(sizeof(struct c2c_meta) == 16, "meta layout changed");
-C2C_STATIC_ASSERT(sizeof(struct c2c_stats) == (C2C_NR_CLASSES + 6 + C2C_LAT_BUCKETS) * 8, "stats layout");
+C2C_STATIC_ASSERT(sizeof(struct c2c_stats) == (C2C_NR_CLASSES + 9 + C2C_LAT_BUCKETS) * 8, "stats layout");
 
 #endif /* CLAIM2CORE_ABI_H */

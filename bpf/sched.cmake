@@ -20,32 +20,51 @@ if(c2c_vm_kernel_rc EQUAL 0 AND EXISTS ${C2C_VM_KERNEL_DIR}/.done)
                  -I${c2c_scx_include} -I${c2c_scx_include}/bpf-compat)
   set(C2C_SCHED_BPF_OBJECT ${C2C_BPF_OUT}/claim2core.bpf.o CACHE INTERNAL "")
 
-  # Seeded bugs in the scheduler's INV-8 guards, each built as its own object: the guest's
-  # starvation scenario loads them and must fail (tests/vm/guest-init.sh, tests/mutants/README.md).
-  # A text that is no longer in claim2core.bpf.c is an error, so a mutant can never silently turn
-  # into the unmutated scheduler.
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/claim2core.bpf.c)
-  file(READ ${CMAKE_CURRENT_SOURCE_DIR}/claim2core.bpf.c c2c_sched_source)
+  # Seeded bugs in the scheduler's guards (bpf/c2c_guards.h), one exact-text replacement per row of
+  # tests/mutants/kernel.tsv; the rows with a guest check get their own object, built from
+  # claim2core.bpf.c next to the mutated header (a quoted include finds the includer's directory
+  # first). The guest loads each and runs its check (tests/vm/guest-init.sh), named in
+  # claim2core-<name>.check. A text no longer in the header is an error, so a mutant can never
+  # silently turn into the unmutated scheduler.
+  set(c2c_mutant_table ${PROJECT_SOURCE_DIR}/tests/mutants/kernel.tsv)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+               ${CMAKE_CURRENT_SOURCE_DIR}/c2c_guards.h ${c2c_mutant_table})
+  file(READ ${CMAKE_CURRENT_SOURCE_DIR}/c2c_guards.h c2c_guards_source)
+  file(STRINGS ${c2c_mutant_table} c2c_mutant_rows REGEX "^[^#]")
   set(C2C_SCHED_MUTANTS "" CACHE INTERNAL "")
-  function(c2c_sched_mutant name from to)
-    string(FIND "${c2c_sched_source}" "${from}" at)
-    if(at EQUAL -1)
-      message(FATAL_ERROR "sched mutant ${name}: text not found in claim2core.bpf.c: ${from}")
+  foreach(row IN LISTS c2c_mutant_rows)
+    # Tabs to a separator no C text here contains; ';' in the texts would split the list.
+    string(REPLACE ";" "<semicolon>" row "${row}")
+    string(REPLACE "\t" ";" cols "${row}")
+    list(LENGTH cols ncols)
+    if(NOT ncols EQUAL 7)
+      message(FATAL_ERROR "tests/mutants/kernel.tsv: a row has ${ncols} columns, want 7: ${row}")
     endif()
-    string(REPLACE "${from}" "${to}" mutated "${c2c_sched_source}")
-    set(src ${CMAKE_CURRENT_BINARY_DIR}/mutants/claim2core-${name}.bpf.c)
-    file(WRITE ${src} "${mutated}")
-    c2c_bpf_object(claim2core-${name} ${src} ${C2C_VM_KERNEL_DIR} -I${c2c_scx_include} -I${c2c_scx_include}/bpf-compat)
+    list(GET cols 0 name)
+    list(GET cols 3 check)
+    list(GET cols 5 from)
+    list(GET cols 6 to)
+    string(REPLACE "<semicolon>" ";" from "${from}")
+    string(REPLACE "<semicolon>" ";" to "${to}")
+    if(check STREQUAL "-")
+      continue()
+    endif()
+    string(FIND "${c2c_guards_source}" "${from}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "sched mutant ${name}: text not found in c2c_guards.h: ${from}")
+    endif()
+    string(REPLACE "${from}" "${to}" mutated "${c2c_guards_source}")
+    set(dir ${CMAKE_CURRENT_BINARY_DIR}/mutants/${name})
+    # Written through COPYONLY copies, which touch a file only when it changes (no rebuild per configure).
+    file(WRITE ${dir}/c2c_guards.h.new "${mutated}")
+    configure_file(${dir}/c2c_guards.h.new ${dir}/c2c_guards.h COPYONLY)
+    configure_file(${CMAKE_CURRENT_SOURCE_DIR}/claim2core.bpf.c ${dir}/claim2core.bpf.c COPYONLY)
+    file(WRITE ${dir}/check.new "${check}\n")
+    configure_file(${dir}/check.new ${C2C_BPF_OUT}/claim2core-${name}.check COPYONLY)
+    c2c_bpf_object(claim2core-${name} ${dir}/claim2core.bpf.c ${C2C_VM_KERNEL_DIR}
+                   -I${c2c_scx_include} -I${c2c_scx_include}/bpf-compat)
     set(C2C_SCHED_MUTANTS "${C2C_SCHED_MUTANTS};${name}" CACHE INTERNAL "")
-  endfunction()
-  # The CPU's boost budget never runs out.
-  c2c_sched_mutant(inv8-unbounded-boost
-                   "return cc->boosted_ns < BOOST_WINDOW_NS * BOOST_BUDGET_PCT / 100"
-                   "return cc->boosted_ns >= 0")
-  # A queue that waited past its starvation bound is not served first.
-  c2c_sched_mutant(inv8-no-starvation-rescue
-                   "if (now - served <= bound || !scx_bpf_consume(dsq))"
-                   "if (bound || served)")
+  endforeach()
   message(STATUS "sched: building claim2core.bpf.o against ${C2C_VM_KERNEL_DIR}")
 else()
   message(STATUS "sched: test-bed kernel not cached yet (tests/vm/build-kernel.sh); "

@@ -112,4 +112,10 @@ run_experiment() {
     hb_run on $rep
     rep=$((rep + 1))
   done
+  # The run-time oracle (c2c_stats.oracle_*, pinned, summed over every cell run under the
+  # scheduler) must have counted nothing (tests/vm/README.md).
+  st=$(c2c-vm-tool stats)
+  n=$(echo "$st" | jq '(.oracle_cpu_outside // 0) + (.oracle_stale_identity // 0) + (.oracle_past_lease // 0)' 2>/dev/null || echo -1)
+  echo "C2C-RESULT {\"experiment\":\"oracle\",\"violations\":$n,\"pass\":$([ "$n" = 0 ] && echo true || echo false)}"
+  [ "$n" = 0 ] || failed="$failed oracle($n)"
 }

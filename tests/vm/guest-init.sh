@@ -42,9 +42,24 @@ OBJ=/c2c/claim2core.bpf.o
 # scenarios write goes through the mirror library (c2c-vm-tool links it).
 export C2C_POLICY_MAPS_OBJ=/c2c/policy_maps.bpf.o
 failed=""
-result() {  # result <name> <json>: print and record pass/fail
-  echo "C2C-RESULT $2"
-  echo "$2" | grep -q '"pass":true' || failed="$failed $1"
+# The run-time oracle (bpf/claim2core.bpf.c, c2c_stats.oracle_*): what it counted since the last
+# result. Every scenario must leave it at 0; the stats map is pinned, so this spans scheduler loads.
+oracle_seen=0
+oracle_total() {
+  o_st=$(c2c-vm-tool stats 2>/dev/null) || { echo "$oracle_seen"; return; }
+  echo "$o_st" | jq '(.oracle_cpu_outside // 0) + (.oracle_stale_identity // 0) + (.oracle_past_lease // 0)' 2>/dev/null ||
+    echo "$oracle_seen"
+}
+result() {  # result <name> <json>: print and record pass/fail; a scenario the oracle counted in fails
+  o_now=$(oracle_total); o_delta=$((o_now - oracle_seen)); oracle_seen=$o_now
+  [ "$o_delta" -ge 0 ] || o_delta=0  # the stats map was re-created (none of ours so far)
+  o_json="$2"
+  case "$1" in
+    mutant-*) ;;  # the mutant's own check judges it (below)
+    *) o_json=$(echo "$2" | jq -c --argjson n "$o_delta" '. + {oracle_violations: $n} | if $n > 0 then .pass = false else . end' 2>/dev/null) || o_json="$2" ;;
+  esac
+  echo "C2C-RESULT $o_json"
+  echo "$o_json" | grep -q '"pass":true' || failed="$failed $1"
 }
 wait_state() {  # wait_state <state> <tenths of seconds>
   i=0
@@ -126,6 +141,10 @@ run_scenarios() {
   #     the boost budget and the starvation bound both engage, nobody waits 500 ms.
   result starve "$(c2c-vm-tool starve --cpu 1 --duration-ms 2000)"
 
+  # 4c. Entries the scheduler must not boost by: another ABI version's (INV-2) and a lease that ran
+  #     out (INV-8). The scheduler ignores / expires them and the oracle counts nothing.
+  result stale "$(c2c-vm-tool stale --cpu 1 --duration-ms 1500)"
+
   # 5a. Unloading: every task keeps running; the loader reports UNREG.
   c2c-vm-tool spin --duration-ms 3000 >/tmp/spin1 &
   SPIN=$!
@@ -156,19 +175,26 @@ run_scenarios() {
     result kernel_disable '{"scenario":"kernel_disable","error":"reload failed","pass":false}'
   fi
 
-  # 5c. The starvation check catches each seeded bug in the scheduler's INV-8 guards
-  #     (bpf/sched.cmake builds them): loaded instead of the scheduler, each must fail it.
+  # 5c. Each seeded bug in the scheduler's guards that a scenario can reach (bpf/sched.cmake,
+  #     tests/mutants/kernel.tsv) is caught: loaded instead of the scheduler, its check (starve or
+  #     stale, named in <name>.check) must fail.
   for m in /c2c/mutants/*.bpf.o; do
     [ -f "$m" ] || continue
     name=$(basename "$m" .bpf.o)
+    check=$(cat "/c2c/mutants/$name.check" 2>/dev/null)
+    case "$check" in
+      starve) args="starve --cpu 1 --duration-ms 2000"; evidence='"threads"' ;;
+      stale) args="stale --cpu 1 --duration-ms 1500"; evidence='"oracle"' ;;
+      *) result "mutant-$name" "{\"scenario\":\"sched_mutant\",\"mutant\":\"$name\",\"error\":\"unknown check '$check'\",\"pass\":false}"; continue ;;
+    esac
     wait_state disabled 50
     if start_sched "$m"; then
-      out=$(c2c-vm-tool starve --cpu 1 --duration-ms 2000)
+      out=$(c2c-vm-tool $args)
       kill -TERM $SCHED_PID; wait $SCHED_PID
-      # Killed: the check ran to its verdict (per-thread figures present) and failed.
+      # Killed: the check ran to its verdict (its figures present) and failed.
       killed=false
-      echo "$out" | grep -q '"threads"' && ! echo "$out" | grep -q '"pass":true' && killed=true
-      result "mutant-$name" "{\"scenario\":\"sched_mutant\",\"mutant\":\"$name\",\"starve\":$out,\"killed\":$killed,\"pass\":$killed}"
+      echo "$out" | grep -q "$evidence" && ! echo "$out" | grep -q '"pass":true' && killed=true
+      result "mutant-$name" "{\"scenario\":\"sched_mutant\",\"mutant\":\"$name\",\"check\":\"$check\",\"$check\":$out,\"killed\":$killed,\"pass\":$killed}"
     else
       result "mutant-$name" "{\"scenario\":\"sched_mutant\",\"mutant\":\"$name\",\"error\":\"did not load\",\"pass\":false}"
     fi

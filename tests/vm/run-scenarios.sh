@@ -61,7 +61,8 @@ if $with_daemon && [ "$daemon_build" = "$build" ] &&
    cmake --build "$build" --target help 2>/dev/null | grep -q "^claim2cored:"; then
   targets+=("${daemon_targets[@]}")
 fi
-# The scheduler's seeded-bug objects (bpf/sched.cmake): the starvation scenario must fail on each.
+# The scheduler's seeded-bug objects (bpf/sched.cmake, tests/mutants/kernel.tsv): each one's guest
+# check (claim2core-<name>.check: starve or stale) must fail on it.
 mapfile -t mutant_targets < <(cmake --build "$build" --target help 2>/dev/null | grep -o "c2c_bpf_claim2core-[a-z0-9-]*" | sort -u)
 targets+=(${mutant_targets[@]+"${mutant_targets[@]}"})
 nice cmake --build "$build" --target "${targets[@]}" >&2
@@ -87,7 +88,8 @@ done
 extra_files=()
 for t in ${mutant_targets[@]+"${mutant_targets[@]}"}; do
   name=${t#c2c_bpf_claim2core-}
-  extra_files+=(--file "$build/bpf/claim2core-$name.bpf.o:/c2c/mutants/$name.bpf.o")
+  extra_files+=(--file "$build/bpf/claim2core-$name.bpf.o:/c2c/mutants/$name.bpf.o"
+                --file "$build/bpf/claim2core-$name.check:/c2c/mutants/$name.check")
 done
 [ -s "$here/experiment-guest.sh" ] && extra_files+=(--file "$here/experiment-guest.sh:/c2c/experiment-guest.sh")
 daemon_bins=("$daemon_build/src/daemon/claim2cored" "$daemon_build/src/cli/claim2core" "$daemon_build/src/cli/c2c-fake-vllm")

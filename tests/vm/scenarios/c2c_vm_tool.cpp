@@ -12,6 +12,9 @@
 //   starve   --cpu N [--duration-ms D] [--max-gap-ms G]
 //                                  a boosted CPU hog does not starve an unmatched and a background
 //                                  hog on the same CPU (INV-8)
+//   stale    --cpu N [--duration-ms D]
+//                                  entries the scheduler must not act on: another ABI version's,
+//                                  and a lease that ran out; the run-time oracle stays at 0
 //   progs                          the verifier's figures (verified_insns, xlated length) of every
 //                                  loaded BPF program named c2c_*: the scheduler's callbacks
 #include <fcntl.h>
@@ -489,6 +492,78 @@ int cmd_starve(int cpu, int duration_ms, uint64_t max_gap_ms) {
   return pass ? 0 : 1;
 }
 
+// ---- stale: entries the scheduler must not boost by (INV-2, INV-8), watched by the oracle ------
+//
+// Three CPU hogs pinned to one CPU: one whose entry (its own tid and start) carries another ABI
+// version, written past the mirror (which would stamp the right one), with a 60 s boost lease;
+// one whose boost lease ran out before it started; one with no policy, so the CPU is contended.
+// The scheduler must ignore the first entry (identity_mismatches) and let the second lease
+// expire (boost_expired), and the run-time oracle (c2c_stats.oracle_*) must count nothing. A
+// scheduler that boosts by either entry (tests/mutants/kernel.tsv: inv2-no-abi-check,
+// inv8-lease-ignored) makes oracle_stale_identity or oracle_past_lease count.
+int cmd_stale(int cpu, int duration_ms) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  uint64_t end = 0;
+  pid_t tids[3] = {0, 0, 0};
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 3; ++i)
+    ts.emplace_back([&, i] {
+      pin_self(cpu);
+      tids[i] = gettid_now();
+      ++ready;
+      while (!go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      burn_until(end);
+    });
+  while (ready < 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+
+  // Before the entries exist: the waiting hogs wake every 1 ms, so the scheduler meets both
+  // entries (and counts the mismatch and the expiry) before the hogs start burning.
+  const c2c_stats s0 = sched::read_pinned_stats();
+  PolicySpec lc;
+  lc.exec_class = C2C_CLASS_LATENCY_CRITICAL;
+  lc.boost_ns = 60'000'000'000ull;
+  auto a_stat = read_task_stat(getpid(), tids[0]);
+  if (!a_stat) throw std::runtime_error("stale: cannot read thread 0's stat");
+  c2c_policy_value wrong_abi = make_value(lc, getpid(), a_stat->start_ticks);
+  wrong_abi.abi_version = C2C_ABI_VERSION + 1;
+  const int policy_fd = bpf_obj_get(C2C_POLICY_PIN);
+  if (policy_fd < 0) throw std::runtime_error(std::string("stale: ") + C2C_POLICY_PIN + ": " + std::strerror(errno));
+  c2c_task_key key{static_cast<__u32>(tids[0])};
+  if (bpf_map_update_elem(policy_fd, &key, &wrong_abi, BPF_ANY) != 0) {
+    const int err = errno;
+    close(policy_fd);
+    throw std::runtime_error(std::string("stale: writing the wrong-ABI entry: ") + std::strerror(err));
+  }
+  PolicyMap map;
+  PolicySpec expired = lc;
+  expired.boost_ns = 1'000'000ull;  // 1 ms: over before the hogs start
+  map.put_task(getpid(), tids[1], expired);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+
+  end = mono_ns() + static_cast<uint64_t>(duration_ms) * 1'000'000ull;
+  go = true;
+  for (auto& t : ts) t.join();
+  const c2c_stats s1 = sched::read_pinned_stats();
+  bpf_map_delete_elem(policy_fd, &key);
+  close(policy_fd);
+  map.del(static_cast<uint32_t>(tids[1]));
+
+  const uint64_t mismatches = s1.identity_mismatches - s0.identity_mismatches;
+  const uint64_t expired_leases = s1.boost_expired - s0.boost_expired;
+  const uint64_t lc_dispatches = s1.dispatched[C2C_CLASS_LATENCY_CRITICAL] - s0.dispatched[C2C_CLASS_LATENCY_CRITICAL];
+  const json oracle{{"cpu_outside", s1.oracle_cpu_outside - s0.oracle_cpu_outside},
+                    {"stale_identity", s1.oracle_stale_identity - s0.oracle_stale_identity},
+                    {"past_lease", s1.oracle_past_lease - s0.oracle_past_lease}};
+  const bool oracle_zero = oracle["cpu_outside"] == 0 && oracle["stale_identity"] == 0 && oracle["past_lease"] == 0;
+  const bool pass = oracle_zero && mismatches > 0 && expired_leases > 0;
+  json j{{"scenario", "stale"}, {"cpu", cpu}, {"duration_ms", duration_ms}, {"identity_mismatches", mismatches},
+         {"boost_expired", expired_leases}, {"lc_dispatches", lc_dispatches}, {"oracle", oracle},
+         {"oracle_zero", oracle_zero}, {"pass", pass}};
+  std::cout << j.dump() << std::endl;
+  return pass ? 0 : 1;
+}
+
 // ---- progs: what the verifier made of the loaded scheduler ---------------------------------------
 //
 // One JSON line: per program named c2c_* (the struct_ops callbacks of bpf/claim2core.bpf.c), the
@@ -560,6 +635,9 @@ int main(int argc, char** argv) {
   starve->add_option("--cpu", cpu);
   starve->add_option("--duration-ms", duration_ms);
   starve->add_option("--max-gap-ms", max_gap_ms, "the longest any hog may go without the CPU")->capture_default_str();
+  auto* stale = app.add_subcommand("stale", "entries the scheduler must not boost by; the oracle stays 0");
+  stale->add_option("--cpu", cpu);
+  stale->add_option("--duration-ms", duration_ms);
   auto* progs = app.add_subcommand("progs", "the verifier's figures of the loaded scheduler programs");
   CLI11_PARSE(app, argc, argv);
 
@@ -593,6 +671,7 @@ int main(int argc, char** argv) {
     if (*slice) return cmd_slice(cpu, slice_us, duration_ms);
     if (*spin) return cmd_spin(duration_ms);
     if (*starve) return cmd_starve(cpu, duration_ms, max_gap_ms);
+    if (*stale) return cmd_stale(cpu, duration_ms);
     if (*progs) return cmd_progs();
   } catch (const std::exception& e) {
     std::cout << json{{"error", e.what()}, {"pass", false}}.dump() << std::endl;
