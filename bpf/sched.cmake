@@ -27,7 +27,8 @@ if(c2c_vm_kernel_rc EQUAL 0 AND EXISTS ${C2C_VM_KERNEL_DIR}/.done)
   # claim2core-<name>.check. A text no longer in the header is an error, so a mutant can never
   # silently turn into the unmutated scheduler.
   set(c2c_mutant_table ${PROJECT_SOURCE_DIR}/tests/mutants/kernel.tsv)
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+  # claim2core.bpf.c too: each mutant's copy of it is made here, at configure time.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/claim2core.bpf.c
                ${CMAKE_CURRENT_SOURCE_DIR}/c2c_guards.h ${c2c_mutant_table})
   file(READ ${CMAKE_CURRENT_SOURCE_DIR}/c2c_guards.h c2c_guards_source)
   file(STRINGS ${c2c_mutant_table} c2c_mutant_rows REGEX "^[^#]")
