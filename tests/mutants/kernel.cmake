@@ -3,4 +3,5 @@
 # cores). The guest column (the BPF build of each mutant in the qemu guest) is vm_scenarios'
 # mutant-* results; `kernel_run --guest-results FILE` prints it in the same table.
 add_test(NAME mutants.kernel COMMAND ${CMAKE_CURRENT_LIST_DIR}/kernel_run --checkers "proof unit")
-set_tests_properties(mutants.kernel PROPERTIES TIMEOUT 1200 LABELS "mutants;kernel" SKIP_RETURN_CODE 77 COST 3000)
+set_tests_properties(mutants.kernel PROPERTIES TIMEOUT 1200 LABELS "mutants;kernel" SKIP_RETURN_CODE 77 COST 3000
+                                    RESOURCE_LOCK c2c_frama_c)  # not beside proof.guards_wp: timeouts

@@ -5,7 +5,8 @@
 # the totals; exits 0 only when every goal is proved (a timeout or an unknown is a failure).
 #
 #   run-wp.sh [--header-dir DIR (a dir whose c2c_guards.h is proved instead: tests/mutants/kernel_run)]
-#             [--timeout S (per goal and prover, default 10)] [--jobs N (default 2)]
+#             [--timeout S (per goal and prover, default 20: the slowest goal takes ~1 s on an idle
+#              core, and the suite runs on 2 loaded ones)] [--jobs N (default 2)]
 #             [--functions F1,F2 (only these functions' goals: a mutant is killed by its own)]
 #
 # Provers: Z3 and CVC4 through Why3 (Debian bookworm: z3, cvc4, why3, frama-c-base; scripts/setup).
@@ -15,7 +16,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-header_dir="" timeout_s=10 jobs=2 functions=""
+header_dir="" timeout_s=20 jobs=2 functions=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --header-dir) header_dir=$(cd "$2" && pwd); shift 2 ;;
