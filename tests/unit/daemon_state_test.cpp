@@ -92,7 +92,29 @@ TEST(DaemonDurableState, RoundTripsExactly) {
   EXPECT_EQ(back, s);
   EXPECT_EQ(back.policies.size(), 2u);
   EXPECT_EQ(back.policy_tombstones.size(), 1u);
-  EXPECT_EQ(back.claim_tombstones.at("claim-old"), 9);
+  EXPECT_EQ(back.claim_tombstones, (std::vector<ClaimTombstone>{{"claim-old", 9}}));
+}
+
+// Tombstones of deallocated claims are bounded: the oldest deallocation is forgotten first, a
+// re-allocation removes its tombstone, and the bound holds through a save and load.
+TEST(DaemonDurableState, ClaimTombstonesAreBoundedOldestFirst) {
+  DurableState s;
+  for (size_t i = 0; i < kMaxClaimTombstones + 10; ++i) s.delete_claim("c" + std::to_string(i), 1);
+  ASSERT_EQ(s.claim_tombstones.size(), kMaxClaimTombstones);
+  EXPECT_EQ(s.claim_tombstones.front().uid, "c10");
+  EXPECT_EQ(s.claim_tombstones.back().uid, "c" + std::to_string(kMaxClaimTombstones + 9));
+  s.delete_claim("c10", 2);  // deallocated again: now the most recent one
+  EXPECT_EQ(s.claim_tombstones.size(), kMaxClaimTombstones);
+  EXPECT_EQ(s.claim_tombstones.back(), (ClaimTombstone{"c10", 2}));
+  Claim c;
+  c.uid = "c11";
+  c.generation = 5;
+  s.put_claim(c);
+  EXPECT_EQ(s.claim_tombstones.size(), kMaxClaimTombstones - 1);
+  DurableState back;
+  FieldError err;
+  ASSERT_TRUE(decode_state(encode_state(s), &back, &err)) << err.field << ": " << err.message;
+  EXPECT_EQ(back, s);
 }
 
 TEST(DaemonDurableState, CorruptionIsAnErrorNamingTheField) {
