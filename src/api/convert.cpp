@@ -28,14 +28,6 @@ std::string at(const std::string& path, const std::string& field) {
 }
 std::string idx(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
 
-// A wire string: bounded and free of NUL (which no Linux or Kubernetes name holds).
-std::optional<FieldError> check_string(const std::string& field, const std::string& s,
-                                       size_t max = kMaxStringBytes) {
-  if (s.size() > max)
-    return FieldError{field, "longer than " + std::to_string(max) + " bytes (" + std::to_string(s.size()) + ")"};
-  if (s.find('\0') != std::string::npos) return FieldError{field, "contains a NUL byte"};
-  return std::nullopt;
-}
 
 std::optional<FieldError> check_count(const std::string& field, int n) {
   if (static_cast<size_t>(n) > kMaxListItems)
@@ -84,6 +76,13 @@ Converted<std::optional<CpuSet>> cpus_from(const std::string& field, const std::
 }
 
 }  // namespace
+
+std::optional<FieldError> check_string(const std::string& field, const std::string& s, size_t max) {
+  if (s.size() > max)
+    return FieldError{field, "longer than " + std::to_string(max) + " bytes (" + std::to_string(s.size()) + ")"};
+  if (s.find('\0') != std::string::npos) return FieldError{field, "contains a NUL byte"};
+  return std::nullopt;
+}
 
 std::string proto_field_of(const std::string& f) {
   static const std::pair<const char*, const char*> kPrefixes[] = {

@@ -36,6 +36,11 @@ struct Converted {
 inline constexpr size_t kMaxStringBytes = 4096;
 inline constexpr size_t kMaxListItems = 4096;
 
+// A wire string: at most `max` bytes and free of NUL (which no Linux or Kubernetes name holds).
+// Every name, uid and text field of every RPC goes through it.
+std::optional<FieldError> check_string(const std::string& field, const std::string& s,
+                                       size_t max = kMaxStringBytes);
+
 // ---- policies --------------------------------------------------------------------------------
 Converted<DraExecutionPolicy> from_proto(const pb::DRAExecutionPolicy& p, const std::string& path);
 Converted<NodeSchedulingPolicy> from_proto(const pb::NodeSchedulingPolicy& p, const std::string& path);

@@ -16,4 +16,16 @@ if(TARGET claim2cored)
     set_tests_properties(daemon.integration.${lower} PROPERTIES TIMEOUT 240 RUN_SERIAL TRUE
                          SKIP_REGULAR_EXPRESSION "skipped '")
   endforeach()
+  # Issue 12's promises (daemon_safety_test.py, same harness): strict input, one daemon per node
+  # state, a full state directory (tmpfs), a lost generation file, the fd limit, claims across a
+  # restart.
+  foreach(scenario StrictInput Exclusive FullDisk GenerationFile FdLimit ClaimRestart)
+    string(TOLOWER ${scenario} lower)
+    add_test(NAME daemon.integration.${lower}
+             COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/daemon_safety_test.py $<TARGET_FILE:claim2cored>
+                     ${PROJECT_SOURCE_DIR}/spec/claim2core.proto $<TARGET_FILE:daemon_thread_churn>
+                     ${C2C_DAEMON_IT_WORK} ${scenario})
+    set_tests_properties(daemon.integration.${lower} PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE
+                         SKIP_REGULAR_EXPRESSION "skipped '")
+  endforeach()
 endif()

@@ -72,11 +72,13 @@ class Daemon:
                     "task_discovery: %s\nreadback_interval: 1s\nlog_level: info\n%s"
                     % (self.socket, self.state, self.pin, task_discovery, extra))
 
-    def start(self, timeout=30):
+    def start(self, timeout=30, args=(), prefix=()):
+        """Runs the daemon (extra flags `args`, under a wrapper command `prefix` such as prlimit)."""
         if getattr(self, "log", None):
             self.log.close()
         self.log = open(self.log_path, "a")
-        self.proc = subprocess.Popen([DAEMON, "--config", self.config], stdout=self.log, stderr=self.log)
+        self.proc = subprocess.Popen(list(prefix) + [DAEMON, "--config", self.config] + list(args), stdout=self.log,
+                                     stderr=self.log)
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
