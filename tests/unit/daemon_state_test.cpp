@@ -265,13 +265,14 @@ TEST(DaemonConfig, DefaultsAndEveryErrorNamesItsField) {
   ASSERT_TRUE(parse_config("", &c, &err));
   EXPECT_EQ(c, DaemonConfig{});
   ASSERT_TRUE(parse_config("node_name: n1\nallowed_uids: [0, 1000]\nrescan_interval: 10s\ntask_discovery: scan\n"
-                           "metrics:\n  address: 127.0.0.1:9464\n",
+                           "metrics:\n  address: 127.0.0.1:9464\nmax_connections: 64\n",
                            &c, &err))
       << err.field << ": " << err.message;
   EXPECT_EQ(c.node_name, "n1");
   EXPECT_EQ(c.allowed_uids, (std::vector<uint32_t>{0, 1000}));
   EXPECT_EQ(c.rescan_interval_ns, 10'000'000'000ull);
   EXPECT_EQ(c.task_discovery, TaskDiscovery::Scan);
+  EXPECT_EQ(c.max_connections, 64u);
 
   const std::pair<const char*, const char*> bad[] = {
       {"socket: relative.sock", "socket"},
@@ -284,6 +285,8 @@ TEST(DaemonConfig, DefaultsAndEveryErrorNamesItsField) {
       {"log_level: loud", "log_level"},
       {"pin_root: /tmp/pins", "pin_root"},
       {"watch_queue: 0", "watch_queue"},
+      {"max_connections: 0", "max_connections"},
+      {"recover_generation: true", "recover_generation"},  // command line only
       {"policy_map_max_entries: -1", "policy_map_max_entries"},
       {"scheduler: maybe", "scheduler"},
       {"tcp:\n  address: 0.0.0.0:7443\n", "tcp.cert"},
