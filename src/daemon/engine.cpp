@@ -361,7 +361,7 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     // derived just before carry leases from the previous `now`: shorter, never longer (INV-8), and
     // this TimeAdvance renews any that are already due.
     if (turn_changed_ || now >= next_renewal_ns_) advance_time();
-    // Durable first, then the map (spec/daemon.md, "Group commit"): a change that cannot be
+    // Durable first, then the map (spec/daemon.md, "Durable before the map"): a change that cannot be
     // persisted must never be live, so the map only sees a batch that is on disk.
     persist_error_.clear();
     if (durable_changed) commit_batch();

@@ -1,8 +1,9 @@
 // The engine: the one thread that owns the Core, the Applier, the PinnedMaps, the task event
 // stream and the generation lease (spec/daemon.md, "The loop"). gRPC handlers hand it Commands;
-// it batches them: apply every command to the core, persist once if a durable input changed
-// (group commit), plan -> lease.cover -> apply to the pinned map -> BpfSynced, update intents,
-// then finish every command (replies carry the post-apply state) and publish ChangeEvents.
+// it batches them: apply every command to the core, make the batch durable once if a durable
+// input changed (group commit: lease.cover, state file; on failure the batch is rolled back),
+// plan -> lease.cover -> apply to the pinned map -> BpfSynced, update intents, then finish every
+// command (replies carry the post-apply state) and publish ChangeEvents.
 #pragma once
 
 #include <atomic>
