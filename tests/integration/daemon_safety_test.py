@@ -8,18 +8,17 @@ Same harness and arguments as daemon_test.py (its Daemon class is reused):
   daemon_safety_test.py <claim2cored> <proto> <thread-churn helper> <work dir> [unittest names...]
 """
 import os
-import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import unittest
 
 import grpc
 
 import daemon_test as dt  # parses the four arguments and generates the proto modules
-from daemon_test import SERVICE, Daemon, DaemonCase, Threads, node_policy, pb, skip_reason, wait_for
+from daemon_test import (SERVICE, Daemon, DaemonCase, PodCgroup, need_cpuset_v1, node_policy, pb, skip_reason,
+                         wait_for)
 
 NUL = "a\x00b"
 
@@ -396,25 +395,14 @@ class ClaimRestart(DaemonCase):
     """After a restart the observer re-lists every claim at its unchanged generation (INV-7)."""
 
     def test_a_claim_re_fed_at_its_generation_after_a_restart_is_live_and_a_deallocated_one_is_not(self):
-        cpuset_root = "/sys/fs/cgroup/cpuset"
-        if not os.path.isdir(cpuset_root):
-            self.skipTest("needs the v1 cpuset hierarchy at /sys/fs/cgroup/cpuset to make a pod cgroup")
+        need_cpuset_v1(self)
         d = self.d
-        name = "c2c-it-rst-%d" % os.getpid()
-        cg = os.path.join(cpuset_root, name)
-        os.mkdir(cg)
-        proc = None
-        try:
-            for f, v in (("cpuset.cpus", "0"), ("cpuset.mems", "0")):
-                with open(os.path.join(cg, f), "w") as fh:
-                    fh.write(v)
-            proc = subprocess.Popen(["sh", "-c", "echo $$ > %s/cgroup.procs && exec %s hold c2c-rst 2" % (cg, dt.CHURN)],
-                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-            tids = set(int(w) for w in proc.stdout.readline().split()[2:])
+        with PodCgroup("rst", "c2c-rst") as pod_cg:
+            tids = set(pod_cg.tids)
             feed = pb.UpsertClaimBindingRequest(
                 bindings=[binding(claim_uid="claim-rst", claim_generation=3, pod_uid="pod-rst", request="gpu")],
                 pods=[pb.PodInfo(uid="pod-rst", namespace="ml", name="p-0", labels={"app": "rst"},
-                                 claims={"gpu": "claim-rst"}, cgroup="/" + name)])
+                                 claims={"gpu": "claim-rst"}, cgroup="/" + pod_cg.name)])
             d.call("UpsertClaimBinding", feed)
             d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=pb.Policy(dra=pb.DRAExecutionPolicy(
                 name="rst", match_labels={"app": "rst"}, resource_claims=["gpu"],
@@ -442,18 +430,6 @@ class ClaimRestart(DaemonCase):
             self.assertFalse(tids & set(d.map_entries()), "a deallocated claim came back at its old generation")
             self.assertNotIn("claim-rst", [b.claim_uid for b in d.call("ListBindings", pb.ListBindingsRequest()).bindings])
             self.assertFalse(d.call("Explain", pb.ExplainRequest(tid=min(tids))).found)
-        finally:
-            if proc:
-                proc.stdin.write("\n")
-                proc.stdin.close()
-                proc.wait(timeout=10)
-                proc.stdout.close()
-            for _ in range(50):
-                try:
-                    os.rmdir(cg)
-                    break
-                except OSError:
-                    time.sleep(0.1)
 
 
 if __name__ == "__main__":
