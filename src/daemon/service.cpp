@@ -397,6 +397,7 @@ grpc::ServerUnaryReactor* Service::Preview(Ctx* ctx, const Buf* in, Buf* out) {
           return false;
         }
         call->resp = api::to_proto(r);
+        call->resp.set_node_generation(e.reported_generation());  // never above the durable ceiling
         if (!ack) return false;
         auto a = e.apply(PreviewAck{kind, r.policy, r.policy_generation});
         if (a.status == ApplyResult::Status::Invalid) {

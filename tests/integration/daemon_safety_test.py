@@ -298,10 +298,12 @@ class FullDisk(unittest.TestCase):
         churn = subprocess.Popen([dt.CHURN, "churn", "c2c-full-", "3000", "6", "50"], stdout=subprocess.PIPE, text=True)
         seen, reasons = [], set()
         while churn.poll() is None:
+            pv = d.call("Preview", pb.PreviewRequest(policy=node_policy("p", "^c2c-full-")))
             st = d.status()
-            seen.append(st.node_generation)
+            seen += [st.node_generation, pv.node_generation]
             self.assertLessEqual(st.node_generation, st.durable_generation,
                                  "INV-4: a generation above the durable ceiling was reported")
+            self.assertLessEqual(pv.node_generation, st.durable_generation, "INV-4: Preview reported it")
             reasons |= {i.reason for i in d.call("ListIntents", pb.ListIntentsRequest()).intents
                         if i.state == pb.FAILED}
             time.sleep(0.05)
