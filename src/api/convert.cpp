@@ -362,8 +362,16 @@ Converted<std::vector<Claim>> claims_from_bindings(
   }
   for (size_t c = 0; c < claims.size(); ++c)
     if (auto e = validate(claims[c]))
-      return fail<V>(idx(path, first_index[c]) + "." + e->field, e->message);
+      return fail<V>(idx(path, first_index[c]) + "." + binding_field_of(e->field), e->message);
   return ok(std::move(claims));
+}
+
+std::string binding_field_of(std::string f) {
+  while (f.rfind("claim.", 0) == 0) f = f.substr(6);
+  if (f.rfind("devices[", 0) == 0 && f.find("].") != std::string::npos) f = f.substr(f.find("].") + 2);
+  if (f == "generation" || f == "uid") return "claim_" + f;
+  if (f == "node") return "node_name";
+  return f;
 }
 
 std::vector<pb::ClaimDeviceBinding> bindings_from_claim(const Claim& c) {

@@ -294,8 +294,8 @@ grpc::ServerUnaryReactor* Service::UpsertClaimBinding(Ctx* ctx, const Buf* in, B
           Event ev = trial.claim(c.uid) ? Event{ClaimUpdated{c}} : Event{ClaimAllocated{c}};
           auto r = trial.apply(ev);
           if (r.status == ApplyResult::Status::Invalid) {
-            std::string f = r.field.rfind("claim.", 0) == 0 ? r.field.substr(6) : r.field;
-            call->status = invalid("bindings[" + std::to_string(first_binding.at(c.uid)) + "]." + f, r.message);
+            call->status = invalid(
+                "bindings[" + std::to_string(first_binding.at(c.uid)) + "]." + api::binding_field_of(r.field), r.message);
             return false;
           }
           if (r.status == ApplyResult::Status::Ignored) warnings.push_back("claim " + c.uid + ": " + r.message);

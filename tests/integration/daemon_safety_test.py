@@ -125,9 +125,21 @@ class StrictInput(DaemonCase):
         d = self.d
         before = d.status().state_digest
         for g in (2 ** 53 + 1, 2 ** 63 - 1):
-            self.assertInvalid("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("big", "x", generation=g)),
-                               "policy.node.generation")
-            self.assertEqual(d.status().state_digest, before)
+            for method, req, field in (
+                    ("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("big", "x", generation=g)),
+                     "policy.node.generation"),
+                    ("UpsertPolicy", pb.UpsertPolicyRequest(policy=dra_policy(generation=g)), "policy.dra.generation"),
+                    ("Preview", pb.PreviewRequest(policy=node_policy("big", "x", generation=g), acknowledge=True),
+                     "policy.node.generation"),
+                    ("DeletePolicy", pb.DeletePolicyRequest(kind=pb.NODE_SCHEDULING_POLICY, name="big", generation=g),
+                     "generation"),
+                    ("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[binding(claim_generation=g)]),
+                     "bindings[0].claim_generation"),
+                    ("DeleteClaimBinding", pb.DeleteClaimBindingRequest(claim_uid="c", claim_generation=g),
+                     "claim_generation")):
+                with self.subTest(method=method, generation=g):
+                    self.assertInvalid(method, req, field)
+                    self.assertEqual(d.status().state_digest, before)
         d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("big", "x")))
         self.assertEqual(d.stop(), 0)
         d.start()

@@ -285,7 +285,7 @@ class InvalidInput(DaemonCase):
             ("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[pb.ClaimDeviceBinding(
                 claim_uid="claim-1", claim_generation=1, pod_uid="pod-1", node_name="c2c-test-node",
                 driver="gpu.example.com", pool="p0", device="gpu-9")]),
-             "bindings[0].generation", None),
+             "bindings[0].claim_generation", None),
             ("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[binding], pods=[
                 pb.PodInfo(uid="pod-1", cgroup="relative")]), "pods[0].cgroup", None),
             ("DeleteClaimBinding", pb.DeleteClaimBindingRequest(), "claim_uid", None),
