@@ -336,8 +336,8 @@ class FullDisk(unittest.TestCase):
         os.unlink(self.filler)
         d.start()
         restarted = d.status().node_generation
-        sys.stderr.write("full disk, > 1024 generations of churn: durable ceiling %d; highest reported or written %d; restart at %d\n"
-                         % (st.durable_generation, highest, restarted))
+        sys.stderr.write("full disk, > 1024 generations of churn: durable ceiling %d; highest reported or written "
+                         "%d; restart at %d\n" % (st.durable_generation, highest, restarted))
         self.assertGreater(restarted, highest, "INV-4: a restart could reuse a generation")
 
 
