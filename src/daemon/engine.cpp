@@ -99,7 +99,13 @@ bool Engine::startup(std::string* err) {
     *err = "generation file: " + why;
     return false;
   }
-  core_.apply(DaemonRestart{lease_->floor()});
+  // A floor the core refuses (above the 2^53 generation bound) must stop the start: going on
+  // would restart the generations at 1 (INV-4).
+  if (auto r = core_.apply(DaemonRestart{lease_->floor()}); !r.ok()) {
+    *err = "generation file: generation " + std::to_string(lease_->floor()) + " refused by the core (" + r.field +
+           ": " + r.message + ")";
+    return false;
+  }
   core_.apply(TimeAdvance{boottime_ns()});
   // Cover the restart's generation right away: the next restart then starts above it even if
   // this process never writes an entry (INV-4 as clients see node_generation).

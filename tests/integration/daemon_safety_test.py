@@ -367,6 +367,21 @@ class GenerationFile(DaemonCase):
         self.assertGreater(d.status().node_generation, st.node_generation)
 
 
+    def test_a_stored_generation_above_the_bound_refuses_to_start_naming_it(self):
+        d = self.d
+        d.stop()
+        body = "c2c-generation v1 %d" % (2 ** 53 + 5)
+        h = 1469598103934665603
+        for c in body.encode():
+            h = ((h ^ c) * 1099511628211) % 2 ** 64
+        with open(os.path.join(d.state, "generation"), "w") as f:
+            f.write("%s %016x\n" % (body, h))
+        with self.assertRaises(RuntimeError) as cm:
+            d.start(timeout=15)
+        self.assertIn("generation file: generation %d refused by the core" % (2 ** 53 + 5), str(cm.exception))
+        self.assertIn("2^53", str(cm.exception))
+
+
 class FdLimit(unittest.TestCase):
     def setUp(self):
         reason = skip_reason()
