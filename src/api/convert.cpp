@@ -28,14 +28,6 @@ std::string at(const std::string& path, const std::string& field) {
 }
 std::string idx(const std::string& field, size_t i) { return field + "[" + std::to_string(i) + "]"; }
 
-// A wire string: bounded and free of NUL (which no Linux or Kubernetes name holds).
-std::optional<FieldError> check_string(const std::string& field, const std::string& s,
-                                       size_t max = kMaxStringBytes) {
-  if (s.size() > max)
-    return FieldError{field, "longer than " + std::to_string(max) + " bytes (" + std::to_string(s.size()) + ")"};
-  if (s.find('\0') != std::string::npos) return FieldError{field, "contains a NUL byte"};
-  return std::nullopt;
-}
 
 std::optional<FieldError> check_count(const std::string& field, int n) {
   if (static_cast<size_t>(n) > kMaxListItems)
@@ -84,6 +76,13 @@ Converted<std::optional<CpuSet>> cpus_from(const std::string& field, const std::
 }
 
 }  // namespace
+
+std::optional<FieldError> check_string(const std::string& field, const std::string& s, size_t max) {
+  if (s.size() > max)
+    return FieldError{field, "longer than " + std::to_string(max) + " bytes (" + std::to_string(s.size()) + ")"};
+  if (s.find('\0') != std::string::npos) return FieldError{field, "contains a NUL byte"};
+  return std::nullopt;
+}
 
 std::string proto_field_of(const std::string& f) {
   static const std::pair<const char*, const char*> kPrefixes[] = {
@@ -363,8 +362,16 @@ Converted<std::vector<Claim>> claims_from_bindings(
   }
   for (size_t c = 0; c < claims.size(); ++c)
     if (auto e = validate(claims[c]))
-      return fail<V>(idx(path, first_index[c]) + "." + e->field, e->message);
+      return fail<V>(idx(path, first_index[c]) + "." + binding_field_of(e->field), e->message);
   return ok(std::move(claims));
+}
+
+std::string binding_field_of(std::string f) {
+  while (f.rfind("claim.", 0) == 0) f = f.substr(6);
+  if (f.rfind("devices[", 0) == 0 && f.find("].") != std::string::npos) f = f.substr(f.find("].") + 2);
+  if (f == "generation" || f == "uid") return "claim_" + f;
+  if (f == "node") return "node_name";
+  return f;
 }
 
 std::vector<pb::ClaimDeviceBinding> bindings_from_claim(const Claim& c) {

@@ -36,6 +36,11 @@ struct Converted {
 inline constexpr size_t kMaxStringBytes = 4096;
 inline constexpr size_t kMaxListItems = 4096;
 
+// A wire string: at most `max` bytes and free of NUL (which no Linux or Kubernetes name holds).
+// Every name, uid and text field of every RPC goes through it.
+std::optional<FieldError> check_string(const std::string& field, const std::string& s,
+                                       size_t max = kMaxStringBytes);
+
 // ---- policies --------------------------------------------------------------------------------
 Converted<DraExecutionPolicy> from_proto(const pb::DRAExecutionPolicy& p, const std::string& path);
 Converted<NodeSchedulingPolicy> from_proto(const pb::NodeSchedulingPolicy& p, const std::string& path);
@@ -58,6 +63,9 @@ int64_t generation_of(const AnyPolicy& p);
 // two pods gives two bindings); reserved_for collects the bindings' pod UIDs.
 Converted<std::vector<Claim>> claims_from_bindings(
     const google::protobuf::RepeatedPtrField<pb::ClaimDeviceBinding>& bindings, const std::string& path);
+// A core refusal of a claim ("claim.generation", "claim.devices[0].pool") as the field of the
+// ClaimDeviceBinding it came from ("claim_generation", "pool"): bindings are flat.
+std::string binding_field_of(std::string core_field);
 // One binding per (device, reserved pod), or per device with an empty pod_uid when the claim
 // is reserved for no pod.
 std::vector<pb::ClaimDeviceBinding> bindings_from_claim(const Claim& c);

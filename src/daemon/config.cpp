@@ -71,7 +71,7 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
   if (!root.IsMap()) fail("(root)", "must be a mapping of fields");
   only(root, "", {"node_name", "socket", "allowed_uids", "state_dir", "pin_root", "policy_map_max_entries",
                   "task_discovery", "rescan_interval", "readback_interval", "watch_queue", "max_message_bytes",
-                  "log_level", "scheduler", "scheduler_object", "tcp", "metrics"});
+                  "max_connections", "log_level", "scheduler", "scheduler_object", "tcp", "metrics"});
   if (auto n = root["node_name"]) {
     c.node_name = scalar(n, "node_name");
     if (c.node_name.size() > 253) fail("node_name", "longer than 253 characters");
@@ -108,6 +108,8 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
   if (auto n = root["watch_queue"]) c.watch_queue = static_cast<uint32_t>(number(n, "watch_queue", 1, 1u << 20));
   if (auto n = root["max_message_bytes"])
     c.max_message_bytes = static_cast<uint32_t>(number(n, "max_message_bytes", 1024, 64u << 20));
+  if (auto n = root["max_connections"])
+    c.max_connections = static_cast<uint32_t>(number(n, "max_connections", 1, 1u << 20));
   if (auto n = root["log_level"]) c.log_level = scalar(n, "log_level");
   if (auto n = root["scheduler"]) {
     std::string s = scalar(n, "scheduler");
@@ -237,6 +239,7 @@ std::vector<std::string> restart_only_changes(const DaemonConfig& a, const Daemo
   if (a.policy_map_max_entries != b.policy_map_max_entries) out.emplace_back("policy_map_max_entries");
   if (a.task_discovery != b.task_discovery) out.emplace_back("task_discovery");
   if (a.max_message_bytes != b.max_message_bytes) out.emplace_back("max_message_bytes");
+  if (a.max_connections != b.max_connections) out.emplace_back("max_connections");
   if (a.scheduler != b.scheduler || a.scheduler_object != b.scheduler_object) out.emplace_back("scheduler");
   if (!(a.tcp.address == b.tcp.address && a.tcp.cert == b.tcp.cert && a.tcp.key == b.tcp.key &&
         a.tcp.client_ca == b.tcp.client_ca))

@@ -40,12 +40,18 @@ struct DaemonConfig {
   uint64_t readback_interval_ns = 5'000'000'000ull;
   uint32_t watch_queue = 256;                    // events a watcher may lag before it is dropped
   uint32_t max_message_bytes = 4u << 20;
+  // Unix-socket connections served at once (also at most half the file-descriptor limit, so
+  // the durable writes and the BPF objects always find descriptors). More wait in the backlog.
+  uint32_t max_connections = 1000;
   std::string log_level = "info";
   SchedulerMode scheduler = SchedulerMode::Auto;
   std::string scheduler_object;                  // empty: claim2core.bpf.o from the BPF dirs
   TcpConfig tcp;
   std::string metrics_address;                   // empty: no metrics endpoint
   bool metrics_allow_non_loopback = false;
+  // Command line only (--recover-generation), never in the file: a one-time operator decision
+  // to start although the generation file is missing next to state.json (generation_guard.hpp).
+  bool recover_generation = false;
   bool operator==(const DaemonConfig&) const = default;
 };
 

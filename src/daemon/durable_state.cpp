@@ -130,13 +130,17 @@ void DurableState::put_claim(const Claim& c) {
     *it = c;
   else
     claims.insert(it, c);
-  claim_tombstones.erase(c.uid);
+  std::erase_if(claim_tombstones, [&](const ClaimTombstone& t) { return t.uid == c.uid; });
 }
 
 void DurableState::delete_claim(const std::string& uid, int64_t generation) {
   claims.erase(std::remove_if(claims.begin(), claims.end(), [&](const Claim& c) { return c.uid == uid; }),
                claims.end());
-  claim_tombstones[uid] = generation;
+  std::erase_if(claim_tombstones, [&](const ClaimTombstone& t) { return t.uid == uid; });
+  claim_tombstones.push_back(ClaimTombstone{uid, generation});
+  if (claim_tombstones.size() > kMaxClaimTombstones)
+    claim_tombstones.erase(claim_tombstones.begin(),
+                           claim_tombstones.begin() + static_cast<std::ptrdiff_t>(claim_tombstones.size() - kMaxClaimTombstones));
 }
 
 void DurableState::put_pod(const Pod& p) {
@@ -164,7 +168,8 @@ std::string encode_state(const DurableState& s) {
   state["claims"] = json::array();
   for (const auto& c : s.claims) state["claims"].push_back(encode_inner(ClaimAllocated{c}, "claim"));
   state["claimTombstones"] = json::array();
-  for (const auto& [uid, g] : s.claim_tombstones) state["claimTombstones"].push_back({{"uid", uid}, {"generation", g}});
+  for (const auto& t : s.claim_tombstones)
+    state["claimTombstones"].push_back({{"uid", t.uid}, {"generation", t.generation}});
   state["pods"] = json::array();
   for (const auto& p : s.pods) state["pods"].push_back(encode_inner(PodBound{p}, "pod"));
   state["intents"] = json::array();
@@ -218,9 +223,12 @@ bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
                             "claim", c.path());
       s.claims.push_back(std::get<ClaimAllocated>(e).claim);
     }
-    for (const auto& t : r.array("claimTombstones")) {
+    auto tombstones = r.array("claimTombstones");
+    if (tombstones.size() > kMaxClaimTombstones)
+      r.fail("claimTombstones", "more than " + std::to_string(kMaxClaimTombstones) + " entries");
+    for (const auto& t : tombstones) {
       t.only({"uid", "generation"});
-      s.claim_tombstones[t.str("uid")] = t.i64("generation");
+      s.claim_tombstones.push_back(ClaimTombstone{t.str("uid"), t.i64("generation")});
     }
     for (const auto& p : r.array("pods")) {
       auto e = decode_inner(json{{"v", trace::kTraceVersion}, {"kind", "pod_bound"}, {"pod", p.raw()}}, "pod", p.path());
@@ -304,12 +312,12 @@ std::vector<Event> restore_events(const DurableState& s) {
   }
   for (const auto& p : s.policies) ev.push_back(upsert(p));
   for (const auto& [id, g] : s.preview_acks) ev.push_back(PreviewAck{id.first, id.second, g});
-  for (const auto& [uid, g] : s.claim_tombstones) {
+  for (const auto& t : s.claim_tombstones) {
     Claim c;
-    c.uid = uid;
-    c.generation = g;
+    c.uid = t.uid;
+    c.generation = t.generation;
     ev.push_back(ClaimAllocated{c});
-    ev.push_back(ClaimDeallocated{uid, g});
+    ev.push_back(ClaimDeallocated{t.uid, t.generation});
   }
   for (const auto& c : s.claims) ev.push_back(ClaimAllocated{c});
   for (const auto& p : s.pods) ev.push_back(PodBound{p});

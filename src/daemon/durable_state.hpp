@@ -31,12 +31,26 @@ struct PolicyTombstone {
   bool operator==(const PolicyTombstone&) const = default;
 };
 
+// A deallocated claim (its uid and the generation it was deallocated at): an older or equal
+// generation of it must stay ignored after a restart (INV-3).
+struct ClaimTombstone {
+  std::string uid;
+  int64_t generation = 0;
+  bool operator==(const ClaimTombstone&) const = default;
+};
+
+// Claim tombstones kept (the most recent deallocations; the oldest is forgotten first). A
+// tombstone only matters while a stale observation of its claim can still arrive (an observer
+// lagging behind its API server); claim uids are never reused, so the bound trades an
+// unbounded file for the rare stale re-allocation of a claim deallocated 4096 deallocations ago.
+inline constexpr size_t kMaxClaimTombstones = 4096;
+
 struct DurableState {
   std::vector<AnyPolicy> policies;                    // live, sorted by (kind, name)
   std::map<PolicyId, int64_t> preview_acks;           // acknowledged preview generation
   std::vector<PolicyTombstone> policy_tombstones;
   std::vector<Claim> claims;                          // live, sorted by uid
-  std::map<std::string, int64_t> claim_tombstones;    // deallocated claim uid -> generation
+  std::vector<ClaimTombstone> claim_tombstones;       // oldest deallocation first, <= kMaxClaimTombstones
   std::vector<Pod> pods;                              // sorted by uid
   std::vector<Intent> intents;
   bool operator==(const DurableState&) const = default;

@@ -13,6 +13,7 @@
 #include <map>
 
 #include "api/convert.hpp"
+#include "daemon/generation_guard.hpp"
 #include "host/bpf_object_path.hpp"
 #include "host/topology.hpp"
 #include "mirror/abi.hpp"
@@ -69,6 +70,7 @@ int64_t Engine::now_unix_ms() const {
 }
 
 ApplyResult Engine::apply(const Event& e) {
+  if (in_commands_ && !before_batch_) before_batch_.emplace(Snapshot{core_, durable_, intents_});
   ApplyResult r = core_.apply(e);
   if (r.status == ApplyResult::Status::Applied && (!r.changed_tids.empty() || !is_host_or_internal(e))) {
     changes_.push_back(Change{event_kind(e), r.changed_tids});
@@ -91,13 +93,19 @@ bool Engine::startup(std::string* err) {
   state_path_ = cfg_.state_dir + "/state.json";
 
   // INV-4: everything up to the persisted ceiling may have been written by an earlier process.
-  auto lease = mirror::GenerationLease::open(cfg_.state_dir + "/generation");
-  if (!lease) {
-    *err = "generation file: " + lease.error();
+  std::string why;
+  lease_ = open_node_lease(cfg_.state_dir, cfg_.pin_root + "/" + C2C_POLICY_MAP_NAME, cfg_.recover_generation, &why);
+  if (!lease_) {
+    *err = "generation file: " + why;
     return false;
   }
-  lease_ = std::move(lease.value());
-  core_.apply(DaemonRestart{lease_->floor()});
+  // A floor the core refuses (above the 2^53 generation bound) must stop the start: going on
+  // would restart the generations at 1 (INV-4).
+  if (auto r = core_.apply(DaemonRestart{lease_->floor()}); !r.ok()) {
+    *err = "generation file: generation " + std::to_string(lease_->floor()) + " refused by the core (" + r.field +
+           ": " + r.message + ")";
+    return false;
+  }
   core_.apply(TimeAdvance{boottime_ns()});
   // Cover the restart's generation right away: the next restart then starts above it even if
   // this process never writes an entry (INV-4 as clients see node_generation).
@@ -345,6 +353,7 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   if (!cmds.empty()) {
     turn_changed_ = false;
     bool durable_changed = false;
+    in_commands_ = true;
     for (auto& c : cmds) {
       try {
         durable_changed |= c.apply(*this);
@@ -352,18 +361,18 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
         spdlog::error("command failed: {}", e.what());
       }
     }
+    in_commands_ = false;
     // Time moves only when something changed or a boost lease is due, so that a turn with only
     // reads or refused input leaves the state (and Status.state_digest) exactly as it was. Entries
     // derived just before carry leases from the previous `now`: shorter, never longer (INV-8), and
     // this TimeAdvance renews any that are already due.
     if (turn_changed_ || now >= next_renewal_ns_) advance_time();
-    // The map is written first and the batch persisted right after, before any reply: the fsync
-    // stays out of the input -> map path, and nobody is told "done" before the input is durable.
-    // A crash between the two leaves entries of an input nobody was told about; the restart does
-    // not re-derive them and prunes them (INV-7). spec/daemon.md, "Group commit".
-    reconcile();
+    // Durable first, then the map (spec/daemon.md, "Durable before the map"): a change that cannot be
+    // persisted must never be live, so the map only sees a batch that is on disk.
     persist_error_.clear();
-    if (durable_changed) persist();
+    if (durable_changed) commit_batch();
+    before_batch_.reset();
+    reconcile();
     cover_generation();
     for (auto& c : cmds) {
       try {
@@ -411,10 +420,42 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     metrics_.set_intents(to_string(st), static_cast<double>(intents_.count(st)));
 }
 
-// Replies and Watch report core_.generation(): it is covered before anyone sees it (INV-4).
-void Engine::cover_generation() {
+// The batch's generation covered by the lease, then its inputs written; if either fails the
+// batch is rolled back to the snapshot taken before its first change (nothing reached the map
+// yet), and every mutating reply of the batch refuses with the reason.
+void Engine::commit_batch() {
+  std::string e;
   if (core_.generation() > lease_->durable())
-    if (auto e = lease_->cover(core_.generation()); !e.empty()) spdlog::error("generation lease: {}", e);
+    if (auto why = lease_->cover(core_.generation()); !why.empty()) e = "generation lease: " + why;
+  if (e.empty()) {
+    persist();
+    if (!persist_error_.empty()) e = "durable state: " + persist_error_;
+  }
+  if (e.empty()) return;
+  if (before_batch_) {
+    core_ = std::move(before_batch_->core);
+    durable_ = std::move(before_batch_->durable);
+    intents_ = std::move(before_batch_->intents);
+  }
+  changes_.clear();
+  turn_changed_ = false;
+  persist_error_ = e;
+  spdlog::error("a batch of changes was refused and rolled back (state unchanged): {}", e);
+}
+
+uint64_t Engine::reported_generation() const { return std::min(core_.generation(), lease_->durable()); }
+
+// Host events move the core's generation too; while the lease cannot be extended nothing above
+// the ceiling is written (reconcile) or reported (reported_generation), so the map stays as it
+// was and the intents say why (fail closed, INV-4).
+void Engine::cover_generation() {
+  std::string e;
+  if (core_.generation() > lease_->durable()) e = lease_->cover(core_.generation());
+  if (!e.empty() && e != last_lease_error_)
+    spdlog::error("generation lease: {} (the map is not changed until it can be extended)", e);
+  else if (e.empty() && !last_lease_error_.empty())
+    spdlog::info("generation lease extended again (durable ceiling {})", lease_->durable());
+  last_lease_error_ = e;
 }
 
 void Engine::refresh_preview_waits() {
@@ -464,7 +505,8 @@ void Engine::reconcile() {
   }
   intents_.sent(now_unix_ms());
   if (auto e = lease_->cover(core_.generation()); !e.empty()) {
-    spdlog::error("generation lease: {} (nothing written: INV-4)", e);
+    if (e != last_lease_error_) spdlog::error("generation lease: {} (nothing written: INV-4)", e);
+    last_lease_error_ = e;
     intents_.applied(facts_of(nullptr), false, "generation lease: " + e, now_unix_ms());
     return;
   }
@@ -574,7 +616,7 @@ void Engine::publish_changes() {
   if (changes_.empty()) changes_.push_back(Change{"intent", {}});
   for (size_t i = 0; i < changes_.size(); ++i) {
     claim2core::v1::ChangeEvent ev;
-    ev.set_node_generation(core_.generation());
+    ev.set_node_generation(reported_generation());
     ev.set_event_kind(changes_[i].kind);
     for (auto t : changes_[i].tids) ev.add_changed_tids(t);
     if (i + 1 == changes_.size())
@@ -612,7 +654,7 @@ Pod Engine::resolve_pod(Pod p, std::vector<std::string>* warnings) const {
 
 void Engine::fill_status(claim2core::v1::StatusResponse* out) {
   out->set_node(node_name_);
-  out->set_node_generation(core_.generation());
+  out->set_node_generation(reported_generation());
   out->set_restart_epoch(core_.restart_epoch());
   out->set_loading(core_.loading());
   out->set_desired_entries(static_cast<uint32_t>(core_.desired_size()));

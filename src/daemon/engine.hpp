@@ -1,8 +1,9 @@
 // The engine: the one thread that owns the Core, the Applier, the PinnedMaps, the task event
 // stream and the generation lease (spec/daemon.md, "The loop"). gRPC handlers hand it Commands;
-// it batches them: apply every command to the core, persist once if a durable input changed
-// (group commit), plan -> lease.cover -> apply to the pinned map -> BpfSynced, update intents,
-// then finish every command (replies carry the post-apply state) and publish ChangeEvents.
+// it batches them: apply every command to the core, make the batch durable once if a durable
+// input changed (group commit: lease.cover, state file; on failure the batch is rolled back),
+// plan -> lease.cover -> apply to the pinned map -> BpfSynced, update intents, then finish every
+// command (replies carry the post-apply state) and publish ChangeEvents.
 #pragma once
 
 #include <atomic>
@@ -70,8 +71,13 @@ class Engine {
   const DaemonConfig& config() const { return cfg_; }
   // Applies one input event; records the change for Watch. Invalid/Ignored leave state alone.
   ApplyResult apply(const Event& e);
-  // The durable write of this batch failed ("" when fine): mutating replies report it.
+  // This batch could not be made durable ("" when fine): its generation could not be covered
+  // or the state file not written. The batch was rolled back (core, durable state, intents;
+  // the map was not touched): mutating replies refuse with it.
   const std::string& persist_error() const { return persist_error_; }
+  // The node generation clients may be told: never above the durable ceiling, so no restart
+  // can reuse a generation anybody saw (INV-4), even while the lease cannot be extended.
+  uint64_t reported_generation() const;
   // Fills a pod's cgroup (by UID) and cpuset envelope from the host when they are empty;
   // appends a warning when nothing is found.
   Pod resolve_pod(Pod p, std::vector<std::string>* warnings) const;
@@ -89,6 +95,7 @@ class Engine {
   void readback();
   void rescan();
   void persist();
+  void commit_batch();
   void cover_generation();
   void arm_timer();
   uint64_t boottime_ns() const;
@@ -118,6 +125,16 @@ class Engine {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::string persist_error_;
+  std::string last_lease_error_;
+  // The state before the first change of the command batch (taken by apply()), restored when
+  // the batch cannot be made durable.
+  struct Snapshot {
+    Core core;
+    DurableState durable;
+    IntentTable intents;
+  };
+  std::optional<Snapshot> before_batch_;
+  bool in_commands_ = false;
   uint64_t next_rescan_ns_ = 0, next_readback_ns_ = 0, next_renewal_ns_ = UINT64_MAX;
   bool turn_changed_ = false;  // an input changed the core in this turn
   std::vector<uint32_t> violations_seen_;  // count of violations by INV id last turn (log once)

@@ -1,11 +1,15 @@
 // claim2cored: the node daemon (spec/daemon.md).
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <sys/resource.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include "daemon/config.hpp"
 #include "daemon/engine.hpp"
+#include "daemon/exclusive.hpp"
 #include "daemon/logging.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/server.hpp"
@@ -20,7 +24,24 @@ struct Flags {
   std::string node_name, socket, state_dir, pin_root, log_level, task_discovery, metrics_address, tcp_address;
   std::vector<uint32_t> allowed_uids;
   bool check_config = false;
+  bool recover_generation = false;
 };
+
+// The soft RLIMIT_NOFILE up to the hard one: every connection, BPF object and durable write
+// needs a descriptor, and the default soft limit (1024) is far below what the kernel allows.
+void raise_nofile_limit() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  rlim_t before = rl.rlim_cur;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+      spdlog::warn("RLIMIT_NOFILE: cannot raise the soft limit {} to {}: {}", before, rl.rlim_max, std::strerror(errno));
+      return;
+    }
+  }
+  spdlog::info("file descriptors: soft limit {} (was {}), hard limit {}", rl.rlim_cur, before, rl.rlim_max);
+}
 
 // Config file, then flags on top; false with a message naming the field.
 bool build_config(const Flags& f, c2c::daemon::DaemonConfig* out, std::string* err) {
@@ -40,6 +61,7 @@ bool build_config(const Flags& f, c2c::daemon::DaemonConfig* out, std::string* e
   if (!f.metrics_address.empty()) c.metrics_address = f.metrics_address;
   if (!f.tcp_address.empty()) c.tcp.address = f.tcp_address;
   if (!f.allowed_uids.empty()) c.allowed_uids = f.allowed_uids;
+  c.recover_generation = f.recover_generation;
   if (!f.task_discovery.empty()) {
     std::string yaml = "task_discovery: " + f.task_discovery;
     if (!parse_config(yaml, &c, &fe)) {
@@ -72,6 +94,9 @@ int main(int argc, char** argv) {
   app.add_option("--metrics-address", f.metrics_address, "Prometheus endpoint, e.g. 127.0.0.1:9464");
   app.add_option("--tcp-address", f.tcp_address, "TCP listener (needs tcp.cert/key/client_ca in the config)");
   app.add_flag("--check-config", f.check_config, "validate the configuration and exit");
+  app.add_flag("--recover-generation", f.recover_generation,
+               "start although the generation file is missing next to state.json: above the highest generation "
+               "recorded in the pinned map and state.json (spec/daemon.md)");
   CLI11_PARSE(app, argc, argv);
 
   DaemonConfig cfg;
@@ -86,6 +111,13 @@ int main(int argc, char** argv) {
   }
   block_daemon_signals();
   setup_logging(cfg.log_level);
+  raise_nofile_limit();
+  // Before anything is touched: a second daemon on the same state, pins or socket stops here.
+  NodeLocks locks;
+  if (!acquire_node_locks(cfg, &locks, &err)) {
+    spdlog::critical("startup refused: {}", err);
+    return 1;
+  }
 
   Metrics metrics;
   if (!cfg.metrics_address.empty()) {
@@ -133,6 +165,8 @@ int main(int argc, char** argv) {
     cfg.metrics_address = keep.metrics_address;
     cfg.task_discovery = keep.task_discovery;
     cfg.max_message_bytes = keep.max_message_bytes;
+    cfg.max_connections = keep.max_connections;
+    cfg.recover_generation = keep.recover_generation;
     cfg.policy_map_max_entries = keep.policy_map_max_entries;
     cfg.scheduler = keep.scheduler;
     cfg.scheduler_object = keep.scheduler_object;

@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -40,8 +41,11 @@ bool peer_cred(int fd, PeerCred* out, std::string* err) {
 }
 
 std::unique_ptr<UnixListener> UnixListener::open(const std::string& path, std::shared_ptr<PeerPolicy> policy,
-                                                 Accept accepted, std::string* err) {
+                                                 Accept accepted, uint32_t max_connections, std::string* err) {
   std::unique_ptr<UnixListener> l(new UnixListener());
+  rlimit rl{};
+  size_t by_fds = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? rl.rlim_cur / 2 : SIZE_MAX;
+  l->cap_ = std::max<size_t>(1, std::min<size_t>(max_connections, by_fds));
   l->path_ = path;
   l->policy_ = std::move(policy);
   l->accepted_ = std::move(accepted);
@@ -86,17 +90,49 @@ std::unique_ptr<UnixListener> UnixListener::open(const std::string& path, std::s
   return l;
 }
 
+void UnixListener::prune() {
+  std::erase_if(conns_, [](const Conn& c) {
+    struct stat st {};
+    return fstat(c.fd, &st) != 0 || st.st_ino != c.ino || !S_ISSOCK(st.st_mode);
+  });
+}
+
 void UnixListener::loop() {
+  bool pause = false, capped = false;
   while (true) {
-    pollfd fds[2] = {{fd_, POLLIN, 0}, {wake_, POLLIN, 0}};
-    if (poll(fds, 2, -1) < 0) {
+    if (conns_.size() >= cap_) prune();
+    bool at_cap = conns_.size() >= cap_;
+    if (at_cap != capped) {
+      if (at_cap)
+        spdlog::warn("{} connections on {} (max_connections, or half the file-descriptor limit): new ones wait "
+                     "until one closes",
+                     conns_.size(), path_);
+      else
+        spdlog::info("accepting connections on {} again ({} open)", path_, conns_.size());
+      capped = at_cap;
+    }
+    // Without a descriptor to spare, a readable listening socket would wake poll() at once,
+    // forever: wait on the wake fd alone for a while instead.
+    bool listen = !at_cap && !pause;
+    pollfd fds[2] = {{wake_, POLLIN, 0}, {fd_, POLLIN, 0}};
+    if (poll(fds, listen ? 2 : 1, listen ? -1 : 100) < 0) {
       if (errno == EINTR) continue;
       spdlog::error("socket listener: poll: {}", std::strerror(errno));
       return;
     }
-    if (fds[1].revents) return;
+    if (fds[0].revents) return;
+    pause = false;
+    if (!listen) continue;
     int c = accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (c < 0) continue;
+    if (c < 0) {
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+        spdlog::warn("accept on {}: {} ({} connections open): pausing 100 ms", path_, std::strerror(errno),
+                     conns_.size());
+        pause = true;
+        prune();
+      }
+      continue;
+    }
     PeerCred cred;
     std::string why;
     if (!peer_cred(c, &cred, &why)) {
@@ -112,6 +148,8 @@ void UnixListener::loop() {
       continue;
     }
     spdlog::debug("accepted a connection from uid {} (pid {})", cred.uid, cred.pid);
+    struct stat st {};
+    if (fstat(c, &st) == 0) conns_.push_back(Conn{c, st.st_ino});
     accepted_(c);
   }
 }

@@ -39,11 +39,15 @@ bool peer_cred(int fd, PeerCred* out, std::string* err);
 // Binds `path` (its directory is created 0700, the socket chmod 0600, a stale socket replaced),
 // accepts connections on its own thread, checks each peer and hands accepted fds to `accepted`
 // (gRPC's AddInsecureChannelFromFd). Refused peers are logged with uid and pid and closed.
+// At most `max_connections` (and half the soft RLIMIT_NOFILE) are served at once: at the cap,
+// and after accept() fails for want of descriptors, the listener stops polling the socket for
+// 100 ms instead of spinning on it; new connections wait in the backlog meanwhile.
 class UnixListener {
  public:
   using Accept = std::function<void(int fd)>;
   static std::unique_ptr<UnixListener> open(const std::string& path, std::shared_ptr<PeerPolicy> policy, Accept accepted,
-                                            std::string* err);
+                                            uint32_t max_connections, std::string* err);
+  size_t connection_cap() const { return cap_; }
   ~UnixListener();
   void stop();  // stop accepting and unlink the socket
   uint64_t refused() const { return refused_; }
@@ -51,6 +55,15 @@ class UnixListener {
  private:
   UnixListener() = default;
   void loop();
+  // Connections handed to gRPC, by (fd, socket inode): gRPC closes them without telling us, so
+  // one whose fd is closed or now names another file is gone.
+  struct Conn {
+    int fd;
+    ino_t ino;
+  };
+  void prune();
+  std::vector<Conn> conns_;
+  size_t cap_ = 0;
   std::string path_;
   int fd_ = -1, wake_ = -1;
   std::shared_ptr<PeerPolicy> policy_;

@@ -64,9 +64,11 @@ std::unique_ptr<Server> Server::start(const DaemonConfig& cfg, Engine& engine, M
   if (!cfg.tcp.address.empty()) spdlog::info("listening on {} (TCP, mutual TLS required)", cfg.tcp.address);
   s->peers_ = std::make_shared<PeerPolicy>(cfg.allowed_uids, geteuid());
   grpc::Server* srv = s->grpc_.get();
-  s->unix_ = UnixListener::open(cfg.socket, s->peers_, [srv](int fd) { grpc::AddInsecureChannelFromFd(srv, fd); }, err);
+  s->unix_ = UnixListener::open(cfg.socket, s->peers_, [srv](int fd) { grpc::AddInsecureChannelFromFd(srv, fd); },
+                                cfg.max_connections, err);
   if (!s->unix_) return nullptr;
-  spdlog::info("listening on {} (mode 0600, peer uid checked)", cfg.socket);
+  spdlog::info("listening on {} (mode 0600, peer uid checked, at most {} connections)", cfg.socket,
+               s->unix_->connection_cap());
   return s;
 }
 

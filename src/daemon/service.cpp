@@ -116,9 +116,10 @@ void submit(Engine& engine, const std::shared_ptr<C>& call, std::function<bool(E
       call->finish(call->status);
       return;
     }
+    // The batch was rolled back (Engine::commit_batch): nothing of it is live or durable.
     if (call->durable && !e.persist_error().empty()) {
-      call->finish(grpc::Status(grpc::INTERNAL, "the change is live but was not persisted (durable write failed: " +
-                                                    e.persist_error() + "); it may not survive a restart"));
+      call->finish(grpc::Status(grpc::UNAVAILABLE, "not applied, state unchanged: " + e.persist_error() +
+                                                       " (retry once the state directory can be written)"));
       return;
     }
     finish(e);
@@ -164,8 +165,7 @@ Event upsert_event(const AnyPolicy& p) {
 
 std::optional<FieldError> check_name(const std::string& field, const std::string& s) {
   if (s.empty()) return FieldError{field, "must not be empty"};
-  if (s.size() > 253) return FieldError{field, "longer than 253 characters"};
-  return std::nullopt;
+  return api::check_string(field, s, 253);
 }
 
 }  // namespace
@@ -202,7 +202,7 @@ grpc::ServerUnaryReactor* Service::UpsertPolicy(Ctx* ctx, const Buf* in, Buf* ou
       [call, kind, name](Engine& e) {
         if (auto stored = stored_policy(e.core(), kind, name))
           call->resp.set_policy_generation(api::generation_of(*stored));
-        call->resp.set_node_generation(e.core().generation());
+        call->resp.set_node_generation(e.reported_generation());
         if (const auto* intent = e.intents().find(kind, name)) to_proto(*intent, call->resp.mutable_intent());
       });
   return reactor;
@@ -244,7 +244,7 @@ grpc::ServerUnaryReactor* Service::DeletePolicy(Ctx* ctx, const Buf* in, Buf* ou
         e.intents().removed(del.kind, del.name);
         return true;
       },
-      [call](Engine& e) { call->resp.set_node_generation(e.core().generation()); });
+      [call](Engine& e) { call->resp.set_node_generation(e.reported_generation()); });
   return reactor;
 }
 
@@ -294,8 +294,8 @@ grpc::ServerUnaryReactor* Service::UpsertClaimBinding(Ctx* ctx, const Buf* in, B
           Event ev = trial.claim(c.uid) ? Event{ClaimUpdated{c}} : Event{ClaimAllocated{c}};
           auto r = trial.apply(ev);
           if (r.status == ApplyResult::Status::Invalid) {
-            std::string f = r.field.rfind("claim.", 0) == 0 ? r.field.substr(6) : r.field;
-            call->status = invalid("bindings[" + std::to_string(first_binding.at(c.uid)) + "]." + f, r.message);
+            call->status = invalid(
+                "bindings[" + std::to_string(first_binding.at(c.uid)) + "]." + api::binding_field_of(r.field), r.message);
             return false;
           }
           if (r.status == ApplyResult::Status::Ignored) warnings.push_back("claim " + c.uid + ": " + r.message);
@@ -327,7 +327,7 @@ grpc::ServerUnaryReactor* Service::UpsertClaimBinding(Ctx* ctx, const Buf* in, B
         }
         return changed;
       },
-      [call](Engine& e) { call->resp.set_node_generation(e.core().generation()); });
+      [call](Engine& e) { call->resp.set_node_generation(e.reported_generation()); });
   return reactor;
 }
 
@@ -372,7 +372,7 @@ grpc::ServerUnaryReactor* Service::DeleteClaimBinding(Ctx* ctx, const Buf* in, B
         }
         return true;
       },
-      [call](Engine& e) { call->resp.set_node_generation(e.core().generation()); });
+      [call](Engine& e) { call->resp.set_node_generation(e.reported_generation()); });
   return reactor;
 }
 
@@ -397,6 +397,7 @@ grpc::ServerUnaryReactor* Service::Preview(Ctx* ctx, const Buf* in, Buf* out) {
           return false;
         }
         call->resp = api::to_proto(r);
+        call->resp.set_node_generation(e.reported_generation());  // never above the durable ceiling
         if (!ack) return false;
         auto a = e.apply(PreviewAck{kind, r.policy, r.policy_generation});
         if (a.status == ApplyResult::Status::Invalid) {
@@ -434,8 +435,8 @@ grpc::ServerUnaryReactor* Service::ListIntents(Ctx* ctx, const Buf* in, Buf* out
     }
     kind = *k.value;
   }
-  if (call->req.policy().size() > 253) {
-    call->finish(invalid("policy", "longer than 253 characters"));
+  if (auto e = api::check_string("policy", call->req.policy(), 253)) {
+    call->finish(invalid(*e));
     return reactor;
   }
   submit(engine_, call, [](Engine&) { return false; },
@@ -477,8 +478,8 @@ grpc::ServerUnaryReactor* Service::ListTasks(Ctx* ctx, const Buf* in, Buf* out) 
   auto* reactor = call->reactor;
   std::shared_ptr<RE2> re;
   if (!call->req.comm_regex().empty()) {
-    if (call->req.comm_regex().size() > 1024) {
-      call->finish(invalid("comm_regex", "regex longer than 1024 characters"));
+    if (auto e = api::check_string("comm_regex", call->req.comm_regex(), 1024)) {
+      call->finish(invalid(*e));
       return reactor;
     }
     RE2::Options opts;
@@ -524,7 +525,14 @@ grpc::ServerUnaryReactor* Service::ListBindings(Ctx* ctx, const Buf* in, Buf* ou
   return reactor;
 }
 
-grpc::Status Service::Watch(grpc::ServerContext* ctx, const pb::WatchRequest*, grpc::ServerWriter<pb::ChangeEvent>* w) {
+grpc::Status Service::StreamedWatch(grpc::ServerContext* ctx,
+                                    grpc::ServerSplitStreamer<pb::WatchRequest, pb::ChangeEvent>* w) {
+  pb::WatchRequest req;
+  if (!w->Read(&req)) {
+    metrics_.rpc("Watch", "INVALID_ARGUMENT");
+    return invalid("request", std::string("not a valid ") + pb::WatchRequest::descriptor()->full_name() +
+                                  " message (malformed protobuf or invalid UTF-8 in a string)");
+  }
   auto watcher = engine_.watch();
   pb::ChangeEvent ev;
   while (!ctx->IsCancelled() && !stopping_) {

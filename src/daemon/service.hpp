@@ -1,7 +1,8 @@
 // The Claim2Core gRPC service (spec/claim2core.proto). Unary RPCs are raw callback methods: the
 // daemon parses the bytes itself, so a request that is not a valid message, or is larger than
 // max_message_bytes, is INVALID_ARGUMENT naming "request" (not gRPC's generic INTERNAL), and no
-// handler thread blocks: the engine finishes the call from its loop. Watch is a server stream.
+// handler thread blocks: the engine finishes the call from its loop. Watch is a server stream
+// (split-streamed: it reads and checks its own request).
 #pragma once
 
 #include <atomic>
@@ -20,7 +21,8 @@ using RawService = pb::Claim2Core::WithRawCallbackMethod_UpsertPolicy<
             pb::Claim2Core::WithRawCallbackMethod_ListIntents<pb::Claim2Core::WithRawCallbackMethod_Explain<
                 pb::Claim2Core::WithRawCallbackMethod_Status<pb::Claim2Core::WithRawCallbackMethod_ListTasks<
                     pb::Claim2Core::WithRawCallbackMethod_ListPolicies<
-                        pb::Claim2Core::WithRawCallbackMethod_ListBindings<pb::Claim2Core::Service>>>>>>>>>>>;
+                        pb::Claim2Core::WithRawCallbackMethod_ListBindings<
+                            pb::Claim2Core::WithSplitStreamingMethod_Watch<pb::Claim2Core::Service>>>>>>>>>>>>;
 
 class Service final : public RawService {
  public:
@@ -41,7 +43,9 @@ class Service final : public RawService {
   grpc::ServerUnaryReactor* ListTasks(Ctx* c, const Buf* in, Buf* out) override;
   grpc::ServerUnaryReactor* ListPolicies(Ctx* c, const Buf* in, Buf* out) override;
   grpc::ServerUnaryReactor* ListBindings(Ctx* c, const Buf* in, Buf* out) override;
-  grpc::Status Watch(grpc::ServerContext* c, const pb::WatchRequest* req, grpc::ServerWriter<pb::ChangeEvent>* w) override;
+  // Split-streamed, so the handler reads the request itself: a request that does not parse is
+  // INVALID_ARGUMENT naming "request" (gRPC's own deserialization answered INTERNAL, no message).
+  grpc::Status StreamedWatch(grpc::ServerContext* c, grpc::ServerSplitStreamer<pb::WatchRequest, pb::ChangeEvent>* s) override;
 
  private:
   Engine& engine_;

@@ -7,10 +7,20 @@ if(TARGET claim2cored)
   find_package(Threads REQUIRED)
   target_link_libraries(daemon_thread_churn PRIVATE Threads::Threads)
   set(C2C_DAEMON_IT_WORK ${CMAKE_CURRENT_BINARY_DIR}/daemon_it)
-  foreach(scenario InvalidInput PeerCredentials MutualTls PolicyToMap DraPolicy DriftAndMetrics Restart KernelState Load)
+  # <script>:<scenario>; daemon_safety_test.py holds issue 12's promises (strict input, one daemon
+  # per node state, a full state directory on tmpfs, a lost generation file, the fd limit, claims
+  # across a restart) on the same harness.
+  foreach(entry daemon_test:InvalidInput daemon_test:PeerCredentials daemon_test:MutualTls daemon_test:PolicyToMap
+                daemon_test:DraPolicy daemon_test:DriftAndMetrics daemon_test:Restart daemon_test:KernelState
+                daemon_test:Load
+                daemon_safety_test:StrictInput daemon_safety_test:Exclusive daemon_safety_test:FullDisk
+                daemon_safety_test:GenerationFile daemon_safety_test:FdLimit daemon_safety_test:ClaimRestart)
+    string(REPLACE ":" ";" parts ${entry})
+    list(GET parts 0 script)
+    list(GET parts 1 scenario)
     string(TOLOWER ${scenario} lower)
     add_test(NAME daemon.integration.${lower}
-             COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/daemon_test.py $<TARGET_FILE:claim2cored>
+             COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/${script}.py $<TARGET_FILE:claim2cored>
                      ${PROJECT_SOURCE_DIR}/spec/claim2core.proto $<TARGET_FILE:daemon_thread_churn>
                      ${C2C_DAEMON_IT_WORK} ${scenario})
     set_tests_properties(daemon.integration.${lower} PROPERTIES TIMEOUT 240 RUN_SERIAL TRUE

@@ -72,11 +72,13 @@ class Daemon:
                     "task_discovery: %s\nreadback_interval: 1s\nlog_level: info\n%s"
                     % (self.socket, self.state, self.pin, task_discovery, extra))
 
-    def start(self, timeout=30):
+    def start(self, timeout=30, args=(), prefix=()):
+        """Runs the daemon (extra flags `args`, under a wrapper command `prefix` such as prlimit)."""
         if getattr(self, "log", None):
             self.log.close()
         self.log = open(self.log_path, "a")
-        self.proc = subprocess.Popen([DAEMON, "--config", self.config], stdout=self.log, stderr=self.log)
+        self.proc = subprocess.Popen(list(prefix) + [DAEMON, "--config", self.config] + list(args), stdout=self.log,
+                                     stderr=self.log)
         deadline = time.time() + timeout
         while time.time() < deadline:
             if self.proc.poll() is not None:
@@ -283,7 +285,7 @@ class InvalidInput(DaemonCase):
             ("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[pb.ClaimDeviceBinding(
                 claim_uid="claim-1", claim_generation=1, pod_uid="pod-1", node_name="c2c-test-node",
                 driver="gpu.example.com", pool="p0", device="gpu-9")]),
-             "bindings[0].generation", None),
+             "bindings[0].claim_generation", None),
             ("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[binding], pods=[
                 pb.PodInfo(uid="pod-1", cgroup="relative")]), "pods[0].cgroup", None),
             ("DeleteClaimBinding", pb.DeleteClaimBindingRequest(), "claim_uid", None),
@@ -470,29 +472,64 @@ class PolicyToMap(DaemonCase):
         self.assertTrue(any(i.policy == "watched" and i.state == pb.APPLIED for ev in got for i in ev.intents))
 
 
-class DraPolicy(DaemonCase):
-    def test_claim_binding_pod_and_dra_policy_reach_the_map_and_deallocation_removes_them(self):
-        cpuset_root = "/sys/fs/cgroup/cpuset"
-        if not os.path.isdir(cpuset_root):
-            self.skipTest("needs the v1 cpuset hierarchy at /sys/fs/cgroup/cpuset to make a pod cgroup")
-        d = self.d
-        name = "c2c-it-pod-%d" % os.getpid()
-        cg = os.path.join(cpuset_root, name)
-        os.mkdir(cg)
+class PodCgroup:
+    """A pod cgroup in the v1 cpuset hierarchy (cpuset 0) with a helper holding `count` threads
+    named `comm` inside it from birth; `name` is its path under the hierarchy root."""
+
+    ROOT = "/sys/fs/cgroup/cpuset"
+
+    def __init__(self, tag, comm, count=2):
+        self.tag, self.comm, self.count = tag, comm, count
+
+    def __enter__(self):
+        self.name = "c2c-it-%s-%d" % (self.tag, os.getpid())
+        self.path = os.path.join(self.ROOT, self.name)
+        os.mkdir(self.path)
+        self.proc = None
         try:
             for f, v in (("cpuset.cpus", "0"), ("cpuset.mems", "0")):
-                with open(os.path.join(cg, f), "w") as fh:
+                with open(os.path.join(self.path, f), "w") as fh:
                     fh.write(v)
-            # The helper starts inside the pod cgroup, so its threads are seen there from birth.
-            proc = subprocess.Popen(["sh", "-c", "echo $$ > %s/cgroup.procs && exec %s hold c2c-dra 2"
-                                     % (cg, CHURN)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-            words = proc.stdout.readline().split()
-            tids = [int(w) for w in words[2:]]
+            self.proc = subprocess.Popen(["sh", "-c", "echo $$ > %s/cgroup.procs && exec %s hold %s %d"
+                                          % (self.path, CHURN, self.comm, self.count)],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            self.tids = [int(w) for w in self.proc.stdout.readline().split()[2:]]
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc:
+            if self.proc.poll() is None:
+                self.proc.stdin.write("\n")
+                self.proc.stdin.close()
+                self.proc.wait(timeout=10)
+            self.proc.stdout.close()
+        for _ in range(50):
+            try:
+                os.rmdir(self.path)
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
+def need_cpuset_v1(case):
+    if not os.path.isdir(PodCgroup.ROOT):
+        case.skipTest("needs the v1 cpuset hierarchy at %s to make a pod cgroup" % PodCgroup.ROOT)
+
+
+class DraPolicy(DaemonCase):
+    def test_claim_binding_pod_and_dra_policy_reach_the_map_and_deallocation_removes_them(self):
+        need_cpuset_v1(self)
+        d = self.d
+        with PodCgroup("pod", "c2c-dra") as pod_cg:
+            tids = pod_cg.tids
             binding = pb.ClaimDeviceBinding(claim_uid="claim-gpu", claim_generation=1, pod_uid="pod-a",
                                             node_name="c2c-test-node", driver="gpu.example.com", pool="p0",
                                             device="gpu-0", numa_nodes=[0], request="gpu")
             pod = pb.PodInfo(uid="pod-a", namespace="ml", name="vllm-0", labels={"app": "vllm"},
-                             claims={"gpu": "claim-gpu"}, cgroup="/" + name)
+                             claims={"gpu": "claim-gpu"}, cgroup="/" + pod_cg.name)
             d.call("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[binding], pods=[pod]))
             lb = d.call("ListBindings", pb.ListBindingsRequest())
             self.assertEqual([b.claim_uid for b in lb.bindings], ["claim-gpu"])
@@ -515,17 +552,6 @@ class DraPolicy(DaemonCase):
             d.call("DeleteClaimBinding", pb.DeleteClaimBindingRequest(claim_uid="claim-gpu"))
             self.assertTrue(wait_for(lambda: not (set(tids) & set(d.map_entries()))), "INV-1: entries outlived the claim")
             self.assertFalse(d.call("Explain", pb.ExplainRequest(tid=tids[0])).found)
-            proc.stdin.write("\n")
-            proc.stdin.close()
-            proc.wait(timeout=10)
-            proc.stdout.close()
-        finally:
-            for _ in range(50):
-                try:
-                    os.rmdir(cg)
-                    break
-                except OSError:
-                    time.sleep(0.1)
 
 
 class DriftAndMetrics(unittest.TestCase):

@@ -185,6 +185,15 @@ TEST(DaemonConvert, BindingErrorsNameTheIndexAndField) {
   }
   google::protobuf::RepeatedPtrField<pb::ClaimDeviceBinding> none;
   EXPECT_EQ(claims_from_bindings(none, "bindings").error.field, "bindings");
+  // A refusal by the core's claim validation names the binding's proto field, not the core's
+  // ("claim.generation"): here the generation bound (2^53).
+  google::protobuf::RepeatedPtrField<pb::ClaimDeviceBinding> big(rows.begin(), rows.end());
+  for (auto& b : big) b.set_claim_generation((int64_t{1} << 53) + 1);
+  auto r = claims_from_bindings(big, "bindings");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error.field, "bindings[0].claim_generation") << r.error.message;
+  EXPECT_EQ(binding_field_of("claim.devices[1].pool"), "pool");
+  EXPECT_EQ(binding_field_of("claim.node"), "node_name");
 }
 
 TEST(DaemonConvert, PodRoundTripsAndNamesBadFields) {

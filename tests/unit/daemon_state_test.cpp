@@ -92,7 +92,29 @@ TEST(DaemonDurableState, RoundTripsExactly) {
   EXPECT_EQ(back, s);
   EXPECT_EQ(back.policies.size(), 2u);
   EXPECT_EQ(back.policy_tombstones.size(), 1u);
-  EXPECT_EQ(back.claim_tombstones.at("claim-old"), 9);
+  EXPECT_EQ(back.claim_tombstones, (std::vector<ClaimTombstone>{{"claim-old", 9}}));
+}
+
+// Tombstones of deallocated claims are bounded: the oldest deallocation is forgotten first, a
+// re-allocation removes its tombstone, and the bound holds through a save and load.
+TEST(DaemonDurableState, ClaimTombstonesAreBoundedOldestFirst) {
+  DurableState s;
+  for (size_t i = 0; i < kMaxClaimTombstones + 10; ++i) s.delete_claim("c" + std::to_string(i), 1);
+  ASSERT_EQ(s.claim_tombstones.size(), kMaxClaimTombstones);
+  EXPECT_EQ(s.claim_tombstones.front().uid, "c10");
+  EXPECT_EQ(s.claim_tombstones.back().uid, "c" + std::to_string(kMaxClaimTombstones + 9));
+  s.delete_claim("c10", 2);  // deallocated again: now the most recent one
+  EXPECT_EQ(s.claim_tombstones.size(), kMaxClaimTombstones);
+  EXPECT_EQ(s.claim_tombstones.back(), (ClaimTombstone{"c10", 2}));
+  Claim c;
+  c.uid = "c11";
+  c.generation = 5;
+  s.put_claim(c);
+  EXPECT_EQ(s.claim_tombstones.size(), kMaxClaimTombstones - 1);
+  DurableState back;
+  FieldError err;
+  ASSERT_TRUE(decode_state(encode_state(s), &back, &err)) << err.field << ": " << err.message;
+  EXPECT_EQ(back, s);
 }
 
 TEST(DaemonDurableState, CorruptionIsAnErrorNamingTheField) {
@@ -243,13 +265,14 @@ TEST(DaemonConfig, DefaultsAndEveryErrorNamesItsField) {
   ASSERT_TRUE(parse_config("", &c, &err));
   EXPECT_EQ(c, DaemonConfig{});
   ASSERT_TRUE(parse_config("node_name: n1\nallowed_uids: [0, 1000]\nrescan_interval: 10s\ntask_discovery: scan\n"
-                           "metrics:\n  address: 127.0.0.1:9464\n",
+                           "metrics:\n  address: 127.0.0.1:9464\nmax_connections: 64\n",
                            &c, &err))
       << err.field << ": " << err.message;
   EXPECT_EQ(c.node_name, "n1");
   EXPECT_EQ(c.allowed_uids, (std::vector<uint32_t>{0, 1000}));
   EXPECT_EQ(c.rescan_interval_ns, 10'000'000'000ull);
   EXPECT_EQ(c.task_discovery, TaskDiscovery::Scan);
+  EXPECT_EQ(c.max_connections, 64u);
 
   const std::pair<const char*, const char*> bad[] = {
       {"socket: relative.sock", "socket"},
@@ -262,6 +285,8 @@ TEST(DaemonConfig, DefaultsAndEveryErrorNamesItsField) {
       {"log_level: loud", "log_level"},
       {"pin_root: /tmp/pins", "pin_root"},
       {"watch_queue: 0", "watch_queue"},
+      {"max_connections: 0", "max_connections"},
+      {"recover_generation: true", "recover_generation"},  // command line only
       {"policy_map_max_entries: -1", "policy_map_max_entries"},
       {"scheduler: maybe", "scheduler"},
       {"tcp:\n  address: 0.0.0.0:7443\n", "tcp.cert"},

@@ -115,6 +115,35 @@ TEST_F(MirrorGeneration, CoverRefusesWhatAnEarlierProcessMayHaveUsed) {
   EXPECT_EQ(lease->next().value(), 61u);
 }
 
+// Inside the write-ahead lease: when the next ceiling cannot be stored (here its temp file
+// cannot be created: a directory sits on the name, which stops root too), nothing above the
+// stored ceiling is handed out, covered or counted, and a restart would start above all of it.
+TEST_F(MirrorGeneration, AFailedCeilingStoreHandsOutNothingAboveTheDurableCeiling) {
+  auto lease = GenerationLease::open(file, 4);
+  ASSERT_TRUE(lease.ok()) << lease.error();
+  ASSERT_EQ(lease->next().value(), 1u);
+  ASSERT_EQ(lease->durable(), 4u);
+  fs::create_directory(file + ".tmp");
+  for (uint64_t want = 2; want <= 4; ++want) EXPECT_EQ(lease->next().value(), want) << "inside the stored ceiling";
+  auto g = lease->next();
+  ASSERT_FALSE(g.ok()) << "generation " << g.value() << " handed out above the durable ceiling 4";
+  EXPECT_NE(g.error().find("cannot create " + file + ".tmp"), std::string::npos) << g.error();
+  std::string e = lease->cover(9);
+  EXPECT_NE(e.find("cannot create"), std::string::npos) << e;
+  EXPECT_EQ(lease->current(), 4u) << "a generation that is not durable was counted as used";
+  EXPECT_EQ(lease->durable(), 4u);
+  EXPECT_EQ(lease->syncs(), 1u);
+  EXPECT_EQ(load_generation(file).value(), 4u);
+  auto restarted = GenerationLease::open(file, 4);
+  ASSERT_TRUE(restarted.ok());
+  EXPECT_GE(restarted->floor(), lease->current()) << "a restart could reuse a generation";
+  // The disk recovers: the sequence goes on where it stopped.
+  fs::remove(file + ".tmp");
+  EXPECT_EQ(lease->next().value(), 5u);
+  EXPECT_EQ(lease->durable(), 8u);
+  EXPECT_EQ(load_generation(file).value(), 8u);
+}
+
 TEST_F(MirrorGeneration, UnreadablePathIsAnErrorNotZero) {
   // Only a missing file means "first start"; any other failure to read must not become 0.
   auto g = load_generation("/dev/null/generation");  // ENOTDIR
