@@ -1,0 +1,207 @@
+#include "rest/server.hpp"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <csignal>
+#include <deque>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "cli/structured_output.hpp"
+#include "rest/web_assets.hpp"
+
+namespace c2c::rest {
+namespace {
+
+// The GUI loads only its own modules and styles and talks only to this origin.
+constexpr const char* kCsp =
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+httplib::Server* g_server = nullptr;
+void on_signal(int) {
+  if (g_server) g_server->stop();
+}
+
+void send(httplib::Response& res, const Reply& r) {
+  res.status = r.status;
+  res.set_header("Cache-Control", "no-store");
+  res.set_content(r.body.dump(), "application/json");
+}
+
+const std::string* header(const httplib::Request& req, const char* name, std::string& holder) {
+  if (!req.has_header(name)) return nullptr;
+  holder = req.get_header_value(name);
+  return &holder;
+}
+
+std::map<std::string, std::string> query_of(const httplib::Request& req) {
+  std::map<std::string, std::string> q;
+  for (const auto& [k, v] : req.params) q[k] = v;
+  return q;
+}
+
+// One open /api/v1/events: a thread reads the daemon's Watch stream into a queue; the HTTP
+// worker drains it into the response and sends a comment every 15 s so a dead client is noticed
+// (the write fails) even when nothing changes.
+struct EventStream {
+  grpc::ClientContext ctx;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::string> queue;
+  bool ended = false;
+  std::string end_reason;
+  std::thread reader;
+
+  void start(pb::Claim2Core::StubInterface& stub) {
+    reader = std::thread([this, &stub] {
+      auto r = stub.Watch(&ctx, {});
+      pb::ChangeEvent ev;
+      while (r->Read(&ev)) {
+        json j = cli::proto_to_json(ev);
+        std::lock_guard<std::mutex> l(mu);
+        queue.push_back("event: change\nid: " + std::to_string(ev.node_generation()) + "\ndata: " + j.dump() + "\n\n");
+        cv.notify_one();
+      }
+      grpc::Status st = r->Finish();
+      std::lock_guard<std::mutex> l(mu);
+      ended = true;
+      end_reason = st.ok() ? "the daemon closed the stream" : st.error_message();
+      cv.notify_one();
+    });
+  }
+  ~EventStream() {
+    ctx.TryCancel();
+    if (reader.joinable()) reader.join();
+  }
+};
+
+void serve_asset(const httplib::Request& req, httplib::Response& res, const WebAsset& a) {
+  res.set_header("ETag", std::string(a.etag));
+  // Revalidate every time (cheap: 304 by ETag), so an upgraded gateway never serves a stale GUI.
+  res.set_header("Cache-Control", "no-cache");
+  if (req.has_header("If-None-Match") && req.get_header_value("If-None-Match") == a.etag) {
+    res.status = 304;
+    return;
+  }
+  res.set_content(std::string(a.content), std::string(a.content_type).c_str());
+}
+
+}  // namespace
+
+int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions& o) {
+  std::unique_ptr<httplib::Server> svr;
+  if (!o.tls_cert.empty()) svr = std::make_unique<httplib::SSLServer>(o.tls_cert.c_str(), o.tls_key.c_str());
+  else svr = std::make_unique<httplib::Server>();
+  if (!svr->is_valid()) {
+    std::cerr << "claim2core-rest: cannot use --tls-cert " << o.tls_cert << " / --tls-key " << o.tls_key << "\n";
+    return 1;
+  }
+  size_t workers = o.max_event_streams + 8;
+  svr->new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
+  svr->set_payload_max_length(1 << 20);
+  svr->set_default_headers({{"Content-Security-Policy", kCsp},
+                            {"X-Content-Type-Options", "nosniff"},
+                            {"Referrer-Policy", "no-referrer"},
+                            {"X-Frame-Options", "DENY"}});
+  svr->set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    const char* msg = res.status == 404 ? "not found" : res.status == 413 ? "request body too large" : "request refused";
+    send(res, fail(res.status, msg));
+  });
+
+  using Req = const httplib::Request&;
+  using Res = httplib::Response&;
+  auto with_auth = [&gw](auto method) {
+    return [&gw, method](Req req, Res res) {
+      std::string h;
+      send(res, (gw.*method)(header(req, "Authorization", h), req.body));
+    };
+  };
+  svr->Post("/api/v1/node-scheduling-policies", with_auth(&Gateway::create_policy));
+  svr->Put("/api/v1/node-scheduling-policies", with_auth(&Gateway::update_policy));
+  svr->Delete("/api/v1/node-scheduling-policies", with_auth(&Gateway::delete_policy));
+  svr->Delete("/api/v1/node-scheduling-intents", with_auth(&Gateway::delete_intents));
+  svr->Post("/api/v1/preview", with_auth(&Gateway::preview));
+  svr->Get("/api/v1/node-scheduling-policies/self", [&gw](Req req, Res res) {
+    std::string h;
+    send(res, gw.list_policies(header(req, "Authorization", h)));
+  });
+  svr->Get("/api/v1/node-scheduling-intents/self", [&gw](Req req, Res res) {
+    std::string h;
+    send(res, gw.list_intents(header(req, "Authorization", h)));
+  });
+  svr->Get("/api/v1/tasks", [&gw](Req req, Res res) {
+    std::string h;
+    send(res, gw.list_tasks(header(req, "Authorization", h), query_of(req)));
+  });
+  svr->Get(R"(/api/v1/tasks/([^/]*)/explain)", [&gw](Req req, Res res) {
+    std::string h;
+    send(res, gw.explain(header(req, "Authorization", h), req.matches[1]));
+  });
+  svr->Get("/health", [&gw](Req, Res res) { send(res, gw.health()); });
+  svr->Get("/version", [&gw](Req, Res res) { send(res, gw.version()); });
+
+  auto open_streams = std::make_shared<std::atomic<size_t>>(0);
+  svr->Get("/api/v1/events", [&gw, &stub, &o, open_streams](Req req, Res res) {
+    std::string h;
+    // EventSource cannot set headers: the GUI passes its token as ?access_token=.
+    const std::string* auth = header(req, "Authorization", h);
+    if (!auth && req.has_param("access_token")) {
+      h = "Bearer " + req.get_param_value("access_token");
+      auth = &h;
+    }
+    auto who = gw.authorize_events(auth);
+    if (auto* r = std::get_if<Reply>(&who)) return send(res, *r);
+    if (open_streams->fetch_add(1) >= o.max_event_streams) {
+      open_streams->fetch_sub(1);
+      return send(res, fail(503, "too many open event streams (at most " + std::to_string(o.max_event_streams) + ")"));
+    }
+    auto es = std::make_shared<EventStream>();
+    es->start(stub);
+    res.set_header("Cache-Control", "no-store");
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [es](size_t, httplib::DataSink& sink) {
+          std::unique_lock<std::mutex> l(es->mu);
+          es->cv.wait_for(l, std::chrono::seconds(15), [&] { return !es->queue.empty() || es->ended; });
+          std::string out;
+          while (!es->queue.empty()) {
+            out += es->queue.front();
+            es->queue.pop_front();
+          }
+          bool ended = es->ended && out.empty();
+          if (ended) out = "event: end\ndata: " + json(es->end_reason).dump() + "\n\n";
+          if (out.empty()) out = ": keep-alive\n\n";
+          l.unlock();
+          if (!sink.write(out.data(), out.size())) return false;
+          if (ended) sink.done();
+          return true;
+        },
+        [es, open_streams](bool) { open_streams->fetch_sub(1); });
+  });
+
+  svr->Get(R"(/(|index\.html|[a-z]+\.(js|css)))", [](Req req, Res res) {
+    std::string path = req.path == "/" ? "/index.html" : req.path;
+    const WebAsset* a = find_web_asset(path);
+    if (!a) return send(res, fail(404, "not found"));
+    serve_asset(req, res, *a);
+  });
+
+  g_server = svr.get();
+  std::signal(SIGTERM, on_signal);
+  std::signal(SIGINT, on_signal);
+  std::cerr << "claim2core-rest: listening on " << (o.tls_cert.empty() ? "http" : "https") << "://" << o.host
+            << ":" << o.port << "\n";
+  if (!svr->listen(o.host.c_str(), o.port)) {
+    std::cerr << "claim2core-rest: cannot listen on " << o.host << ":" << o.port << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace c2c::rest

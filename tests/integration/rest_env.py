@@ -1,0 +1,111 @@
+"""A private claim2cored, the fake vLLM and claim2core-rest for the REST tests, the browser test
+and bench/rest_gateway_bench.py: private socket, state directory, pin root and port, so a running
+daemon or gateway is never touched. Tokens: "admin" (every permission), "reader" (read only),
+"bob" (every permission, another subject)."""
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+NODE = "dgx-spark-gb10"  # the seed's node name, so its curl example applies as is
+TOKENS = {
+    "admin": ("admin-token-0123456789abcdef", "alice", "*"),
+    "reader": ("reader-token-0123456789abcdef", "alice",
+               "node_scheduling_policy.read,node_scheduling_intent.read"),
+    "bob": ("bob-token-0123456789abcdef01", "bob", "*"),
+}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_token_file(path, mode=0o600):
+    with open(path, "w") as f:
+        f.write("# <token> <subject> <permissions>\n")
+        for tok, subject, perms in TOKENS.values():
+            f.write(f"{tok} {subject} {perms}\n")
+    os.chmod(path, mode)
+
+
+class RestEnv:
+    def __init__(self, daemon, rest, fake, tag="rest"):
+        self.daemon_bin, self.rest_bin, self.fake_bin = daemon, rest, fake
+        self.work = tempfile.mkdtemp(prefix=f"c2c-{tag}-")
+        self.sock = os.path.join(self.work, "claim2cored.sock")
+        self.pin_root = f"/sys/fs/bpf/c2c-{tag}-{os.getpid()}"
+        self.token_file = os.path.join(self.work, "tokens")
+        self.port = free_port()
+        self.procs = []
+        self.threads = {}
+
+    def start(self):
+        vllm = subprocess.Popen([self.fake_bin, "--seconds", "600"], stdout=subprocess.PIPE, text=True)
+        self.procs.append(vllm)
+        for line in vllm.stdout:
+            if line.strip() == "ready":
+                break
+            tid, comm = line.split()
+            self.threads[comm] = int(tid)
+        self.engines = sorted(self.threads[c] for c in ("EngineCore_DP0", "EngineCore_DP1"))
+        log = open(os.path.join(self.work, "daemon.log"), "w")
+        self.procs.append(subprocess.Popen(
+            [self.daemon_bin, "--node-name", NODE, "--socket", self.sock, "--state-dir",
+             os.path.join(self.work, "state"), "--pin-root", self.pin_root, "--task-discovery", "scan",
+             "--config", "/dev/null"], stdout=log, stderr=subprocess.STDOUT))
+        write_token_file(self.token_file)
+        self.gateway = self.start_gateway()
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                if self.request("GET", "/health")[0] == 200:
+                    return self
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("claim2core-rest or claim2cored did not come up; see " + self.work)
+
+    def start_gateway(self, *extra, port=None):
+        log = open(os.path.join(self.work, "rest.log"), "a")
+        p = subprocess.Popen([self.rest_bin, "--socket", self.sock, "--token-file", self.token_file,
+                              "--port", str(port or self.port), *extra], stdout=log, stderr=subprocess.STDOUT)
+        self.procs.append(p)
+        return p
+
+    def request(self, method, path, body=None, token="admin", headers=None, raw=None):
+        """(status, parsed JSON or None, response headers)"""
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        h = dict(headers or {})
+        if token:
+            h["Authorization"] = "Bearer " + TOKENS[token][0]
+        data = raw if raw is not None else (None if body is None else json.dumps(body))
+        if data is not None:
+            h.setdefault("Content-Type", "application/json")
+        c.request(method, path, body=data, headers=h)
+        r = c.getresponse()
+        text = r.read()
+        c.close()
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        return r.status, parsed, {k.lower(): v for k, v in r.getheaders()}
+
+    def stop(self):
+        for p in reversed(self.procs):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        shutil.rmtree(self.pin_root, ignore_errors=True)
+        shutil.rmtree(self.work, ignore_errors=True)
