@@ -1,0 +1,9 @@
+# The REST gateway against a real claim2cored on a private socket, pin root and port (root and
+# bpffs, else skipped).
+if(TARGET claim2core-rest AND TARGET claim2cored AND TARGET c2c-fake-vllm AND TARGET claim2core)
+  add_test(NAME rest.api_end_to_end
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/rest_api_test.py ${PROJECT_SOURCE_DIR}
+                   $<TARGET_FILE:claim2cored> $<TARGET_FILE:claim2core-rest> $<TARGET_FILE:c2c-fake-vllm>
+                   $<TARGET_FILE:claim2core>)
+  set_tests_properties(rest.api_end_to_end PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS rest)
+endif()
