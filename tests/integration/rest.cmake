@@ -7,3 +7,12 @@ if(TARGET claim2core-rest AND TARGET claim2cored AND TARGET c2c-fake-vllm AND TA
                    $<TARGET_FILE:claim2core>)
   set_tests_properties(rest.api_end_to_end PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS rest)
 endif()
+
+# The web GUI in headless Chromium (chromium, chromium-driver, python3-selenium; else skipped).
+# Screenshots go to the build tree; docs/gui/ holds the committed ones (src/rest/README.md).
+if(TARGET claim2core-rest AND TARGET claim2cored AND TARGET c2c-fake-vllm)
+  add_test(NAME rest.gui_browser
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/rest_gui_test.py $<TARGET_FILE:claim2cored>
+                   $<TARGET_FILE:claim2core-rest> $<TARGET_FILE:c2c-fake-vllm> ${CMAKE_CURRENT_BINARY_DIR}/rest-gui)
+  set_tests_properties(rest.gui_browser PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS rest)
+endif()
