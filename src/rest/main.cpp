@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <mutex>
 #include <random>
 
 #include "cli/connection.hpp"
@@ -12,6 +13,8 @@ namespace {
 
 // 12 random bytes in hex, the shape of the original's Mongo ObjectIDs.
 std::string random_policy_id() {
+  static std::mutex mu;  // HTTP workers create policies concurrently; random_device is not thread-safe
+  std::lock_guard<std::mutex> lock(mu);
   static std::random_device rd;  // getrandom(2)
   static const char* hex = "0123456789abcdef";
   std::string s;

@@ -37,6 +37,13 @@ Decoded<std::map<std::string, json>> members(const json& obj, const std::string&
   return Decoded<std::map<std::string, json>>{std::move(out), {}};
 }
 
+// The top-level members, or the error: "the body must be a JSON object", or the key given twice.
+Decoded<std::map<std::string, json>> top_members(const json& body) {
+  auto m = members(body, "");
+  if (!m.ok() && m.error.field.empty()) m.error.message = "the body " + m.error.message;
+  return m;
+}
+
 std::string join(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
 
 const json* find(const std::map<std::string, json>& m, const std::string& key) {
@@ -153,8 +160,8 @@ std::optional<NameParts> parse_policy_name(const std::string& name) {
 }
 
 Decoded<NodeSchedulingPolicy> policy_from_body(const json& body, const std::string& name) {
-  auto m = members(body, "");
-  if (!m.ok()) return fail<NodeSchedulingPolicy>("", "the body " + m.error.message);
+  auto m = top_members(body);
+  if (!m.ok()) return {std::nullopt, m.error};
   const auto& mm = *m.value;
   NodeSchedulingPolicy p;
   p.name = name;
@@ -184,8 +191,8 @@ Decoded<NodeSchedulingPolicy> policy_from_body(const json& body, const std::stri
 }
 
 Decoded<std::string> string_member(const json& body, const std::string& key) {
-  auto m = members(body, "");
-  if (!m.ok()) return fail<std::string>("", "the body " + m.error.message);
+  auto m = top_members(body);
+  if (!m.ok()) return {std::nullopt, m.error};
   std::string out;
   if (auto e = get_string(*m.value, "", key, out)) return {std::nullopt, *e};
   return {std::move(out), {}};
@@ -202,8 +209,8 @@ Decoded<std::string> policy_id_member(const json& body) {
 
 Decoded<std::vector<std::string>> intent_ids_member(const json& body) {
   using R = std::vector<std::string>;
-  auto m = members(body, "");
-  if (!m.ok()) return fail<R>("", "the body " + m.error.message);
+  auto m = top_members(body);
+  if (!m.ok()) return {std::nullopt, m.error};
   const json* v = find(*m.value, "intentIds");
   if (!v || (v->is_array() && v->empty())) return fail<R>("intentIds", "At least one intent ID is required");
   if (!v->is_array()) return fail<R>("intentIds", "must be a list of strings");

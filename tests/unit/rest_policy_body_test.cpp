@@ -103,6 +103,7 @@ TEST(RestPolicyBody, BadBodiesNameTheField) {
             "draSelectors[0].attributes[0].key");
   auto twice = json::parse(R"({"nodeNames": ["n"], "commandRegex": "^a$", "CommandRegex": "^b$"})");
   EXPECT_NE(refused(twice).message.find("given twice"), std::string::npos);
+  EXPECT_EQ(refused(twice).field, "commandRegex");  // keys iterate sorted: "CommandRegex" comes first
   // No selector at all: the core's rule, named the way the body names it.
   EXPECT_EQ(refused(json::parse(R"({"commandRegex": "^a$"})")).field, "nodeNames");
 }
