@@ -118,7 +118,9 @@ function connectEvents() {
   if (source) source.close();
   source = api.events();
   source.addEventListener("open", () => { $("#live").textContent = "live"; $("#live").className = "badge state-applied"; });
-  source.addEventListener("change", () => refresh());
+  // A busy node sends many changes: refresh at most every 300 ms.
+  let pending = null;
+  source.addEventListener("change", () => { if (!pending) pending = setTimeout(() => { pending = null; refresh(); }, 300); });
   source.addEventListener("error", () => { $("#live").textContent = "offline"; $("#live").className = "badge"; });
 }
 
