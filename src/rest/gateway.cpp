@@ -22,7 +22,22 @@ std::variant<json, Reply> parse_body(const std::string& body) {
   }
 }
 
+// The original answers a missing ID with its own sentence, not as a bad body.
+Reply id_refusal(const BodyError& e) {
+  if (e.message == "Policy ID is required" || e.message == "At least one intent ID is required")
+    return fail(400, e.message, e.field);
+  return bad_body(e.field, e.message);
+}
+
 }  // namespace
+
+std::variant<Gateway::Call, Reply> Gateway::start(Auth a, const std::string& permission, const std::string& body) const {
+  auto who = authorize(tokens_, a, permission);
+  if (auto* r = std::get_if<Reply>(&who)) return *r;
+  auto j = parse_body(body);
+  if (auto* r = std::get_if<Reply>(&j)) return *r;
+  return Call{std::get<Principal>(who), std::move(std::get<json>(j))};
+}
 
 Gateway::Gateway(pb::Claim2Core::StubInterface& stub, TokenTable tokens, GatewayOptions o)
     : stub_(stub), tokens_(std::move(tokens)), o_(std::move(o)) {}
@@ -80,28 +95,23 @@ Reply Gateway::upsert(const NodeSchedulingPolicy& p, const std::string& id) {
 }
 
 Reply Gateway::create_policy(Auth a, const std::string& body) {
-  auto who = authorize(tokens_, a, kPermPolicyCreate);
-  if (auto* r = std::get_if<Reply>(&who)) return *r;
-  auto j = parse_body(body);
-  if (auto* r = std::get_if<Reply>(&j)) return *r;
+  auto c = start(a, kPermPolicyCreate, body);
+  if (auto* r = std::get_if<Reply>(&c)) return *r;
+  const auto& [who, j] = std::get<Call>(c);
   std::string id = o_.new_id();
-  auto p = policy_from_body(std::get<json>(j), policy_name(std::get<Principal>(who).subject, id));
+  auto p = policy_from_body(j, policy_name(who.subject, id));
   if (!p.ok()) return bad_body(p.error.field, p.error.message);
   return upsert(*p.value, id);
 }
 
 Reply Gateway::update_policy(Auth a, const std::string& body) {
-  auto who = authorize(tokens_, a, kPermPolicyUpdate);
-  if (auto* r = std::get_if<Reply>(&who)) return *r;
-  auto j = parse_body(body);
-  if (auto* r = std::get_if<Reply>(&j)) return *r;
-  auto id = policy_id_member(std::get<json>(j));
-  if (!id.ok()) {
-    if (id.error.message == "Policy ID is required") return fail(400, id.error.message, "policyId");
-    return bad_body(id.error.field, id.error.message);
-  }
-  const std::string& subject = std::get<Principal>(who).subject;
-  auto p = policy_from_body(std::get<json>(j), policy_name(subject, *id.value));
+  auto c = start(a, kPermPolicyUpdate, body);
+  if (auto* r = std::get_if<Reply>(&c)) return *r;
+  const auto& [who, j] = std::get<Call>(c);
+  auto id = policy_id_member(j);
+  if (!id.ok()) return id_refusal(id.error);
+  const std::string& subject = who.subject;
+  auto p = policy_from_body(j, policy_name(subject, *id.value));
   if (!p.ok()) return bad_body(p.error.field, p.error.message);
   auto owned = own_policies(subject);
   if (auto* r = std::get_if<Reply>(&owned)) return *r;
@@ -111,16 +121,12 @@ Reply Gateway::update_policy(Auth a, const std::string& body) {
 }
 
 Reply Gateway::delete_policy(Auth a, const std::string& body) {
-  auto who = authorize(tokens_, a, kPermPolicyDelete);
-  if (auto* r = std::get_if<Reply>(&who)) return *r;
-  auto j = parse_body(body);
-  if (auto* r = std::get_if<Reply>(&j)) return *r;
-  auto id = policy_id_member(std::get<json>(j));
-  if (!id.ok()) {
-    if (id.error.message == "Policy ID is required") return fail(400, id.error.message, "policyId");
-    return bad_body(id.error.field, id.error.message);
-  }
-  auto owned = own_policies(std::get<Principal>(who).subject);
+  auto c = start(a, kPermPolicyDelete, body);
+  if (auto* r = std::get_if<Reply>(&c)) return *r;
+  const auto& [who, j] = std::get<Call>(c);
+  auto id = policy_id_member(j);
+  if (!id.ok()) return id_refusal(id.error);
+  auto owned = own_policies(who.subject);
   if (auto* r = std::get_if<Reply>(&owned)) return *r;
   auto it = std::get<Owned>(owned).find(*id.value);
   if (it == std::get<Owned>(owned).end())
@@ -169,16 +175,12 @@ Reply Gateway::list_intents(Auth a) {
 // policy's and deleting the intent takes the policy off this node. All IDs are checked before
 // anything is deleted.
 Reply Gateway::delete_intents(Auth a, const std::string& body) {
-  auto who = authorize(tokens_, a, kPermIntentDelete);
-  if (auto* r = std::get_if<Reply>(&who)) return *r;
-  auto j = parse_body(body);
-  if (auto* r = std::get_if<Reply>(&j)) return *r;
-  auto ids = intent_ids_member(std::get<json>(j));
-  if (!ids.ok()) {
-    if (ids.error.message == "At least one intent ID is required") return fail(400, ids.error.message, "intentIds");
-    return bad_body(ids.error.field, ids.error.message);
-  }
-  auto owned = own_policies(std::get<Principal>(who).subject);
+  auto c = start(a, kPermIntentDelete, body);
+  if (auto* r = std::get_if<Reply>(&c)) return *r;
+  const auto& [who, j] = std::get<Call>(c);
+  auto ids = intent_ids_member(j);
+  if (!ids.ok()) return id_refusal(ids.error);
+  auto owned = own_policies(who.subject);
   if (auto* r = std::get_if<Reply>(&owned)) return *r;
   for (const auto& id : *ids.value)
     if (!std::get<Owned>(owned).count(id))
@@ -270,12 +272,11 @@ Reply Gateway::explain(Auth a, const std::string& tid) {
 }
 
 Reply Gateway::preview(Auth a, const std::string& body) {
-  auto who = authorize(tokens_, a, kPermPolicyRead);
-  if (auto* r = std::get_if<Reply>(&who)) return *r;
-  auto j = parse_body(body);
-  if (auto* r = std::get_if<Reply>(&j)) return *r;
+  auto c = start(a, kPermPolicyRead, body);
+  if (auto* r = std::get_if<Reply>(&c)) return *r;
+  const auto& [who, j] = std::get<Call>(c);
   // With a policyId the preview is of that policy's next generation (an edit), else of a new one.
-  auto given = string_member(std::get<json>(j), "policyId");
+  auto given = string_member(j, "policyId");
   if (!given.ok()) return bad_body(given.error.field, given.error.message);
   std::string id = o_.new_id();
   if (!given.value->empty()) {
@@ -283,7 +284,7 @@ Reply Gateway::preview(Auth a, const std::string& body) {
     if (!n) return bad_body("policyId", "must be 24 hex digits, got '" + *given.value + "'");
     id = *n;
   }
-  auto p = policy_from_body(std::get<json>(j), policy_name(std::get<Principal>(who).subject, id));
+  auto p = policy_from_body(j, policy_name(who.subject, id));
   if (!p.ok()) return bad_body(p.error.field, p.error.message);
   if (auto r = check_node(*p.value)) return *r;
   pb::PreviewRequest req;

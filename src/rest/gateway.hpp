@@ -43,6 +43,12 @@ class Gateway {
   std::variant<Principal, Reply> authorize_events(Auth a) const;
 
  private:
+  // An authorized caller and the request's JSON body, or the 401/403/400 reply.
+  struct Call {
+    Principal who;
+    json body;
+  };
+  std::variant<Call, Reply> start(Auth a, const std::string& permission, const std::string& body) const;
   std::unique_ptr<grpc::ClientContext> context() const;
   Reply ok(std::optional<json> data) const;
   // The caller's node policies by ID, or the failed RPC's reply.

@@ -1,5 +1,7 @@
 #include "rest/policy_body.hpp"
 
+#include "cli/tables.hpp"
+
 #include <cctype>
 #include <limits>
 #include <map>
@@ -256,16 +258,6 @@ int original_state_number(pb::IntentState s) {
   }
 }
 
-const char* state_name(pb::IntentState s) {
-  switch (s) {
-    case pb::PENDING: return "Pending";
-    case pb::SENT: return "Sent";
-    case pb::APPLIED: return "Applied";
-    case pb::FAILED: return "Failed";
-    default: return "Unknown";
-  }
-}
-
 json intent_to_body(const pb::Intent& in, const std::string& id, const pb::NodeSchedulingPolicy* p) {
   // Every intent says why it is in its state; the daemon gives a reason for the interesting
   // cases (failed, waiting, matching nothing), this fills in the plain ones.
@@ -290,7 +282,7 @@ json intent_to_body(const pb::Intent& in, const std::string& id, const pb::NodeS
           {"priority", p ? p->priority() : 0},
           {"executionTime", p ? p->execution_time_ns() : 0},
           {"state", original_state_number(in.state())},
-          {"stateName", state_name(in.state())},
+          {"stateName", cli::intent_state_name(in.state())},
           {"reason", reason},
           {"policyGeneration", in.policy_generation()},
           {"matchedTasks", in.matched_tasks()},

@@ -23,6 +23,7 @@ require_bpf("BPF maps, bpffs pins")
 try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError:
@@ -34,6 +35,21 @@ if not CHROMIUM or not DRIVER:
     sys.exit(77)
 
 failures = []
+
+
+def settled(fn):
+    """fn() once the page holds still: it re-renders its tables on every change event, so an
+    element found a moment ago may be gone; look it up again."""
+    for _ in range(50):
+        try:
+            return fn()
+        except StaleElementReferenceException:
+            time.sleep(0.1)
+    return fn()
+
+
+def click(find):
+    return settled(lambda: find().click())
 
 
 def check(ok, what):
@@ -56,7 +72,7 @@ try:
               f"--user-data-dir={profile}", "--window-size=1400,1000"):
         opts.add_argument(a)
     browser = webdriver.Chrome(service=Service(executable_path=DRIVER), options=opts)
-    wait = WebDriverWait(browser, 30, poll_frequency=0.2)
+    wait = WebDriverWait(browser, 30, poll_frequency=0.2, ignored_exceptions=[StaleElementReferenceException])
     q = lambda css: browser.find_element(By.CSS_SELECTOR, css)  # noqa: E731
     qs = lambda css: browser.find_elements(By.CSS_SELECTOR, css)  # noqa: E731
 
@@ -88,37 +104,36 @@ try:
     q("#save").click()
     wait.until(lambda b: not q("#form-panel").is_displayed())
     wait.until(lambda b: any(r.get_attribute("data-state") == "Applied" for r in qs("#intents tbody tr")))
-    row = [r for r in qs("#intents tbody tr") if r.get_attribute("data-state") == "Applied"][0]
-    check("Applied" in row.text and "read back from the pinned map" in row.text,
-          f"the intent turns Applied with its reason: {row.text!r}")
+    row = settled(lambda: [r.text for r in qs("#intents tbody tr") if r.get_attribute("data-state") == "Applied"][0])
+    check("Applied" in row and "read back from the pinned map" in row, f"the intent turns Applied with its reason: {row!r}")
     wait.until(lambda b: {int(r.get_attribute("data-tid")) for r in qs("#tasks tbody tr[data-tid]")} >= set(env.engines))
-    task_rows = {int(r.get_attribute("data-tid")): r.text for r in qs("#tasks tbody tr[data-tid]")}
+    wait.until(lambda b: "yes" in q(f"#tasks tbody tr[data-tid='{env.engines[-1]}']").text)
+    task_rows = settled(lambda: {int(r.get_attribute("data-tid")): r.text for r in qs("#tasks tbody tr[data-tid]")})
     check(all("EngineCore" in task_rows[t] and "yes" in task_rows[t] for t in env.engines)
           and env.threads["api_server"] not in task_rows, f"the task view shows the matched threads in the map: {task_rows}")
-    policy_rows = qs("#policies tbody tr[data-id]")
-    check(len(policy_rows) == 1 and "^EngineCore(_DP[0-9]+)?$" in policy_rows[0].text and "2000000" in policy_rows[0].text,
+    policy_text = settled(lambda: [r.text for r in qs("#policies tbody tr[data-id]")])
+    check(len(policy_text) == 1 and "^EngineCore(_DP[0-9]+)?$" in policy_text[0] and "2000000" in policy_text[0],
           "Saved Node Policies lists it")
-    [r for r in qs("#tasks tbody tr[data-tid]") if int(r.get_attribute("data-tid")) == env.engines[0]][0] \
-        .find_element(By.TAG_NAME, "button").click()
+    click(lambda: q(f"#tasks tbody tr[data-tid='{env.engines[0]}'] button"))
     wait.until(lambda b: q("#lineage").is_displayed() and "EngineCore" in q("#lineage").text)
     check(f"tid {env.engines[0]}" in q("#lineage").text and "exact-tid" in q("#lineage").text,
           f"lineage of the thread: {q('#lineage').text!r}")
     browser.save_screenshot(os.path.join(SHOTS, "2-intent-applied-tasks.png"))
 
     # Edit: the form comes back filled in.
-    policy_rows[0].find_element(By.CSS_SELECTOR, "button.edit").click()
+    click(lambda: q("#policies tbody tr[data-id] button.edit"))
     check(q("#policy-form").find_element(By.NAME, "commandRegex").get_attribute("value") == "^EngineCore(_DP[0-9]+)?$",
           "Edit opens the form with the policy's fields")
     q("#cancel").click()
 
     # Delete, through the confirmation dialog; Cancel first keeps it.
-    policy_rows[0].find_element(By.CSS_SELECTOR, "button.delete").click()
+    click(lambda: q("#policies tbody tr[data-id] button.delete"))
     wait.until(lambda b: q("#confirm").is_displayed())
     browser.save_screenshot(os.path.join(SHOTS, "3-delete-confirm.png"))
     q("#confirm button[value=cancel]").click()
     time.sleep(0.5)
     check(len(qs("#policies tbody tr[data-id]")) == 1, "Cancel in the dialog keeps the policy")
-    qs("#policies tbody tr[data-id]")[0].find_element(By.CSS_SELECTOR, "button.delete").click()
+    click(lambda: q("#policies tbody tr[data-id] button.delete"))
     wait.until(lambda b: q("#confirm").is_displayed())
     q("#confirm-ok").click()
     wait.until(lambda b: len(qs("#policies tbody tr[data-id]")) == 0 and len(qs("#intents tbody tr[data-id]")) == 0)
