@@ -1,4 +1,4 @@
-# The Debian package: `cpack --config build/CPackConfig.cmake` (or scripts/package) writes
+# The Debian package: `cd build && cpack` (or cpack --config build/CPackConfig.cmake -B DIR) writes
 # claim2core_<version>_amd64.deb from the install rules (cmake/install.cmake). Depends comes
 # from dpkg-shlibdeps (libbpf1 from bookworm-backports, gRPC, protobuf, yaml-cpp, ...); the
 # maintainer scripts (packaging/debian) create /var/lib/claim2core and enable nothing.
@@ -17,5 +17,5 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS "libbpf1 (>= 1:1.4)")
 set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${PROJECT_SOURCE_DIR}/packaging/debian/postinst ${PROJECT_SOURCE_DIR}/packaging/debian/postrm)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
-set(CPACK_OUTPUT_FILE_PREFIX ${CMAKE_BINARY_DIR}/package)
+set(CPACK_STRIP_FILES ON)  # debug info stays in the build tree
 include(CPack)

@@ -10,3 +10,12 @@ if(TARGET claim2cored AND TARGET claim2core AND TARGET c2c-fake-vllm AND TARGET 
   set_tests_properties(install.staged_demo PROPERTIES TIMEOUT 120 RESOURCE_LOCK c2c_system_install
                        SKIP_REGULAR_EXPRESSION "^SKIP:")
 endif()
+
+# Issue 17 item 2: the Debian package, installed on this machine with dpkg and purged (~15 s).
+# It changes the machine's dpkg database and /usr, so it has the label `package` and
+# scripts/test leaves it out unless asked: scripts/test -L package.
+if(TARGET claim2cored AND TARGET claim2core)
+  add_test(NAME package.deb_install_purge COMMAND ${CMAKE_CURRENT_LIST_DIR}/package_test.sh ${CMAKE_BINARY_DIR})
+  set_tests_properties(package.deb_install_purge PROPERTIES LABELS package TIMEOUT 300 RUN_SERIAL TRUE
+                       RESOURCE_LOCK c2c_system_install SKIP_REGULAR_EXPRESSION "^SKIP:")
+endif()
