@@ -88,7 +88,9 @@ void Metrics::advance_to(prometheus::Counter& c, double n) {
 
 std::string Metrics::text() const {
   std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, registry_->Collect());
+  auto families = registry_->Collect();
+  for (auto& f : process_->Collect()) families.push_back(std::move(f));
+  prometheus::TextSerializer().Serialize(out, families);
   return out.str();
 }
 
@@ -98,6 +100,7 @@ std::string Metrics::expose(const std::string& address) {
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(address);
     exposer_->RegisterCollectable(registry_);
+    exposer_->RegisterCollectable(process_);
     return "";
   } catch (const std::exception& e) {
     return std::string("metrics endpoint ") + address + ": " + e.what();

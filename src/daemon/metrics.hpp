@@ -11,6 +11,8 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "daemon/process_metrics.hpp"
+
 namespace prometheus {
 class Exposer;
 }
@@ -54,6 +56,7 @@ class Metrics {
   static void advance_to(prometheus::Counter& c, double n);
 
   std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<ProcessCollector> process_ = std::make_shared<ProcessCollector>();
   std::unique_ptr<prometheus::Exposer> exposer_;
   prometheus::Histogram& apply_latency_;
   prometheus::Gauge& desired_;
