@@ -42,6 +42,8 @@ install(FILES ${PROJECT_SOURCE_DIR}/deploy/claim2cored.yaml DESTINATION ${C2C_IN
         RENAME claim2cored.yaml.example COMPONENT runtime)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/deploy/kubernetes/ DESTINATION ${C2C_INSTALL_DATADIR}/kubernetes
         COMPONENT runtime FILES_MATCHING PATTERN "*.yaml" PATTERN "*.json")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/deploy/monitoring/ DESTINATION ${C2C_INSTALL_DATADIR}/monitoring
+        COMPONENT runtime FILES_MATCHING PATTERN "*.yaml" PATTERN "*.json")
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/policies/ DESTINATION ${C2C_INSTALL_DATADIR}/examples/policies
         COMPONENT runtime FILES_MATCHING PATTERN "*.yaml")
 
