@@ -1,6 +1,8 @@
 // claim2core: the command-line entry point. Each part of the product registers its subcommands.
 #include <CLI/CLI.hpp>
 
+#include "c2c_version.hpp"
+#include "cli/completion.hpp"
 #include "cli/replay_command.hpp"
 #ifdef C2C_HAVE_DAEMON_CLIENT
 #include "cli/daemon_commands.hpp"
@@ -15,6 +17,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"claim2core: from DRA claims to per-task scheduling policy, verified"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("claim2core ") + c2c::kVersionString);
   app.footer(
       "Exit status: 0 ok; 1 an RPC or server error (gRPC status code and the daemon's message), a Failed\n"
       "intent, explain of a TID without an entry, or an invariant violation (replay); 2 usage or invalid\n"
@@ -32,6 +35,7 @@ int main(int argc, char** argv) {
 #ifdef C2C_HAVE_REPORT
   c2c::report::add_cli(app, exit_code);  // fuzz/report; linked in by fuzz/report/CMakeLists.txt
 #endif
+  c2c::cli::add_completion_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -71,7 +71,7 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
   if (!root.IsMap()) fail("(root)", "must be a mapping of fields");
   only(root, "", {"node_name", "socket", "allowed_uids", "state_dir", "pin_root", "policy_map_max_entries",
                   "task_discovery", "rescan_interval", "readback_interval", "watch_queue", "max_message_bytes",
-                  "max_connections", "log_level", "scheduler", "scheduler_object", "tcp", "metrics"});
+                  "max_connections", "log_level", "scheduler", "scheduler_object", "bpf_dir", "tcp", "metrics"});
   if (auto n = root["node_name"]) {
     c.node_name = scalar(n, "node_name");
     if (c.node_name.size() > 253) fail("node_name", "longer than 253 characters");
@@ -121,6 +121,7 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
       fail("scheduler", "must be auto (load it where sched_ext exists) or off");
   }
   if (auto n = root["scheduler_object"]) c.scheduler_object = path_field(n, "scheduler_object");
+  if (auto n = root["bpf_dir"]) c.bpf_dir = path_field(n, "bpf_dir");
   if (auto t = root["tcp"]) {
     if (!t.IsMap()) fail("tcp", "must be a mapping (address, cert, key, client_ca)");
     only(t, "tcp.", {"address", "cert", "key", "client_ca"});
@@ -241,6 +242,7 @@ std::vector<std::string> restart_only_changes(const DaemonConfig& a, const Daemo
   if (a.max_message_bytes != b.max_message_bytes) out.emplace_back("max_message_bytes");
   if (a.max_connections != b.max_connections) out.emplace_back("max_connections");
   if (a.scheduler != b.scheduler || a.scheduler_object != b.scheduler_object) out.emplace_back("scheduler");
+  if (a.bpf_dir != b.bpf_dir) out.emplace_back("bpf_dir");
   if (!(a.tcp.address == b.tcp.address && a.tcp.cert == b.tcp.cert && a.tcp.key == b.tcp.key &&
         a.tcp.client_ca == b.tcp.client_ca))
     out.emplace_back("tcp");

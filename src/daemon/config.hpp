@@ -46,6 +46,7 @@ struct DaemonConfig {
   std::string log_level = "info";
   SchedulerMode scheduler = SchedulerMode::Auto;
   std::string scheduler_object;                  // empty: claim2core.bpf.o from the BPF dirs
+  std::string bpf_dir;                           // empty: <exe>/../lib/claim2core (host/bpf_object_path)
   TcpConfig tcp;
   std::string metrics_address;                   // empty: no metrics endpoint
   bool metrics_allow_non_loopback = false;

@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "c2c_version.hpp"
 #include "daemon/config.hpp"
+#include "host/bpf_object_path.hpp"
 #include "daemon/engine.hpp"
 #include "daemon/exclusive.hpp"
 #include "daemon/logging.hpp"
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
   using namespace c2c::daemon;
   CLI::App app{"claim2cored: keeps the pinned per-task policy maps in step with policies, claims and tasks"};
   Flags f;
+  app.set_version_flag("--version", std::string("claim2cored ") + c2c::kVersionString);
   app.add_option("-c,--config", f.config, std::string("YAML config file (default ") + kDefaultConfig + " if present)");
   app.add_option("--node-name", f.node_name, "node name (default: the host name)");
   app.add_option("--socket", f.socket, "Unix socket path");
@@ -118,6 +121,7 @@ int main(int argc, char** argv) {
     spdlog::critical("startup refused: {}", err);
     return 1;
   }
+  c2c::host::set_bpf_object_dir_override(cfg.bpf_dir);  // before anything opens a BPF object
 
   Metrics metrics;
   if (!cfg.metrics_address.empty()) {
@@ -170,6 +174,7 @@ int main(int argc, char** argv) {
     cfg.policy_map_max_entries = keep.policy_map_max_entries;
     cfg.scheduler = keep.scheduler;
     cfg.scheduler_object = keep.scheduler_object;
+    cfg.bpf_dir = keep.bpf_dir;
     cfg.metrics_allow_non_loopback = keep.metrics_allow_non_loopback;
     spdlog::info("SIGHUP: configuration reloaded (log_level {}, rescan {} ms, readback {} ms)", cfg.log_level,
                  cfg.rescan_interval_ns / 1'000'000, cfg.readback_interval_ns / 1'000'000);

@@ -1,6 +1,11 @@
 #include "daemon/metrics.hpp"
 
 #include <prometheus/exposer.h>
+#include <prometheus/text_serializer.h>
+
+#include <sstream>
+
+#include "c2c_version.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -37,13 +42,13 @@ Metrics::Metrics()
                        .Name("claim2core_invariant_violations_total")
                        .Help("Invariant violations found by the core's checks, by invariant id")
                        .Register(*registry_)),
-      identity_mismatches_(BuildGauge()
-                               .Name("claim2core_identity_mismatches")
+      identity_mismatches_(BuildCounter()
+                               .Name("claim2core_identity_mismatches_total")
                                .Help("Scheduler lookups whose (tid, start) did not match the entry (stats map, INV-2)")
                                .Register(*registry_)
                                .Add({})),
-      scheduler_(&BuildGauge()
-                      .Name("claim2core_scheduler_counter")
+      scheduler_(&BuildCounter()
+                      .Name("claim2core_scheduler_events_total")
                       .Help("The sched_ext scheduler's counters (stats map, all CPUs): boost_expired, "
                             "boost_budget_exhausted (INV-8), starvation_rescues, cpumask_rejections (INV-6), "
                             "migrations; oracle_cpu_outside, oracle_stale_identity, oracle_past_lease (must stay 0)")
@@ -68,6 +73,25 @@ Metrics::Metrics()
                          .Add({})) {
   for (const char* inv : {"INV-1", "INV-2", "INV-3", "INV-4", "INV-5", "INV-6", "INV-7", "INV-8"})
     violations_->Add({{"invariant", inv}});
+  // The Prometheus build_info convention: constant 1, the version in a label.
+  BuildGauge()
+      .Name("claim2core_build_info")
+      .Help("claim2cored's version (value always 1)")
+      .Register(*registry_)
+      .Add({{"version", kVersionString}})
+      .Set(1);
+}
+
+void Metrics::advance_to(prometheus::Counter& c, double n) {
+  if (n > c.Value()) c.Increment(n - c.Value());
+}
+
+std::string Metrics::text() const {
+  std::ostringstream out;
+  auto families = registry_->Collect();
+  for (auto& f : process_->Collect()) families.push_back(std::move(f));
+  prometheus::TextSerializer().Serialize(out, families);
+  return out.str();
 }
 
 Metrics::~Metrics() = default;
@@ -76,6 +100,7 @@ std::string Metrics::expose(const std::string& address) {
   try {
     exposer_ = std::make_unique<prometheus::Exposer>(address);
     exposer_->RegisterCollectable(registry_);
+    exposer_->RegisterCollectable(process_);
     return "";
   } catch (const std::exception& e) {
     return std::string("metrics endpoint ") + address + ": " + e.what();

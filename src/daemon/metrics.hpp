@@ -11,6 +11,8 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "daemon/process_metrics.hpp"
+
 namespace prometheus {
 class Exposer;
 }
@@ -32,9 +34,12 @@ class Metrics {
   void add_drift(double n) { drift_.Increment(n); }
   void set_drift_now(double n) { drift_now_.Set(n); }
   void violation(const std::string& inv) { violations_->Add({{"invariant", inv}}).Increment(); }
-  void set_identity_mismatches(double n) { identity_mismatches_.Set(n); }
+  // The stats map's monotonic sums are exported as counters (promtool: a sum that only grows is a
+  // counter named _total): each call advances the counter to the sum read; a smaller sum (the
+  // stats map was recreated) leaves it, as a counter never goes down within one process.
+  void set_identity_mismatches(double n) { advance_to(identity_mismatches_, n); }
   // The scheduler's own counters (stats map, summed over CPUs), by name.
-  void set_scheduler_counter(const std::string& name, double n) { scheduler_->Add({{"counter", name}}).Set(n); }
+  void set_scheduler_counter(const std::string& name, double n) { advance_to(scheduler_->Add({{"counter", name}}), n); }
   void rpc(const std::string& method, const std::string& code) {
     rpcs_->Add({{"method", method}, {"code", code}}).Increment();
   }
@@ -44,9 +49,14 @@ class Metrics {
   void watcher_dropped() { watchers_dropped_.Increment(); }
   void pin_restored() { pins_restored_.Increment(); }
   prometheus::Registry& registry() { return *registry_; }
+  // The exposition text of the registry (what /metrics serves), for tests.
+  std::string text() const;
 
  private:
+  static void advance_to(prometheus::Counter& c, double n);
+
   std::shared_ptr<prometheus::Registry> registry_;
+  std::shared_ptr<ProcessCollector> process_ = std::make_shared<ProcessCollector>();
   std::unique_ptr<prometheus::Exposer> exposer_;
   prometheus::Histogram& apply_latency_;
   prometheus::Gauge& desired_;
@@ -54,8 +64,8 @@ class Metrics {
   prometheus::Counter& drift_;
   prometheus::Gauge& drift_now_;
   prometheus::Family<prometheus::Counter>* violations_;
-  prometheus::Gauge& identity_mismatches_;
-  prometheus::Family<prometheus::Gauge>* scheduler_;
+  prometheus::Counter& identity_mismatches_;
+  prometheus::Family<prometheus::Counter>* scheduler_;
   prometheus::Family<prometheus::Counter>* rpcs_;
   prometheus::Family<prometheus::Gauge>* intents_;
   prometheus::Counter& rescans_;

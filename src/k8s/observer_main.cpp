@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "c2c_version.hpp"
 #include "k8s/observer.hpp"
 #if C2C_OBSERVER_FEED
 #include "k8s/feed.hpp"
@@ -41,6 +42,7 @@ class JsonLines : public c2c::k8s::BindingListener {
 
 int main(int argc, char** argv) {
   CLI::App app{"claim2core-observer: ResourceClaim/ResourceSlice/Pod list+watch -> binding changes (JSON lines)"};
+  app.set_version_flag("--version", std::string("claim2core-observer ") + c2c::kVersionString);
   std::string node = std::getenv("NODE_NAME") ? std::getenv("NODE_NAME") : "";
   std::string kubeconfig = std::getenv("KUBECONFIG") ? std::getenv("KUBECONFIG") : "";
   std::string context;

@@ -11,15 +11,16 @@
 #include <cstdlib>
 #include <cstring>
 
-#ifndef C2C_POLICY_MAPS_OBJ_DEFAULT
-#define C2C_POLICY_MAPS_OBJ_DEFAULT "policy_maps.bpf.o"
-#endif
+#include "host/bpf_object_path.hpp"
 
 namespace c2c::mirror {
 
 std::string default_maps_object() {
   if (const char* env = std::getenv("C2C_POLICY_MAPS_OBJ"); env != nullptr && *env != '\0') return env;
-  return C2C_POLICY_MAPS_OBJ_DEFAULT;
+  // Not found: the bare name, so the open error names the object (and find_bpf_object's list
+  // of places tried is in the daemon's startup error through the mirror's message).
+  if (auto p = host::find_bpf_object("policy_maps")) return p->string();
+  return "policy_maps.bpf.o";
 }
 
 UniqueFd::~UniqueFd() {

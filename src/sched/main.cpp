@@ -14,6 +14,8 @@
 #include <bpf/libbpf.h>
 #include <nlohmann/json.hpp>
 
+#include "c2c_version.hpp"
+#include "host/bpf_object_path.hpp"
 #include "sched/loader.hpp"
 
 namespace {
@@ -29,9 +31,9 @@ int libbpf_to_stderr(enum libbpf_print_level level, const char* fmt, va_list arg
 int main(int argc, char** argv) {
   CLI::App app{"claim2core sched_ext scheduler loader"};
   c2c::sched::LoaderOptions opts;
-#ifdef C2C_SCHED_DEFAULT_OBJECT
-  opts.object_path = C2C_SCHED_DEFAULT_OBJECT;
-#endif
+  // Default: claim2core.bpf.o from the installed BPF directory (or the build tree it runs from).
+  if (auto p = c2c::host::find_bpf_object("claim2core")) opts.object_path = p->string();
+  app.set_version_flag("--version", std::string("c2c-sched ") + c2c::kVersionString);
   double duration = 0;
   double stats_every = 0;
   bool stats = false;

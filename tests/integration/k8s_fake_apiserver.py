@@ -28,7 +28,7 @@ RESOURCES = {
     "/apis/resource.k8s.io/v1/resourceclaims": ("resourceclaims", "resource.k8s.io/v1", "ResourceClaimList"),
     "/apis/resource.k8s.io/v1/resourceslices": ("resourceslices", "resource.k8s.io/v1", "ResourceSliceList"),
     "/api/v1/pods": ("pods", "v1", "PodList"),
-    # The policy CRDs (deploy/kubernetes/crd-*.yaml), cluster-scoped.
+    # The policy CRDs (deploy/kubernetes/base/crd-*.yaml), cluster-scoped.
     "/apis/scheduling.gthulhu.io/v1alpha1/draexecutionpolicies":
         ("draexecutionpolicies", "scheduling.gthulhu.io/v1alpha1", "DRAExecutionPolicyList"),
     "/apis/scheduling.gthulhu.io/v1alpha1/nodeschedulingpolicies":

@@ -343,6 +343,20 @@ TEST(DaemonConfig, ReloadNamesRestartOnlyFields) {
   EXPECT_EQ(restart_only_changes(a, b), (std::vector<std::string>{"socket", "tcp"}));
 }
 
+// bpf_dir (issue 17): the directory searched first for the BPF objects; absolute, restart-only.
+TEST(DaemonConfig, BpfDirIsAnAbsolutePathThatNeedsARestart) {
+  DaemonConfig c;
+  FieldError err;
+  ASSERT_TRUE(parse_config("bpf_dir: /opt/claim2core/lib\n", &c, &err)) << err.message;
+  EXPECT_EQ(c.bpf_dir, "/opt/claim2core/lib");
+  DaemonConfig keep;
+  keep.bpf_dir = "/kept";
+  EXPECT_FALSE(parse_config("bpf_dir: lib/claim2core\n", &keep, &err));
+  EXPECT_EQ(err.field, "bpf_dir");
+  EXPECT_EQ(keep.bpf_dir, "/kept") << "a refused config leaves the old one";
+  EXPECT_EQ(restart_only_changes(DaemonConfig{}, c), (std::vector<std::string>{"bpf_dir"}));
+}
+
 TEST(DaemonWatchers, ASlowWatcherIsDroppedAndOthersKeepTheirEvents) {
   WatcherSet set;
   auto slow = set.subscribe(2);
