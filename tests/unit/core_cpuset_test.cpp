@@ -36,5 +36,21 @@ TEST(CpuSet, SetAlgebra) {
   EXPECT_TRUE(CpuSet{}.empty());
 }
 
+// Every 64-bit word takes part in the algebra (issue #12: no test used a CPU above 15, so a bug in
+// the upper words was invisible): the word boundaries and CPU 255.
+TEST(CpuSet, SetAlgebraCoversEveryWord) {
+  const CpuSet edges = CpuSet::of({0, 63, 64, 127, 128, 191, 192, 255});
+  const CpuSet all = CpuSet::range(0, 255);
+  EXPECT_EQ(edges & all, edges);
+  EXPECT_EQ(all & edges, edges);
+  EXPECT_EQ((edges | CpuSet{}), edges);
+  EXPECT_EQ((edges & CpuSet::range(192, 255)), CpuSet::of({192, 255}));
+  EXPECT_EQ((CpuSet::range(60, 67) & CpuSet::range(64, 200)), CpuSet::range(64, 67));
+  EXPECT_TRUE(CpuSet::of({255}).subset_of(edges));
+  EXPECT_FALSE(CpuSet::of({254}).subset_of(edges));
+  EXPECT_EQ(edges.count(), 8u);
+  EXPECT_EQ(edges.to_string(), "0,63-64,127-128,191-192,255");
+}
+
 }  // namespace
 }  // namespace c2c
