@@ -1,5 +1,7 @@
 """Shared set-up checks of the Python integration tests (imported from the scripts' directory)."""
 import os
+import shutil
+import signal
 import subprocess
 import sys
 
@@ -20,3 +22,17 @@ def require_bpf(why_root):
     if reason:
         print(f"SKIP: {reason}")
         sys.exit(77)
+
+
+def stop_processes(procs, *dirs):
+    """SIGTERM each live process (last started first), kill it after 10 s, then remove the dirs."""
+    for p in reversed([p for p in procs if p is not None]):
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    for d in dirs:
+        shutil.rmtree(d, ignore_errors=True)

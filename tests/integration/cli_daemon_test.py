@@ -14,7 +14,6 @@ import json
 import re
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ import time
 
 import yaml
 
-from c2c_it import require_bpf
+from c2c_it import require_bpf, stop_processes
 
 SRC, CLI, DAEMON, FAKE = sys.argv[1:5]
 require_bpf("BPF maps, bpffs pins")
@@ -59,16 +58,7 @@ def digest():
 
 
 def cleanup():
-    for p in reversed(procs):
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-    shutil.rmtree(pin_root, ignore_errors=True)
-    shutil.rmtree(work, ignore_errors=True)
+    stop_processes(procs, pin_root, work)
 
 
 try:

@@ -9,14 +9,13 @@ usage: cli_mtls_test.py CLAIM2CORE CLAIM2CORED
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-from c2c_it import require_bpf
+from c2c_it import require_bpf, stop_processes
 
 CLI, DAEMON = sys.argv[1:3]
 require_bpf("the daemon pins BPF maps")
@@ -93,15 +92,7 @@ try:
     check(r.returncode == 2 and "--cacert: required with --server" in r.stderr,
           f"--server without TLS files: exit {r.returncode} {r.stderr.strip()}")
 finally:
-    if daemon and daemon.poll() is None:
-        daemon.send_signal(signal.SIGTERM)
-        try:
-            daemon.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            daemon.kill()
-            daemon.wait()
-    shutil.rmtree(pin_root, ignore_errors=True)
-    shutil.rmtree(work, ignore_errors=True)
+    stop_processes([daemon], pin_root, work)
 
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

@@ -5,12 +5,12 @@ daemon or gateway is never touched. Tokens: "admin" (every permission), "reader"
 import http.client
 import json
 import os
-import shutil
-import signal
 import socket
 import subprocess
 import tempfile
 import time
+
+from c2c_it import stop_processes
 
 NODE = "dgx-spark-gb10"  # the seed's node name, so its curl example applies as is
 TOKENS = {
@@ -99,13 +99,4 @@ class RestEnv:
         return r.status, parsed, {k.lower(): v for k, v in r.getheaders()}
 
     def stop(self):
-        for p in reversed(self.procs):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
-        shutil.rmtree(self.pin_root, ignore_errors=True)
-        shutil.rmtree(self.work, ignore_errors=True)
+        stop_processes(self.procs, self.pin_root, self.work)
