@@ -246,13 +246,12 @@ struct Handlers {
       // A claim this node never saw leaves nothing behind: there is no entry to remove and no
       // allocation a tombstone could stop (the observer delivers a claim's versions in order).
       if (hw == s.claim_high_water.end()) return ignored("claim " + ev.uid + " was never allocated on this node");
-      auto tomb = s.claim_tombstones.find(ev.uid);
-      if (tomb != s.claim_tombstones.end() && ev.generation <= tomb->second)
-        return ignored("claim " + ev.uid + " is already deallocated (generation " + std::to_string(tomb->second) + ")");
+      if (s.claim_tombstones.count(ev.uid) && ev.generation <= hw->second)
+        return ignored("claim " + ev.uid + " is already deallocated (generation " + std::to_string(hw->second) + ")");
       // Known but not re-listed since a restart (or deallocated again at a newer generation): the
       // tombstone keeps its last allocation from coming back (INV-3).
       hw->second = std::max(hw->second, ev.generation);
-      s.claim_tombstones[ev.uid] = hw->second;
+      s.claim_tombstones.insert(ev.uid);
       ApplyResult r;
       r.message = "claim " + ev.uid + " not allocated; tombstone recorded at generation " + std::to_string(hw->second);
       return r;
@@ -265,7 +264,7 @@ struct Handlers {
     if (auto it = s.pods_by_claim.find(ev.uid); it != s.pods_by_claim.end())
       pods_hit.insert(it->second.begin(), it->second.end());
     hw->second = std::max({hw->second, ev.generation, live->second.claim.generation});
-    s.claim_tombstones[ev.uid] = hw->second;
+    s.claim_tombstones.insert(ev.uid);
     s.claims.erase(live);
     ApplyResult r;
     auto affected = s.tasks_of_pods(pods_hit);

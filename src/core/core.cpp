@@ -195,7 +195,9 @@ std::string CoreImpl::digest() const {
   o << '\n';
   put_sorted(o, claim_high_water, [&](int64_t g) { o << g; });
   o << "tombstones\n";
-  put_sorted(o, claim_tombstones, [&](int64_t g) { o << g; });
+  std::vector<std::string> tombstones(claim_tombstones.begin(), claim_tombstones.end());
+  std::sort(tombstones.begin(), tombstones.end());
+  for (const auto& uid : tombstones) o << uid << '\n';
   put_sorted(o, policy_high_water, [&](int64_t g) { o << g; });
   put_sorted(o, claims, [&](const ClaimState& c) {
     o << c.claim.generation << ' ' << c.claim.node << ' ' << c.epoch;

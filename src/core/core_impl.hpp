@@ -93,7 +93,7 @@ class CoreImpl {
   // at. Only the second is a tombstone: a claim that was live before a restart and is re-listed at
   // its unchanged generation is live again (INV-7 completeness); a deallocated one is not (INV-3).
   std::unordered_map<std::string, int64_t> claim_high_water;   // uid -> highest generation seen
-  std::unordered_map<std::string, int64_t> claim_tombstones;   // uid -> generation it was deallocated at
+  std::unordered_set<std::string> claim_tombstones;  // deallocated at their high-water generation
 
   // ---- observed state (lost on DaemonRestart) ----
   bool loading = false;

@@ -75,11 +75,11 @@ int64_t preview_generation(const P& p, const P* existing) {
 // A policy that matches nothing often names the wrong field: stock vLLM's EngineCore threads are
 // all called "VLLM::EngineCor" (setproctitle cuts the comm to 15 bytes) while the process title
 // reads "VLLM::EngineCore_DP0". Say what the node's nearest candidates look like.
-void add_did_you_mean(const CoreImpl& s, const NodeSchedulingPolicy& p, std::vector<std::string>& warnings) {
+void add_did_you_mean(const CoreImpl& s, const NodePolicyState& st, std::vector<std::string>& warnings) {
+  const NodeSchedulingPolicy& p = st.policy;
   const std::string key = "NodeSchedulingPolicy/" + p.name;
-  auto hint = [&](const std::string& pattern, const auto& other_index, const char* field, const char* noun,
-                  const char* other_field, const char* other_noun) {
-    auto re = compile_regex(pattern);
+  auto hint = [&](const std::shared_ptr<const RE2>& re, const std::string& pattern, const auto& other_index,
+                  const char* field, const char* noun, const char* other_field, const char* other_noun) {
     if (!re) return;
     size_t n = 0;
     std::string example;
@@ -93,8 +93,8 @@ void add_did_you_mean(const CoreImpl& s, const NodeSchedulingPolicy& p, std::vec
                        " thread(s) have a " + other_noun + " that does (e.g. '" + example + "'): did you mean " +
                        other_field + "?");
   };
-  hint(p.command_regex, s.tids_by_title, "commandRegex", "comm", "processRegex", "process title");
-  hint(p.process_regex, s.tids_by_comm, "processRegex", "process title", "commandRegex", "comm");
+  hint(st.regex.comm, p.command_regex, s.tids_by_title, "commandRegex", "comm", "processRegex", "process title");
+  hint(st.regex.title, p.process_regex, s.tids_by_comm, "processRegex", "process title", "commandRegex", "comm");
 }
 
 PreviewResult invalid_preview(PolicyKind kind, const std::string& name, const FieldError& e) {
@@ -132,7 +132,7 @@ PreviewResult preview_node(const CoreImpl& s, const NodeSchedulingPolicy& p) {
   const int64_t generation =
       preview_generation(p, stored == s.node_policies.end() ? nullptr : &stored->second.policy);
   auto r = preview_with(s, PolicyKind::Node, p.name, generation, ov, s.node_selected(p));
-  if (r.matched.empty()) add_did_you_mean(s, p, r.warnings);
+  if (r.matched.empty()) add_did_you_mean(s, st, r.warnings);
   return r;
 }
 
