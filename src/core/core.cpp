@@ -22,6 +22,16 @@ ApplyResult Core::apply(const Event& e) { return impl_->apply(e); }
 PreviewResult Core::preview(const DraExecutionPolicy& p) const { return preview_dra(*impl_, p); }
 PreviewResult Core::preview(const NodeSchedulingPolicy& p) const { return preview_node(*impl_, p); }
 Plan Core::plan() const { return impl_->plan(); }
+Plan Core::take_plan_delta() { return impl_->plan(); }
+std::optional<Nanos> Core::next_deadline() const {
+  std::optional<Nanos> next;
+  for (const auto& [tid, e] : impl_->desired) {
+    if (!(e.value.flags & kFlagBoost) || e.value.boost_until == 0) continue;
+    Nanos renew = e.value.boost_until - e.value.max_boost / 2;
+    if (!next || renew < *next) next = renew;
+  }
+  return next;
+}
 std::vector<Violation> Core::check() const { return impl_->check(); }
 std::optional<Lineage> Core::explain(uint32_t tid) const { return impl_->lineage(tid); }
 uint64_t Core::generation() const { return impl_->generation; }

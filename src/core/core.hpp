@@ -88,6 +88,14 @@ class Core {
   PreviewResult preview(const DraExecutionPolicy& p) const;
   PreviewResult preview(const NodeSchedulingPolicy& p) const;
   Plan plan() const;                                  // full reconcile: desired vs actual
+  // Incremental reconcile (spec/state-machine.md, "Reconcile"): the ops for the TIDs whose desired
+  // or actual entry changed since the last call, then forgets them. Equal to plan() restricted to
+  // those TIDs, so a caller that writes every op it is given keeps the map equal to the desired
+  // table without a full plan per turn. (Interim implementation: the full plan.)
+  Plan take_plan_delta();
+  // The earliest boottime at which TimeAdvance has work to do (a boost lease reaching half-life,
+  // when it is renewed), if any: the daemon arms one timer from it.
+  std::optional<Nanos> next_deadline() const;
   std::vector<Violation> check() const;               // INV-1..INV-8 over the state and actual
   StepContext step_context(const Event& e) const;     // call before apply(e)
   std::vector<Violation> check_step(const StepContext& before, const ApplyResult& r) const;
