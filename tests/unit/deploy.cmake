@@ -3,3 +3,9 @@
 # annotations, mount propagation, requests and a node-agent rolling update (issue 17).
 add_test(NAME deploy.kustomize_render COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/deploy_kustomize_test.py
                                               ${PROJECT_SOURCE_DIR})
+
+# Every rendered manifest against the Kubernetes OpenAPI schemas (npm kubernetes-models, locked in
+# tools/k8s-validate; scripts/setup installs it), the policy examples against their CRD schemas.
+add_test(NAME deploy.schemas COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/deploy_schema_test.py
+                                     ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/deploy_schemas)
+set_tests_properties(deploy.schemas PROPERTIES LABELS unit TIMEOUT 120 SKIP_RETURN_CODE 77)
