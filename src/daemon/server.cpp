@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "daemon/health_reflection.hpp"
+
 namespace c2c::daemon {
 namespace {
 
@@ -34,6 +36,7 @@ bool read_pem(const std::string& path, const char* field, std::string* out, std:
 std::unique_ptr<Server> Server::start(const DaemonConfig& cfg, Engine& engine, Metrics& metrics, std::string* err) {
   std::unique_ptr<Server> s(new Server());
   grpc::EnableDefaultHealthCheckService(true);
+  register_health_descriptor();  // so reflection can describe grpc.health.v1.Health, not only list it
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   s->service_ = std::make_unique<Service>(engine, metrics, cfg.max_message_bytes);
   grpc::ServerBuilder b;
