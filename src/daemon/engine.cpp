@@ -17,6 +17,7 @@
 #include "host/bpf_object_path.hpp"
 #include "host/topology.hpp"
 #include "mirror/abi.hpp"
+#include "sched/enforcing.hpp"
 #include "sched/loader.hpp"
 #include "sched/stats.hpp"
 
@@ -245,7 +246,7 @@ SchedulerStatus Engine::scheduler_status() const {
       s.exit_reason = sched::exit_kind_name(ex->kind) + ": " + ex->reason + (ex->msg.empty() ? "" : " (" + ex->msg + ")");
       s.message = "the scheduler exited (" + s.exit_reason + "): the maps are kept current but not enforced";
     } else {
-      s.enforcing = s.state == "enabled";
+      s.enforcing = sched::scheduler_enforcing(s.state, sched::scx_root_ops(), true);
     }
   }
   return s;
@@ -576,9 +577,11 @@ void Engine::readback() {
     for (const auto& c : sched::kStatCounters)  // identity_mismatches has its own gauge (above)
       if (c.field != &c2c_stats::identity_mismatches)
         metrics_.set_scheduler_counter(c.name, static_cast<double>(stats.*c.field));
+    metrics_.set_scheduler_latency(sched::latency_buckets(stats));
   } catch (const std::exception& e) {
     spdlog::debug("stats map: {}", e.what());
   }
+  metrics_.set_scheduler_enforcing(scheduler_status().enforcing);
   std::vector<std::string> now;
   for (const auto& v : core_.check()) {
     metrics_.violation(v.invariant);

@@ -70,7 +70,13 @@ Metrics::Metrics()
                          .Name("claim2core_pins_restored_total")
                          .Help("Pinned maps found deleted or replaced under the daemon and pinned again")
                          .Register(*registry_)
-                         .Add({})) {
+                         .Add({})),
+      enforcing_(BuildGauge()
+                     .Name("claim2core_scheduler_enforcing")
+                     .Help("1 while the claim2core sched_ext scheduler is attached and the kernel's root scheduler "
+                           "(/sys/kernel/sched_ext/state enabled, root/ops claim2core), else 0: maps kept, not enforced")
+                     .Register(*registry_)
+                     .Add({})) {
   for (const char* inv : {"INV-1", "INV-2", "INV-3", "INV-4", "INV-5", "INV-6", "INV-7", "INV-8"})
     violations_->Add({{"invariant", inv}});
   // The Prometheus build_info convention: constant 1, the version in a label.
@@ -90,6 +96,7 @@ std::string Metrics::text() const {
   std::ostringstream out;
   auto families = registry_->Collect();
   for (auto& f : process_->Collect()) families.push_back(std::move(f));
+  for (auto& f : latency_->Collect()) families.push_back(std::move(f));
   prometheus::TextSerializer().Serialize(out, families);
   return out.str();
 }
@@ -101,6 +108,7 @@ std::string Metrics::expose(const std::string& address) {
     exposer_ = std::make_unique<prometheus::Exposer>(address);
     exposer_->RegisterCollectable(registry_);
     exposer_->RegisterCollectable(process_);
+    exposer_->RegisterCollectable(latency_);
     return "";
   } catch (const std::exception& e) {
     return std::string("metrics endpoint ") + address + ": " + e.what();

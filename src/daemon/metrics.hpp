@@ -12,6 +12,7 @@
 #include <prometheus/registry.h>
 
 #include "daemon/process_metrics.hpp"
+#include "daemon/scheduler_latency.hpp"
 
 namespace prometheus {
 class Exposer;
@@ -40,6 +41,10 @@ class Metrics {
   void set_identity_mismatches(double n) { advance_to(identity_mismatches_, n); }
   // The scheduler's own counters (stats map, summed over CPUs), by name.
   void set_scheduler_counter(const std::string& name, double n) { advance_to(scheduler_->Add({{"counter", name}}), n); }
+  // 1 while the claim2core sched_ext scheduler is attached and the kernel's root scheduler
+  // (sched::scheduler_enforcing), 0 otherwise: the maps are then kept current but not enforced.
+  void set_scheduler_enforcing(bool on) { enforcing_.Set(on ? 1.0 : 0.0); }
+  void set_scheduler_latency(sched::LatencyBuckets h) { latency_->set(std::move(h)); }
   void rpc(const std::string& method, const std::string& code) {
     rpcs_->Add({{"method", method}, {"code", code}}).Increment();
   }
@@ -57,6 +62,7 @@ class Metrics {
 
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<ProcessCollector> process_ = std::make_shared<ProcessCollector>();
+  std::shared_ptr<SchedulerLatencyCollector> latency_ = std::make_shared<SchedulerLatencyCollector>();
   std::unique_ptr<prometheus::Exposer> exposer_;
   prometheus::Histogram& apply_latency_;
   prometheus::Gauge& desired_;
@@ -72,6 +78,7 @@ class Metrics {
   prometheus::Counter& persists_;
   prometheus::Counter& watchers_dropped_;
   prometheus::Counter& pins_restored_;
+  prometheus::Gauge& enforcing_;
 };
 
 }  // namespace c2c::daemon

@@ -2,6 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+#include <limits>
+
 namespace c2c::sched {
 
 c2c_stats sum_stats(std::span<const c2c_stats> per_cpu) {
@@ -33,6 +36,19 @@ uint64_t latency_quantile_us(const c2c_stats& s, double q) {
     if (seen >= rank) return uint64_t{1} << (i + 1);
   }
   return uint64_t{1} << C2C_LAT_BUCKETS;
+}
+
+LatencyBuckets latency_buckets(const c2c_stats& s) {
+  LatencyBuckets h;
+  for (unsigned i = 0; i < C2C_LAT_BUCKETS; ++i) {
+    const bool last = i + 1 == C2C_LAT_BUCKETS;
+    h.count += s.latency_hist[i];
+    h.upper_bounds_s.push_back(last ? std::numeric_limits<double>::infinity() : std::ldexp(1.0, static_cast<int>(i) + 1) * 1e-6);
+    h.cumulative.push_back(h.count);
+    const double lower_s = i == 0 ? 0.0 : std::ldexp(1.0, static_cast<int>(i)) * 1e-6;
+    h.sum_lower_bound_s += static_cast<double>(s.latency_hist[i]) * lower_s;
+  }
+  return h;
 }
 
 std::string class_name(uint32_t cls) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <linux/types.h>
 
@@ -42,6 +43,18 @@ uint64_t latency_quantile_us(const c2c_stats& s, double q);
 
 // Total latency samples in the histogram.
 uint64_t latency_samples(const c2c_stats& s);
+
+// The latency histogram as Prometheus histogram buckets (claim2core_scheduler_latency_seconds):
+// bucket i's upper bound is 2^(i+1) us in seconds, the last (the BPF side's catch-all) is +Inf;
+// counts are cumulative. The BPF side keeps counts only, so the sum is the sum of each sample's
+// bucket lower bound (0 for bucket 0, 2^i us otherwise): a lower bound of the true sum.
+struct LatencyBuckets {
+  std::vector<double> upper_bounds_s;
+  std::vector<uint64_t> cumulative;
+  uint64_t count = 0;
+  double sum_lower_bound_s = 0;
+};
+LatencyBuckets latency_buckets(const c2c_stats& s);
 
 // One-line JSON object with every counter, named after the ABI fields, plus p50/p99 bounds.
 std::string stats_json(const c2c_stats& s);

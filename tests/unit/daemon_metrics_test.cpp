@@ -29,6 +29,32 @@ TEST(DaemonMetrics, StatsMapSumsAreCountersThatNeverGoDown) {
   EXPECT_FALSE(has(t, "claim2core_scheduler_counter")) << t;
 }
 
+TEST(DaemonMetrics, SchedulerEnforcingIsAGaugeZeroUntilSet) {
+  Metrics m;
+  EXPECT_TRUE(has(m.text(), "# TYPE claim2core_scheduler_enforcing gauge"));
+  EXPECT_TRUE(has(m.text(), "claim2core_scheduler_enforcing 0\n")) << m.text();
+  m.set_scheduler_enforcing(true);
+  EXPECT_TRUE(has(m.text(), "claim2core_scheduler_enforcing 1\n")) << m.text();
+  m.set_scheduler_enforcing(false);
+  EXPECT_TRUE(has(m.text(), "claim2core_scheduler_enforcing 0\n")) << m.text();
+}
+
+TEST(DaemonMetrics, SchedulerLatencyIsAHistogramOnceTheStatsMapWasRead) {
+  Metrics m;
+  EXPECT_FALSE(has(m.text(), "claim2core_scheduler_latency_seconds")) << "no stats read yet: absent, not zero";
+  c2c_stats s{};
+  s.latency_hist[0] = 3;
+  s.latency_hist[4] = 2;  // [16, 32) us
+  m.set_scheduler_latency(sched::latency_buckets(s));
+  const std::string t = m.text();
+  EXPECT_TRUE(has(t, "# TYPE claim2core_scheduler_latency_seconds histogram")) << t;
+  EXPECT_TRUE(has(t, "claim2core_scheduler_latency_seconds_bucket{le=\"2e-06\"} 3")) << t;
+  EXPECT_TRUE(has(t, "claim2core_scheduler_latency_seconds_bucket{le=\"3.2e-05\"} 5")) << t;
+  EXPECT_TRUE(has(t, "claim2core_scheduler_latency_seconds_bucket{le=\"+Inf\"} 5")) << t;
+  EXPECT_TRUE(has(t, "claim2core_scheduler_latency_seconds_count 5")) << t;
+  EXPECT_TRUE(has(t, "claim2core_scheduler_latency_seconds_sum 3.2e-05")) << t;  // 2 * 16 us
+}
+
 TEST(DaemonMetrics, BuildInfoCarriesTheVersion) {
   const std::string t = Metrics().text();
   EXPECT_TRUE(has(t, "# TYPE claim2core_build_info gauge")) << t;
