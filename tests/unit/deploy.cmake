@@ -9,3 +9,8 @@ add_test(NAME deploy.kustomize_render COMMAND /usr/bin/python3 ${CMAKE_CURRENT_L
 add_test(NAME deploy.schemas COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/deploy_schema_test.py
                                      ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/deploy_schemas)
 set_tests_properties(deploy.schemas PROPERTIES LABELS unit TIMEOUT 120 SKIP_RETURN_CODE 77)
+
+# The Grafana dashboard: only metrics claim2cored exports, every query valid PromQL (promtool).
+add_test(NAME deploy.dashboard COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/deploy_dashboard_test.py
+                                       ${PROJECT_SOURCE_DIR})
+set_tests_properties(deploy.dashboard PROPERTIES LABELS unit TIMEOUT 60)
