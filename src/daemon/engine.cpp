@@ -1,3 +1,4 @@
+#include "daemon/event_log.hpp"
 #include "daemon/engine.hpp"
 
 #include <spdlog/spdlog.h>
@@ -74,7 +75,7 @@ ApplyResult Engine::apply(const Event& e) {
   if (in_commands_ && !before_batch_) before_batch_.emplace(Snapshot{core_, durable_, intents_});
   ApplyResult r = core_.apply(e);
   if (r.status == ApplyResult::Status::Applied && (!r.changed_tids.empty() || !is_host_or_internal(e))) {
-    changes_.push_back(Change{event_kind(e), r.changed_tids});
+    changes_.push_back(Change{event_kind(e), r.changed_tids, event_fields(e)});
     if (!std::holds_alternative<TimeAdvance>(e)) turn_changed_ = true;
   }
   if (r.status == ApplyResult::Status::Invalid && is_host_or_internal(e))
@@ -615,8 +616,12 @@ void Engine::publish_changes() {
     bool same = b < intents_before_.size() && key(intents_before_[b]) == key(in) && intents_before_[b] == in;
     if (!same) changed.push_back(in);
   }
+  // Committed by now (a refused batch was rolled back and cleared): one log line per change and
+  // per intent transition.
+  for (const auto& c : changes_) emit(change_record(c.log_fields, reported_generation(), c.tids.size()));
+  for (const auto& r : intent_records(intents_before_, after)) emit(r);
   if (changes_.empty() && changed.empty()) return;
-  if (changes_.empty()) changes_.push_back(Change{"intent", {}});
+  if (changes_.empty()) changes_.push_back(Change{"intent", {}, {}});
   for (size_t i = 0; i < changes_.size(); ++i) {
     claim2core::v1::ChangeEvent ev;
     ev.set_node_generation(reported_generation());

@@ -149,6 +149,7 @@ class Engine {
   struct Change {
     std::string kind;
     std::vector<uint32_t> tids;
+    std::vector<std::pair<std::string, std::string>> log_fields;  // event_log.hpp: the event's names
   };
   std::vector<Change> changes_;
   std::deque<Event> pending_host_;  // polled task events not applied yet (oldest first)

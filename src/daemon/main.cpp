@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <future>
+#include <memory>
 
 #include "c2c_version.hpp"
 #include "daemon/config.hpp"
@@ -14,6 +16,7 @@
 #include "daemon/exclusive.hpp"
 #include "daemon/logging.hpp"
 #include "daemon/metrics.hpp"
+#include "daemon/sd_notify.hpp"
 #include "daemon/server.hpp"
 #include "daemon/signals.hpp"
 
@@ -144,6 +147,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   spdlog::info("ready");
+  notify_ready("serving on " + cfg.socket);
+  // The watchdog's proof of life: a no-op command that the engine's loop runs and answers.
+  auto watchdog = std::make_unique<Watchdog>(watchdog_period(), [&engine](std::chrono::milliseconds timeout) {
+    auto done = std::make_shared<std::promise<void>>();
+    auto answered = done->get_future();
+    if (!engine->submit(Command{[](Engine&) { return false; }, [done](Engine&) { done->set_value(); }})) return false;
+    return answered.wait_for(timeout) == std::future_status::ready;
+  });
 
   while (true) {
     Signal s = wait_signal();
@@ -180,6 +191,8 @@ int main(int argc, char** argv) {
                  cfg.rescan_interval_ns / 1'000'000, cfg.readback_interval_ns / 1'000'000);
   }
   spdlog::info("SIGTERM: draining (no new connections, queued commands finish, state is persisted)");
+  notify_stopping("draining");
+  watchdog.reset();  // before the engine goes: its probe submits to the engine
   server->stop_accepting();
   engine->drain();
   server->shutdown();

@@ -14,3 +14,13 @@ if(TARGET claim2cored)
                    ${CMAKE_CURRENT_BINARY_DIR}/health_reflection)
   set_tests_properties(daemon.health_reflection PROPERTIES TIMEOUT 60 SKIP_RETURN_CODE 77)
 endif()
+
+# sd_notify READY/WATCHDOG/STOPPING, journal fields and zoned logfmt lines (issue 17), with stand-in
+# sockets for NOTIFY_SOCKET and journald (a private mount namespace; ~6 s).
+if(TARGET claim2cored AND TARGET claim2core AND TARGET c2c-fake-vllm)
+  add_test(NAME daemon.systemd_protocols
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/daemon_systemd_test.py $<TARGET_FILE:claim2cored>
+                   $<TARGET_FILE:claim2core> $<TARGET_FILE:c2c-fake-vllm> ${PROJECT_SOURCE_DIR}
+                   ${CMAKE_CURRENT_BINARY_DIR}/daemon_systemd)
+  set_tests_properties(daemon.systemd_protocols PROPERTIES TIMEOUT 120 SKIP_RETURN_CODE 77)
+endif()
