@@ -19,3 +19,14 @@ if(TARGET claim2cored AND TARGET claim2core)
   set_tests_properties(package.deb_install_purge PROPERTIES LABELS package TIMEOUT 300 RUN_SERIAL TRUE
                        RESOURCE_LOCK c2c_system_install SKIP_REGULAR_EXPRESSION "^SKIP:")
 endif()
+
+# Issue 17 item 3: the OCI image, built with buildah from scratch out of the package's files and
+# run with podman as the DaemonSet runs it (~20 s; it adds the image to podman's store), label
+# `package` like the .deb test: scripts/test -L package.
+if(TARGET claim2cored AND TARGET claim2core AND TARGET claim2core-observer AND TARGET c2c-fake-vllm)
+  add_test(NAME package.image_build_run
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/image_test.sh ${CMAKE_BINARY_DIR} ${PROJECT_SOURCE_DIR}
+                   $<TARGET_FILE:claim2core> $<TARGET_FILE:c2c-fake-vllm>)
+  set_tests_properties(package.image_build_run PROPERTIES LABELS package TIMEOUT 300 RUN_SERIAL TRUE
+                       SKIP_REGULAR_EXPRESSION "^SKIP:")
+endif()
