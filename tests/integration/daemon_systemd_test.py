@@ -4,8 +4,8 @@ private mount namespace, so the host's /run is untouched). The daemon must send 
 serves, WATCHDOG=1 every half WATCHDOG_USEC while its loop turns and STOPPING=1 on SIGTERM; with
 JOURNAL_STREAM naming its stderr, every line goes to the journal, and the accepted change and the
 intent transitions of an applied policy carry POLICY, GENERATION, TASKS and ENTRIES as journal
-fields. Without it (a container log) the same records are logfmt lines whose timestamps carry a
-zone offset. A JOURNAL_STREAM naming another file must not switch to the journal (seeded).
+fields. With a JOURNAL_STREAM naming another file (seeded: inherited, stale) the lines stay on
+stderr as in a container log: logfmt records whose timestamps carry a zone offset.
 
   daemon_systemd_test.py <claim2cored> <claim2core> <c2c-fake-vllm> <source dir> <work dir>
 """
@@ -25,13 +25,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from c2c_it import require_bpf, stop_processes  # noqa: E402
 
 POLICY = os.path.join(SRC, "examples", "policies", "vllm-enginecore.yaml")
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "unit"))
+from check_lines import check, finish  # noqa: E402
 
 
 def datagram_socket(path):
@@ -177,13 +172,13 @@ def main():
             if line.strip() == "ready":
                 break
         under_systemd(fake)
-        # Seeded: JOURNAL_STREAM inherited from somewhere else (another inode) is not this stderr.
+        # Seeded: a JOURNAL_STREAM inherited from somewhere else (another inode) is not this
+        # stderr, so the lines must stay there, as in a container log.
         log = container_log("1:1")
-        zoned = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d \S+ ", re.M)
-        check(bool(zoned.search(log)), "a stale JOURNAL_STREAM leaves the lines on stderr, zoned timestamps")
-        log = container_log(None)
+        zoned = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d \S+ ")
         lines = log.splitlines()
-        check(lines and all(zoned.match(l) for l in lines if l.strip()), "every stderr line starts with a zoned timestamp")
+        check(bool(lines) and all(zoned.match(l) for l in lines if l.strip()),
+              "with a stale JOURNAL_STREAM every line stays on stderr and starts with a zoned timestamp")
         change = [l for l in lines if "change accepted" in l and "policy=NodeSchedulingPolicy/vllm-enginecore" in l]
         check(bool(change) and re.search(r" generation=\d+ ", change[0]) and " tasks=" in change[0],
               "the accepted change is one logfmt line with policy, generation, tasks")
@@ -195,10 +190,7 @@ def main():
     finally:
         fake.kill()
         fake.wait()
-    if failures:
-        print(f"{len(failures)} failures")
-        sys.exit(1)
-    print("ok: sd_notify, watchdog, journal fields and zoned logfmt lines")
+    finish("ok: sd_notify, watchdog, journal fields and zoned logfmt lines")
 
 
 if __name__ == "__main__":

@@ -19,13 +19,8 @@ import tempfile
 
 SRC = sys.argv[1]
 DASHBOARD = os.path.join(SRC, "deploy", "monitoring", "claim2core-dashboard.json")
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_lines import check, finish  # noqa: E402
 
 
 def exported_metrics():
@@ -146,6 +141,4 @@ if pt is not None:
     check(pt == [], "promtool parses every query" + ("" if not pt else f": {pt[0]}"))
 used = {n for _, e in queries(dash) for n in metric_names(e)}
 print(f"{len(used)} metrics used: {', '.join(sorted(used))}")
-if failures:
-    print(f"{len(failures)} failures")
-    sys.exit(1)
+finish()
