@@ -1,4 +1,3 @@
-#include "daemon/event_log.hpp"
 #include "daemon/engine.hpp"
 
 #include <spdlog/spdlog.h>
@@ -14,6 +13,7 @@
 #include <map>
 
 #include "api/convert.hpp"
+#include "daemon/event_log.hpp"
 #include "daemon/generation_guard.hpp"
 #include "host/bpf_object_path.hpp"
 #include "host/topology.hpp"

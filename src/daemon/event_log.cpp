@@ -4,6 +4,8 @@
 
 #include <cctype>
 #include <map>
+#include <type_traits>
+#include <variant>
 
 #include "daemon/logging.hpp"
 
