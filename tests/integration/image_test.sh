@@ -25,7 +25,9 @@ PIN=/sys/fs/bpf/c2c-image-test-$$
 NAME=c2c-image-test-$$
 FAKE_PID=""
 cleanup() {
-  podman rm -f -t 0 "$NAME" "$NAME-seeded" >/dev/null 2>&1 || true
+  # One name per call: podman rm stops at the first name that does not exist. The daemon goes
+  # before its pins (it would pin them again).
+  for c in "$NAME" "$NAME-seeded"; do podman rm -f -t 0 "$c" >/dev/null 2>&1 || true; done
   podman rmi -f localhost/claim2core:seeded-missing-lib >/dev/null 2>&1 || true
   [ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null && wait "$FAKE_PID" 2>/dev/null
   rm -rf "$WORK" "$PIN"
