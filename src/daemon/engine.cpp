@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <unordered_set>
 
 #include "api/convert.hpp"
 #include "daemon/event_log.hpp"
@@ -74,6 +75,7 @@ int64_t Engine::now_unix_ms() const {
 ApplyResult Engine::apply(const Event& e) {
   if (in_commands_ && !before_batch_) before_batch_.emplace(Snapshot{core_, durable_, intents_});
   ApplyResult r = core_.apply(e);
+  dirty_.insert(dirty_.end(), r.changed_tids.begin(), r.changed_tids.end());
   if (r.status == ApplyResult::Status::Applied && (!r.changed_tids.empty() || !is_host_or_internal(e))) {
     changes_.push_back(Change{event_kind(e), r.changed_tids, event_fields(e)});
     if (!std::holds_alternative<TimeAdvance>(e)) turn_changed_ = true;
@@ -144,7 +146,11 @@ bool Engine::startup(std::string* err) {
   }
   maps_ = std::move(maps.value());
   map_io_ = std::make_unique<mirror::KernelPolicyMap>(maps_->policy_fd(), maps_->policy_max_entries());
-  applier_ = std::make_unique<mirror::Applier>(*map_io_);
+  // One attempt per write: a failed key goes to retry_ (backoff on the loop's timer), so the
+  // applier never sleeps on the loop thread.
+  mirror::ApplyOptions ao;
+  ao.retry.max_attempts = 1;
+  applier_ = std::make_unique<mirror::Applier>(*map_io_, ao);
   start_scheduler();
 
   // The event stream is opened before the snapshot, so no task slips between the two.
@@ -189,6 +195,7 @@ bool Engine::startup(std::string* err) {
   next_readback_ns_ = now + cfg_.readback_interval_ns;
   reconcile();
   changes_.clear();
+  for (const auto& v : core_.check()) last_violations_.push_back(v.invariant + ": " + v.message);
   persist();
   if (!persist_error_.empty()) {
     *err = "writing the durable state: " + persist_error_;
@@ -294,17 +301,21 @@ void Engine::reload(const DaemonConfig& cfg) {
                  [](Engine&) {}});
 }
 
+// One timer for everything the loop waits on by time: the read-back, the rescan, the core's next
+// deadline (a boost lease at half-life, renewed by TimeAdvance: spec/state-machine.md, "Boost
+// leases") and the first due retry. O(1) here (the core keeps its deadlines); the timerfd is set
+// only when the time changes.
 void Engine::arm_timer() {
   uint64_t next = next_readback_ns_;
   if (feed_->mode() != TaskDiscovery::Off) next = std::min(next, next_rescan_ns_);
-  // Boost leases are renewed at half-life by TimeAdvance (spec/state-machine.md, "Boost leases").
-  next_renewal_ns_ = UINT64_MAX;
-  for (const auto& [tid, e] : core_.desired())
-    if ((e.value.flags & kFlagBoost) && e.value.boost_until > 0)
-      next_renewal_ns_ = std::min(next_renewal_ns_, e.value.boost_until - e.value.max_boost / 2);
+  auto deadline = core_.next_deadline();
+  next_renewal_ns_ = deadline ? static_cast<uint64_t>(*deadline) : UINT64_MAX;
   next = std::min(next, next_renewal_ns_);
-  itimerspec its{};
+  if (auto r = retry_.next_due()) next = std::min(next, *r);
   if (next == 0) next = 1;
+  if (next == armed_ns_) return;
+  armed_ns_ = next;
+  itimerspec its{};
   its.it_value.tv_sec = static_cast<time_t>(next / 1'000'000'000ull);
   its.it_value.tv_nsec = static_cast<long>(next % 1'000'000'000ull);
   timerfd_settime(timerfd_, TFD_TIMER_ABSTIME, &its, nullptr);
@@ -327,6 +338,7 @@ void Engine::run() {
         uint64_t expirations = 0;
         [[maybe_unused]] auto r = read(timerfd_, &expirations, sizeof expirations);
         timer = true;
+        armed_ns_ = 0;  // expired: the next arm_timer() sets it again
       }
     }
     turn(commands || !pending_host_.empty(), events, timer);
@@ -410,7 +422,8 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     ++done;
   }
   if (now >= next_readback_ns_) readback();
-  if (turn_changed_ || now >= next_renewal_ns_) {
+  bool retry_due = retry_.next_due() && *retry_.next_due() <= now;
+  if (turn_changed_ || now >= next_renewal_ns_ || retry_due || !dirty_.empty()) {
     advance_time();
     reconcile();
     cover_generation();
@@ -473,35 +486,67 @@ void Engine::refresh_preview_waits() {
   }
 }
 
+// The op that makes the map hold what the core wants for `tid` now, if any (a queued retry is
+// rebuilt from the current tables, so it never writes a value that has since changed).
+std::optional<PlanOp> Engine::retry_op(uint32_t tid) const {
+  const auto& desired = core_.desired();
+  const auto& actual = core_.actual();
+  auto d = desired.find(tid);
+  auto a = actual.find(tid);
+  if (d != desired.end()) {
+    if (a != actual.end() && a->second == d->second.value) return std::nullopt;
+    return PlanOp{a == actual.end() ? PlanOp::Kind::Add : PlanOp::Kind::Update, tid, d->second.value, "retry"};
+  }
+  if (a != actual.end()) return PlanOp{PlanOp::Kind::Delete, tid, a->second, "retry"};
+  return std::nullopt;
+}
+
+// Incremental (spec/daemon.md, "Incremental reconcile"): the ops the core yields for what
+// changed since the last call (take_plan_delta), plus the queued retries that are due; the
+// intents' counts follow the TIDs touched. The full plan runs only in readback().
 void Engine::reconcile() {
   refresh_preview_waits();
-  Plan plan = core_.plan();
+  const uint64_t now = boottime_ns();
+  Plan plan = core_.take_plan_delta();
+  if (!retry_.empty()) {
+    std::unordered_set<uint32_t> in_plan;
+    for (const auto& op : plan.ops) in_plan.insert(op.tid);
+    for (uint32_t tid : retry_.due(now)) {
+      if (in_plan.count(tid)) continue;
+      if (auto op = retry_op(tid))
+        plan.ops.push_back(std::move(*op));
+      else
+        retry_.resolved(tid);
+    }
+  }
+  for (const auto& op : plan.ops) dirty_.push_back(op.tid);
   bool open_intents = intents_.count(IntentState::Pending) + intents_.count(IntentState::Sent) +
                           intents_.count(IntentState::Failed) > 0;
-  auto facts_of = [&](const mirror::ApplyReport* rep) {
-    std::map<PolicyId, PolicyApplyFacts> f;
-    const auto& desired = core_.desired();
-    const auto& actual = core_.actual();
-    for (const auto& [tid, e] : desired) {
-      auto& x = f[{e.origin->kind, e.origin->policy}];
-      ++x.matched;
-      auto it = actual.find(tid);
-      if (it != actual.end() && it->second == e.value) ++x.in_map;
-    }
+  // The counts after this turn's changes (and after the write, below).
+  auto settle = [&] {
+    bool moved = recount_;
+    if (recount_) facts_.recount(core_);
+    else moved = facts_.update(core_, dirty_);
+    recount_ = false;
+    dirty_.clear();
+    return moved;
+  };
+  auto with_failures = [&](const mirror::ApplyReport* rep) {
+    auto f = facts_.facts();
     if (rep)
       for (const auto& op : rep->ops) {
         if (op.success()) continue;
-        auto it = desired.find(op.tid);
-        if (it == desired.end()) continue;
+        auto it = core_.desired().find(op.tid);
+        if (it == core_.desired().end() || !it->second.origin) continue;
         auto& x = f[{it->second.origin->kind, it->second.origin->policy}];
         if (x.failure.empty()) x.failure = mirror::describe(op);
       }
     return f;
   };
   if (plan.ops.empty()) {
-    if (open_intents) {
+    if (settle() || open_intents) {
       intents_.sent(now_unix_ms());
-      intents_.applied(facts_of(nullptr), true, "", now_unix_ms());
+      intents_.applied(with_failures(nullptr), retry_.empty(), retry_.empty() ? "" : last_apply_error_, now_unix_ms());
     }
     return;
   }
@@ -509,25 +554,39 @@ void Engine::reconcile() {
   if (auto e = lease_->cover(core_.generation()); !e.empty()) {
     if (e != last_lease_error_) spdlog::error("generation lease: {} (nothing written: INV-4)", e);
     last_lease_error_ = e;
-    intents_.applied(facts_of(nullptr), false, "generation lease: " + e, now_unix_ms());
+    last_apply_error_ = "generation lease: " + e;
+    for (const auto& op : plan.ops) retry_.failed(op.tid, now);  // written once the lease extends
+    settle();
+    intents_.applied(with_failures(nullptr), false, "generation lease: " + e, now_unix_ms());
     return;
   }
   auto t0 = std::chrono::steady_clock::now();
   auto report = applier_->apply(plan);
   metrics_.observe_apply(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  for (const auto& op : report.ops) {
+    if (op.success() || op.state == mirror::OpState::Skipped) retry_.resolved(op.tid);
+    else retry_.failed(op.tid, now);
+  }
   std::string error;
-  if (report.ok()) {
+  if (report.ok() && retry_.empty()) {
     core_.apply(BpfSynced{});
     last_apply_error_.clear();
   } else {
-    error = !report.error.empty() ? report.error : std::to_string(report.failed) + " of " +
-                                                       std::to_string(report.ops.size()) + " map operations failed";
-    if (error != last_apply_error_) spdlog::warn("apply: {}", error);
-    last_apply_error_ = error;
-    // The map is the truth now: read it back so the next plan retries exactly what is missing.
-    if (auto actual = applier_->read_actual(); actual) core_.apply(BpfObserved{actual->entries});
+    if (!report.ok()) {
+      error = !report.error.empty() ? report.error : std::to_string(report.failed) + " of " +
+                                                         std::to_string(report.ops.size()) + " map operations failed";
+      if (error != last_apply_error_) spdlog::warn("apply: {} (retried with backoff)", error);
+      last_apply_error_ = error;
+    }
+    // Some keys are still owed (failed now or queued): BpfSynced would claim them written, so the
+    // map is read back instead; retry_ writes the rest when due.
+    if (auto actual = applier_->read_actual(); actual) {
+      core_.apply(BpfObserved{actual->entries});
+      recount_ = true;
+    }
   }
-  intents_.applied(facts_of(&report), report.ok(), error, now_unix_ms());
+  settle();
+  intents_.applied(with_failures(&report), report.ok(), error, now_unix_ms());
 }
 
 // Kernel state that vanished (spec/daemon.md, "Kernel state that vanishes or lingers"): a pin
@@ -569,6 +628,7 @@ void Engine::readback() {
       metrics_.add_drift(static_cast<double>(drift));
       spdlog::warn("policy map drifted from what was written ({} entries): re-observing and fixing (INV-5)", drift);
       core_.apply(BpfObserved{r->entries});
+      recount_ = true;
       turn_changed_ = true;  // the plan must run now to repair it
     }
   }
@@ -583,6 +643,15 @@ void Engine::readback() {
     spdlog::debug("stats map: {}", e.what());
   }
   metrics_.set_scheduler_enforcing(scheduler_status().enforcing);
+  // The full plan, as the oracle of the incremental one: anything it finds that the deltas left
+  // out is written now (through the retry queue, due at once) and logged.
+  const uint64_t t = boottime_ns();
+  size_t missed = 0;
+  for (const auto& op : core_.plan().ops) {
+    retry_.failed(op.tid, t - 1'000'000'000ull);  // due now: the backoff is at most 1 s
+    ++missed;
+  }
+  if (missed) spdlog::debug("read-back: the full plan has {} ops outstanding (written now)", missed);
   std::vector<std::string> now;
   for (const auto& v : core_.check()) {
     metrics_.violation(v.invariant);
@@ -667,13 +736,13 @@ void Engine::fill_status(claim2core::v1::StatusResponse* out) {
   out->set_loading(core_.loading());
   out->set_desired_entries(static_cast<uint32_t>(core_.desired_size()));
   out->set_actual_entries(static_cast<uint32_t>(core_.actual().size()));
-  out->set_pending_ops(static_cast<uint32_t>(core_.plan().ops.size()));
+  out->set_pending_ops(static_cast<uint32_t>(retry_.size()));  // the deltas write the rest each turn
   auto s = scheduler_status();
   out->set_scheduler_enforcing(s.enforcing);
   out->set_scheduler_state(s.state);
   out->set_scheduler_exit_reason(s.exit_reason);
   out->set_scheduler_message(s.message);
-  for (const auto& v : core_.check()) out->add_violations(v.invariant + ": " + v.message);
+  for (const auto& v : last_violations_) out->add_violations(v);  // from the last read-back
   out->set_state_digest(core_.digest());
   out->set_pin_root(cfg_.pin_root);
   out->set_durable_generation(lease_->durable());

@@ -24,6 +24,8 @@
 #include "daemon/host_feed.hpp"
 #include "daemon/intents.hpp"
 #include "daemon/metrics.hpp"
+#include "daemon/policy_facts.hpp"
+#include "daemon/retry_queue.hpp"
 #include "daemon/watchers.hpp"
 #include "mirror/apply.hpp"
 #include "mirror/generation_store.hpp"
@@ -98,6 +100,7 @@ class Engine {
   void commit_batch();
   void cover_generation();
   void arm_timer();
+  std::optional<PlanOp> retry_op(uint32_t tid) const;
   uint64_t boottime_ns() const;
   void advance_time();
   void publish_changes();
@@ -136,6 +139,14 @@ class Engine {
   std::optional<Snapshot> before_batch_;
   bool in_commands_ = false;
   uint64_t next_rescan_ns_ = 0, next_readback_ns_ = 0, next_renewal_ns_ = UINT64_MAX;
+  uint64_t armed_ns_ = 0;  // what the timerfd is set to (re-armed only when it changes)
+  // Incremental reconcile (spec/daemon.md, "Incremental reconcile"): the TIDs this turn changed
+  // (changed_tids of every apply, ops written), the per-policy counts kept from them, and the
+  // writes to retry. recount_ asks for a full recount (the actual table was re-observed).
+  std::vector<uint32_t> dirty_;
+  PolicyFacts facts_;
+  bool recount_ = true;
+  RetryQueue retry_{mirror::RetryPolicy{1, std::chrono::milliseconds(1), std::chrono::seconds(1)}};
   bool turn_changed_ = false;  // an input changed the core in this turn
   std::vector<uint32_t> violations_seen_;  // count of violations by INV id last turn (log once)
   std::vector<std::string> last_violations_;

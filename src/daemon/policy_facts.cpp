@@ -1,0 +1,66 @@
+#include "daemon/policy_facts.hpp"
+
+namespace c2c::daemon {
+
+uint32_t PolicyFacts::index_of(const PolicyId& id) {
+  auto [it, fresh] = index_.emplace(id, static_cast<uint32_t>(policies_.size()));
+  if (fresh) {
+    policies_.push_back(id);
+    counts_.emplace_back();
+  }
+  return it->second;
+}
+
+void PolicyFacts::add(uint32_t tid, const Core& core) {
+  const auto& desired = core.desired();
+  auto d = desired.find(tid);
+  if (d == desired.end() || !d->second.origin) return;
+  Slot s;
+  s.policy = index_of({d->second.origin->kind, d->second.origin->policy});
+  auto a = core.actual().find(tid);
+  s.in_map = a != core.actual().end() && a->second == d->second.value;
+  auto& c = counts_[s.policy];
+  ++c.matched;
+  if (s.in_map) ++c.in_map;
+  slots_.emplace(tid, s);
+}
+
+void PolicyFacts::remove(uint32_t tid) {
+  auto it = slots_.find(tid);
+  if (it == slots_.end()) return;
+  auto& c = counts_[it->second.policy];
+  --c.matched;
+  if (it->second.in_map) --c.in_map;
+  slots_.erase(it);
+}
+
+void PolicyFacts::recount(const Core& core) {
+  slots_.clear();
+  for (auto& c : counts_) c = PolicyApplyFacts{};
+  for (const auto& [tid, e] : core.desired()) add(tid, core);
+}
+
+bool PolicyFacts::update(const Core& core, const std::vector<uint32_t>& tids) {
+  bool moved = false;
+  for (uint32_t tid : tids) {
+    auto before = slots_.find(tid);
+    std::optional<Slot> old;
+    if (before != slots_.end()) old = before->second;
+    remove(tid);
+    add(tid, core);
+    auto after = slots_.find(tid);
+    bool now = after != slots_.end();
+    if (now != old.has_value() || (now && (after->second.policy != old->policy || after->second.in_map != old->in_map)))
+      moved = true;
+  }
+  return moved;
+}
+
+std::map<PolicyId, PolicyApplyFacts> PolicyFacts::facts() const {
+  std::map<PolicyId, PolicyApplyFacts> out;
+  for (size_t i = 0; i < policies_.size(); ++i)
+    if (counts_[i].matched > 0) out.emplace(policies_[i], counts_[i]);
+  return out;
+}
+
+}  // namespace c2c::daemon
