@@ -7,3 +7,11 @@ if(TARGET claim2cored)
   add_dependencies(daemon_latency_bench claim2cored)
   c2c_warnings(daemon_latency_bench)
 endif()
+# RPC -> map at 1 and 16 concurrent clients, several claim2cored binaries side by side (issue #13):
+#   build/bench/daemon_rpc_latency_bench [--iterations N] build/src/daemon/claim2cored [<old claim2cored>]
+if(TARGET claim2cored)
+  add_executable(daemon_rpc_latency_bench ${CMAKE_CURRENT_LIST_DIR}/daemon_rpc_latency_bench.cpp)
+  target_link_libraries(daemon_rpc_latency_bench PRIVATE c2c_api c2c_mirror)
+  add_dependencies(daemon_rpc_latency_bench claim2cored)
+  c2c_warnings(daemon_rpc_latency_bench)
+endif()

@@ -170,14 +170,18 @@ int main(int argc, char** argv) {
       int count = n == 1 ? iters : std::max(20, iters / 5);
       for (int i = 1; i <= count; ++i) {
         uint64_t slice = 1'000'000 + static_cast<uint64_t>(i % 2) * 1'000'000;
-        auto t0 = Clock::now();
-        // The RPC runs on its own thread while this one polls the map: the entry is written before
-        // the batch's durable write, the reply comes after it.
+        // The RPC runs on its own thread while this one polls the map (the entry is written before
+        // the reply). The clock starts at the call, not at the thread's creation.
+        std::atomic<Clock::rep> started{0};
         Clock::time_point t1;
         std::thread call([&] {
-          upsert(node_policy("bench-" + std::to_string(n), i, "^" + name + "$", slice));
+          auto p = node_policy("bench-" + std::to_string(n), i, "^" + name + "$", slice);
+          started = Clock::now().time_since_epoch().count();
+          upsert(p);
           t1 = Clock::now();
         });
+        while (started == 0) std::this_thread::yield();
+        const auto t0 = Clock::time_point(Clock::duration(started.load()));
         for (uint32_t tid : threads.tids())
           while (!has_slice(fd, tid, slice)) {
             if (Clock::now() - t0 > std::chrono::seconds(5)) {

@@ -1,8 +1,10 @@
 // Commands from gRPC handler threads to the engine's loop thread: a mutex-guarded queue plus an
-// eventfd the loop waits on (epoll). The loop drains everything queued in one go (a batch).
+// eventfd the loop waits on (epoll). The loop drains everything queued in one go (a batch); only
+// the push onto an empty queue writes the eventfd, so a burst of calls costs one wake-up.
 #pragma once
 
-#include <deque>
+#include <atomic>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 #include <vector>
@@ -34,10 +36,12 @@ class CommandQueue {
   bool closed() const;
   int event_fd() const { return efd_; }
   size_t size() const;
+  uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
 
  private:
   mutable std::mutex mu_;
-  std::deque<Command> q_;
+  std::vector<Command> q_;
+  std::atomic<uint64_t> wakeups_{0};
   bool closed_ = false;
   int efd_ = -1;
 };

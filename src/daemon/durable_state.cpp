@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "daemon/durable_write.hpp"
 #include "trace/event_codec.hpp"
 #include "trace/json_reader.hpp"
 #include "trace/policy_codec.hpp"
@@ -155,6 +156,105 @@ void DurableState::delete_pod(const std::string& uid) {
   pods.erase(std::remove_if(pods.begin(), pods.end(), [&](const Pod& p) { return p.uid == uid; }), pods.end());
 }
 
+void apply_change(DurableState& s, const StateChange& c) {
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, PutPolicy>) s.put_policy(x.policy);
+        else if constexpr (std::is_same_v<T, DeletePolicy>) s.delete_policy(x.kind, x.name, x.generation);
+        else if constexpr (std::is_same_v<T, PutClaim>) s.put_claim(x.claim);
+        else if constexpr (std::is_same_v<T, DeleteClaim>) s.delete_claim(x.uid, x.generation);
+        else if constexpr (std::is_same_v<T, PutPod>) s.put_pod(x.pod);
+        else if constexpr (std::is_same_v<T, DeletePod>) s.delete_pod(x.uid);
+        else if constexpr (std::is_same_v<T, AckPreview>) s.preview_acks[{x.kind, x.name}] = x.generation;
+        else {
+          auto key = [](const Intent& i) { return std::make_pair(i.kind, std::cref(i.policy)); };
+          auto it = std::lower_bound(s.intents.begin(), s.intents.end(), x.intent,
+                                     [&](const Intent& a, const Intent& b) { return key(a) < key(b); });
+          if (it != s.intents.end() && key(*it) == key(x.intent)) *it = x.intent;
+          else s.intents.insert(it, x.intent);
+        }
+      },
+      c);
+}
+
+std::string encode_changes(uint64_t seq, const std::vector<StateChange>& changes) {
+  json list = json::array();
+  for (const auto& c : changes)
+    list.push_back(std::visit(
+        [](const auto& x) -> json {
+          using T = std::decay_t<decltype(x)>;
+          if constexpr (std::is_same_v<T, PutPolicy>) return {{"putPolicy", encode_any(x.policy)}};
+          else if constexpr (std::is_same_v<T, DeletePolicy>)
+            return {{"deletePolicy", {{"kind", kind_name(x.kind)}, {"name", x.name}, {"generation", x.generation}}}};
+          else if constexpr (std::is_same_v<T, PutClaim>) return {{"putClaim", encode_inner(ClaimAllocated{x.claim}, "claim")}};
+          else if constexpr (std::is_same_v<T, DeleteClaim>)
+            return {{"deleteClaim", {{"uid", x.uid}, {"generation", x.generation}}}};
+          else if constexpr (std::is_same_v<T, PutPod>) return {{"putPod", encode_inner(PodBound{x.pod}, "pod")}};
+          else if constexpr (std::is_same_v<T, DeletePod>) return {{"deletePod", {{"uid", x.uid}}}};
+          else if constexpr (std::is_same_v<T, AckPreview>)
+            return {{"previewAck", {{"kind", kind_name(x.kind)}, {"name", x.name}, {"generation", x.generation}}}};
+          else return {{"putIntent", encode_intent(x.intent)}};
+        },
+        c));
+  return json{{"seq", seq}, {"changes", std::move(list)}}.dump();
+}
+
+bool decode_changes(const std::string& text, uint64_t* seq, std::vector<StateChange>* out, FieldError* err) {
+  try {
+    json doc = trace::parse_json_strict(text);
+    trace::Reader top(doc, "");
+    top.only({"seq", "changes"});
+    std::vector<StateChange> changes;
+    for (const auto& c : top.array("changes")) {
+      auto policy_kind = [](const trace::Reader& r) {
+        auto k = kind_from(r.str("kind"));
+        if (!k) r.fail("kind", "must be DRAExecutionPolicy or NodeSchedulingPolicy");
+        return *k;
+      };
+      if (!c.raw().is_object() || c.raw().size() != 1) c.fail("", "must be an object with one change");
+      const std::string op = c.raw().begin().key();
+      auto x = c.child(op.c_str());
+      if (op == "putPolicy") {
+        auto any = trace::decode_policy(x.raw(), x.path());
+        changes.push_back(PutPolicy{std::visit([](auto&& p) -> AnyPolicy { return p; }, any)});
+      } else if (op == "deletePolicy") {
+        x.only({"kind", "name", "generation"});
+        changes.push_back(DeletePolicy{policy_kind(x), x.str("name"), x.i64("generation")});
+      } else if (op == "putClaim") {
+        auto e = decode_inner(json{{"v", trace::kTraceVersion}, {"kind", "claim_allocated"}, {"claim", x.raw()}},
+                              "claim", x.path());
+        changes.push_back(PutClaim{std::get<ClaimAllocated>(e).claim});
+      } else if (op == "deleteClaim") {
+        x.only({"uid", "generation"});
+        changes.push_back(DeleteClaim{x.str("uid"), x.i64("generation")});
+      } else if (op == "putPod") {
+        auto e = decode_inner(json{{"v", trace::kTraceVersion}, {"kind", "pod_bound"}, {"pod", x.raw()}}, "pod", x.path());
+        changes.push_back(PutPod{std::get<PodBound>(e).pod});
+      } else if (op == "deletePod") {
+        x.only({"uid"});
+        changes.push_back(DeletePod{x.str("uid")});
+      } else if (op == "previewAck") {
+        x.only({"kind", "name", "generation"});
+        changes.push_back(AckPreview{policy_kind(x), x.str("name"), x.i64("generation")});
+      } else if (op == "putIntent") {
+        changes.push_back(PutIntent{decode_intent(x)});
+      } else {
+        c.fail(op.c_str(), "unknown change");
+      }
+    }
+    *seq = top.u64("seq");
+    *out = std::move(changes);
+    return true;
+  } catch (const trace::DecodeError& e) {
+    *err = FieldError{e.field, e.what()};
+    return false;
+  } catch (const json::exception& e) {
+    *err = FieldError{"record", e.what()};
+    return false;
+  }
+}
+
 std::string encode_state(const DurableState& s) {
   json state;
   state["policies"] = json::array();
@@ -174,6 +274,7 @@ std::string encode_state(const DurableState& s) {
   for (const auto& p : s.pods) state["pods"].push_back(encode_inner(PodBound{p}, "pod"));
   state["intents"] = json::array();
   for (const auto& i : s.intents) state["intents"].push_back(encode_intent(i));
+  state["logSeq"] = s.log_seq;
   const std::string body = state.dump();
   json doc{{"format", kFormat}, {"version", kVersion}, {"state", state}, {"checksum", fnv1a64(body)}};
   return doc.dump() + "\n";
@@ -199,8 +300,9 @@ bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
     if (fnv1a64(doc["state"].dump()) != top.str("checksum"))
       top.fail("checksum", "does not match the state (the file was changed or damaged)");
     trace::Reader r(doc["state"], "state");
-    r.only({"policies", "previewAcks", "policyTombstones", "claims", "claimTombstones", "pods", "intents"});
+    r.only({"policies", "previewAcks", "policyTombstones", "claims", "claimTombstones", "pods", "intents", "logSeq"});
     DurableState s;
+    s.log_seq = r.u64_or("logSeq", 0);  // files written before the state log have none
     for (const auto& p : r.array("policies")) {
       auto any = trace::decode_policy(p.raw(), p.path());
       s.policies.push_back(std::visit([](auto&& x) -> AnyPolicy { return x; }, any));
@@ -267,36 +369,7 @@ bool load_state(const std::string& path, DurableState* out, FieldError* err) {
 }
 
 std::string save_state(const std::string& path, const DurableState& s) {
-  const std::string text = encode_state(s);
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return "open " + tmp + ": " + std::strerror(errno);
-  size_t off = 0;
-  while (off < text.size()) {
-    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      std::string e = "write " + tmp + ": " + std::strerror(errno);
-      ::close(fd);
-      return e;
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    std::string e = "fsync " + tmp + ": " + std::strerror(errno);
-    ::close(fd);
-    return e;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return "rename " + tmp + ": " + std::strerror(errno);
-  std::string dir = std::filesystem::path(path).parent_path().string();
-  if (dir.empty()) dir = ".";
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return "open " + dir + ": " + std::strerror(errno);
-  int rc = ::fsync(dfd);
-  ::close(dfd);
-  if (rc != 0) return "fsync " + dir + ": " + std::strerror(errno);
-  return "";
+  return write_file_durably(path, encode_state(s));
 }
 
 std::vector<Event> restore_events(const DurableState& s) {

@@ -52,7 +52,8 @@ struct DurableState {
   std::vector<Claim> claims;                          // live, sorted by uid
   std::vector<ClaimTombstone> claim_tombstones;       // oldest deallocation first, <= kMaxClaimTombstones
   std::vector<Pod> pods;                              // sorted by uid
-  std::vector<Intent> intents;
+  std::vector<Intent> intents;                        // sorted by (kind, policy)
+  uint64_t log_seq = 0;  // the last state-log record this snapshot includes (replay skips up to it)
   bool operator==(const DurableState&) const = default;
 
   // Upserts keep the vectors sorted and unique by key.
@@ -63,6 +64,25 @@ struct DurableState {
   void put_pod(const Pod& p);
   void delete_pod(const std::string& uid);
 };
+
+// One change of the durable state, as a state-log record carries it (spec/daemon.md, "The write
+// path"). Every change is idempotent given the order (a put replaces, a delete of what is gone
+// does nothing), so replaying a record twice is harmless.
+struct PutPolicy { AnyPolicy policy; };
+struct DeletePolicy { PolicyKind kind; std::string name; int64_t generation = 0; };
+struct PutClaim { Claim claim; };
+struct DeleteClaim { std::string uid; int64_t generation = 0; };
+struct PutPod { Pod pod; };
+struct DeletePod { std::string uid; };
+struct AckPreview { PolicyKind kind; std::string name; int64_t generation = 0; };
+struct PutIntent { Intent intent; };
+using StateChange = std::variant<PutPolicy, DeletePolicy, PutClaim, DeleteClaim, PutPod, DeletePod, AckPreview, PutIntent>;
+void apply_change(DurableState& s, const StateChange& c);
+
+// A log record's payload: {"seq":N,"changes":[{"putPolicy":{...}}, ...]} (the same codecs as the
+// snapshot). decode: false with *err naming the field.
+std::string encode_changes(uint64_t seq, const std::vector<StateChange>& changes);
+bool decode_changes(const std::string& text, uint64_t* seq, std::vector<StateChange>* out, FieldError* err);
 
 std::string encode_state(const DurableState& s);
 // nullopt on success; else *err names the field. `out` is untouched on error.

@@ -15,6 +15,7 @@
 
 #include "api/convert.hpp"
 #include "daemon/event_log.hpp"
+#include "daemon/durable_write.hpp"
 #include "daemon/generation_guard.hpp"
 #include "host/bpf_object_path.hpp"
 #include "host/topology.hpp"
@@ -28,6 +29,8 @@ namespace {
 
 constexpr uint64_t kTagCommands = 1, kTagTaskEvents = 2, kTagTimer = 3;
 constexpr size_t kMaxPendingHostEvents = 65536;
+// The log is folded into the snapshot once it passes this size (after the turn's replies).
+constexpr uint64_t kCompactLogBytes = 1u << 20;
 
 bool is_host_or_internal(const Event& e) {
   return std::holds_alternative<TaskSeen>(e) || std::holds_alternative<TaskRenamed>(e) ||
@@ -162,6 +165,34 @@ bool Engine::startup(std::string* err) {
            " (refusing to start with a damaged state: move the file away to start empty)";
     return false;
   }
+  // The log after the snapshot (spec/daemon.md, "The write path"): records up to the snapshot's
+  // log_seq are in it already (a crash between a compaction's rename and the log's truncation).
+  LogScan scan;
+  std::string why_log;
+  log_ = StateLog::open(cfg_.state_dir + "/state.log", &scan, &why_log);
+  if (!log_) {
+    *err = "durable state log " + why_log + " (refusing to start with a damaged log: move the file away to start "
+           "from the snapshot alone)";
+    return false;
+  }
+  if (!scan.dropped.empty()) spdlog::warn("durable state log {}: {}", log_->path(), scan.dropped);
+  size_t replayed = 0;
+  uint64_t offset = 0;
+  for (const auto& rec : scan.records) {
+    uint64_t seq = 0;
+    std::vector<StateChange> changes;
+    if (!decode_changes(rec, &seq, &changes, &ferr)) {
+      *err = "durable state log " + log_->path() + ": record at offset " + std::to_string(offset) + ": " +
+             ferr.field + ": " + ferr.message + " (refusing to start: move the file away to start from the snapshot)";
+      return false;
+    }
+    offset += rec.size() + 8;
+    if (seq <= durable_.log_seq) continue;
+    for (const auto& c : changes) apply_change(durable_, c);
+    durable_.log_seq = seq;
+    ++replayed;
+  }
+  if (replayed) spdlog::info("durable state: {} log records replayed after the snapshot", replayed);
   size_t restored = 0;
   for (auto& e : restore_events(durable_)) {
     if (auto* pb = std::get_if<PodBound>(&e)) pb->pod = resolve_pod(pb->pod, nullptr);
@@ -430,6 +461,9 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   }
 
   publish_changes();
+  if (log_ && log_->size() > kCompactLogBytes) {
+    if (auto e = compact(); !e.empty()) spdlog::warn("compacting the durable state log: {} (the log keeps growing)", e);
+  }
   metrics_.set_entries(static_cast<double>(core_.desired_size()), static_cast<double>(core_.actual().size()));
   for (auto st : {IntentState::Pending, IntentState::Sent, IntentState::Applied, IntentState::Failed})
     metrics_.set_intents(to_string(st), static_cast<double>(intents_.count(st)));
@@ -443,9 +477,10 @@ void Engine::commit_batch() {
   if (core_.generation() > lease_->durable())
     if (auto why = lease_->cover(core_.generation()); !why.empty()) e = "generation lease: " + why;
   if (e.empty()) {
-    persist();
-    if (!persist_error_.empty()) e = "durable state: " + persist_error_;
+    std::string why = write_batch();
+    if (!why.empty()) e = "durable state: " + why;
   }
+  batch_changes_.clear();
   if (e.empty()) return;
   if (before_batch_) {
     core_ = std::move(before_batch_->core);
@@ -661,17 +696,62 @@ void Engine::readback() {
   last_violations_ = std::move(now);
 }
 
-void Engine::persist() {
+void Engine::record(StateChange c) {
+  apply_change(durable_, c);
+  batch_changes_.push_back(std::move(c));
+}
+
+void Engine::persist() { persist_error_ = compact(); }
+
+std::string Engine::compact() {
   durable_.intents = intents_.list();
   auto t0 = std::chrono::steady_clock::now();
-  persist_error_ = save_state(state_path_, durable_);
-  if (!persist_error_.empty()) {
-    spdlog::error("durable state not written: {}", persist_error_);
-    return;
+  const std::string text = encode_state(durable_);
+  std::string e = write_file_durably(state_path_, text);
+  if (!e.empty()) {
+    spdlog::error("durable state not written: {}", e);
+    return e;
   }
+  snapshot_bytes_ = text.size();
+  // The snapshot holds every record now (its logSeq says so): a crash before this truncation
+  // only leaves records the replay skips.
+  if (log_ && log_->size() > 0)
+    if (auto le = log_->reset(); !le.empty()) spdlog::warn("durable state log not emptied: {} (replay skips it)", le);
   metrics_.persisted();
-  spdlog::trace("state persisted in {} us",
+  spdlog::trace("snapshot written in {} us",
                 std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+  return "";
+}
+
+// Group commit: the batch's changes as one log record, one fdatasync. The log only grows while the
+// file system has room for the next compaction (a log that can never be folded into the snapshot
+// would be a trap); without that room, or when the append fails, the batch is written as a
+// compaction instead (the snapshot holds it then), which fails, on a full disk, naming state.json.tmp.
+std::string Engine::write_batch() {
+  ++durable_.log_seq;  // rolled back with the batch (before_batch_) when nothing can be written
+  std::string payload = encode_changes(durable_.log_seq, batch_changes_);
+  std::string log_error;
+  if (log_ && !log_->broken()) {
+    uint64_t need = payload.size() + 8 + snapshot_bytes_;
+    uint64_t free = log_->free_bytes();
+    if (free < need) {
+      log_error = "state log " + log_->path() + ": no room for the next snapshot (" + std::to_string(free) +
+                  " bytes free, " + std::to_string(need) + " needed)";
+    } else {
+      auto t0 = std::chrono::steady_clock::now();
+      log_error = log_->append(payload);
+      if (log_error.empty()) {
+        metrics_.persisted();
+        spdlog::trace("batch of {} changes logged in {} us", batch_changes_.size(),
+                      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
+        return "";
+      }
+      log_error = "state log: " + log_error;
+    }
+  }
+  std::string e = compact();
+  if (e.empty()) return "";
+  return log_error.empty() ? e : log_error + "; the snapshot instead: " + e;
 }
 
 void Engine::publish_changes() {

@@ -26,6 +26,7 @@
 #include "daemon/metrics.hpp"
 #include "daemon/policy_facts.hpp"
 #include "daemon/retry_queue.hpp"
+#include "daemon/state_log.hpp"
 #include "daemon/watchers.hpp"
 #include "mirror/apply.hpp"
 #include "mirror/generation_store.hpp"
@@ -73,6 +74,9 @@ class Engine {
   const DaemonConfig& config() const { return cfg_; }
   // Applies one input event; records the change for Watch. Invalid/Ignored leave state alone.
   ApplyResult apply(const Event& e);
+  // A change of the durable state: applied to it now, written with the batch's log record (one
+  // record and one fdatasync per turn: group commit) before any reply of the batch is sent.
+  void record(StateChange c);
   // This batch could not be made durable ("" when fine): its generation could not be covered
   // or the state file not written. The batch was rolled back (core, durable state, intents;
   // the map was not touched): mutating replies refuse with it.
@@ -96,7 +100,11 @@ class Engine {
   void reconcile();
   void readback();
   void rescan();
+  // Rewrites the snapshot (state.json: everything, intents included) and empties the log. ""
+  // or the error; also kept in persist_error_.
   void persist();
+  std::string compact();
+  std::string write_batch();  // the batch's changes: one log record, or a compaction
   void commit_batch();
   void cover_generation();
   void arm_timer();
@@ -123,6 +131,9 @@ class Engine {
   std::unique_ptr<sched::Scheduler> scheduler_;
   std::string scheduler_message_;
   std::string state_path_;
+  std::unique_ptr<StateLog> log_;
+  std::vector<StateChange> batch_changes_;  // this turn's durable changes, not written yet
+  uint64_t snapshot_bytes_ = 0;             // size of the last snapshot written (the room a compaction needs)
 
   int epfd_ = -1, timerfd_ = -1;
   std::thread thread_;

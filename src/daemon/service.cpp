@@ -195,8 +195,9 @@ grpc::ServerUnaryReactor* Service::UpsertPolicy(Ctx* ctx, const Buf* in, Buf* ou
         }
         auto stored = stored_policy(e.core(), kind, name);
         if (!stored) return false;
-        e.durable().put_policy(*stored);
+        e.record(PutPolicy{*stored});
         e.intents().accepted(kind, name, api::generation_of(*stored), e.node_name(), r.warnings, e.now_unix_ms());
+        if (const auto* intent = e.intents().find(kind, name)) e.record(PutIntent{*intent});
         return true;
       },
       [call, kind, name](Engine& e) {
@@ -240,7 +241,7 @@ grpc::ServerUnaryReactor* Service::DeletePolicy(Ctx* ctx, const Buf* in, Buf* ou
           call->resp.set_message(r.message.empty() ? "no such policy" : r.message);
           return false;
         }
-        e.durable().delete_policy(del.kind, del.name, std::max(del.generation, api::generation_of(*live)));
+        e.record(daemon::DeletePolicy{del.kind, del.name, std::max(del.generation, api::generation_of(*live))});
         e.intents().removed(del.kind, del.name);
         return true;
       },
@@ -316,10 +317,10 @@ grpc::ServerUnaryReactor* Service::UpsertClaimBinding(Ctx* ctx, const Buf* in, B
         // changes are recorded for Watch.
         for (const auto& c : claims) {
           Event ev = e.core().claim(c.uid) ? Event{ClaimUpdated{c}} : Event{ClaimAllocated{c}};
-          if (e.apply(ev).status == ApplyResult::Status::Applied) e.durable().put_claim(c);
+          if (e.apply(ev).status == ApplyResult::Status::Applied) e.record(PutClaim{c});
         }
         for (size_t i = 0; i < resolved.size(); ++i)
-          if (e.apply(PodBound{resolved[i]}).status != ApplyResult::Status::Invalid) e.durable().put_pod(given_pods[i]);
+          if (e.apply(PodBound{resolved[i]}).status != ApplyResult::Status::Invalid) e.record(PutPod{given_pods[i]});
         for (const auto& w : warnings) call->resp.add_warnings(w);
         if (!changed) {
           call->resp.set_ignored(true);
@@ -359,7 +360,7 @@ grpc::ServerUnaryReactor* Service::DeleteClaimBinding(Ctx* ctx, const Buf* in, B
           call->resp.set_ignored(true);
           return false;
         }
-        e.durable().delete_claim(ev.uid, std::max(ev.generation, live->generation));
+        e.record(DeleteClaim{ev.uid, std::max(ev.generation, live->generation)});
         // Pods that no live claim reserves any more are forgotten with it.
         std::set<std::string> reserved;
         for (const auto& c : e.durable().claims) reserved.insert(c.reserved_for.begin(), c.reserved_for.end());
@@ -368,7 +369,7 @@ grpc::ServerUnaryReactor* Service::DeleteClaimBinding(Ctx* ctx, const Buf* in, B
           if (!reserved.count(p.uid)) gone.push_back(p.uid);
         for (const auto& uid : gone) {
           e.apply(PodRemoved{uid});
-          e.durable().delete_pod(uid);
+          e.record(DeletePod{uid});
         }
         return true;
       },
@@ -408,7 +409,7 @@ grpc::ServerUnaryReactor* Service::Preview(Ctx* ctx, const Buf* in, Buf* out) {
           call->resp.add_warnings("acknowledge ignored: " + a.message);
           return false;
         }
-        e.durable().preview_acks[{kind, r.policy}] = r.policy_generation;
+        e.record(AckPreview{kind, r.policy, r.policy_generation});
         call->resp.set_acknowledged(true);
         // This call acknowledged it: the core's "goes live after a preview ... is acknowledged"
         // warning no longer applies.
