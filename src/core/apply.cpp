@@ -155,8 +155,17 @@ void CoreImpl::set_entry(uint32_t tid, DesiredEntry e) {
     if (has) lease_renewals.insert({renew_at(e.value), tid});
   }
   removal_reasons.erase(tid);
-  if (cur != desired.end()) cur->second = std::move(e);
-  else desired.emplace(tid, std::move(e));
+  if (cur != desired.end()) {
+    if (cur->second.origin != e.origin) {
+      unlink_origin(cur->second.origin.get(), tid);
+      entries_by_origin[e.origin.get()].insert(tid);
+    }
+    cur->second = std::move(e);
+  } else {
+    entries_by_origin[e.origin.get()].insert(tid);
+    desired.emplace(tid, std::move(e));
+  }
+  touch(tid);
 }
 
 void CoreImpl::erase_entry(uint32_t tid, const std::string& reason) {
@@ -164,9 +173,33 @@ void CoreImpl::erase_entry(uint32_t tid, const std::string& reason) {
   if (cur == desired.end()) return;
   if (cur->second.value.flags & kFlagBoost)
     lease_renewals.erase({cur->second.value.boost_until - cur->second.value.max_boost / 2, tid});
+  unlink_origin(cur->second.origin.get(), tid);
   desired.erase(cur);
   conflicts.erase(tid);
   if (actual.count(tid)) removal_reasons[tid] = reason;
+  touch(tid);
+}
+
+void CoreImpl::unlink_origin(const Origin* o, uint32_t tid) {
+  auto it = entries_by_origin.find(o);
+  if (it == entries_by_origin.end()) return;
+  it->second.erase(tid);
+  if (it->second.empty()) entries_by_origin.erase(it);
+}
+
+void CoreImpl::touch(uint32_t tid) {
+  auto d = desired.find(tid);
+  auto a = actual.find(tid);
+  const bool in_d = d != desired.end(), in_a = a != actual.end();
+  // A tid in neither table has no op, whatever happened to it before.
+  if (!in_d && !in_a) {
+    dirty.erase(tid);
+    unsynced.erase(tid);
+    return;
+  }
+  dirty.insert(tid);
+  if (in_d && in_a && d->second.value == a->second) unsynced.erase(tid);
+  else unsynced.insert(tid);
 }
 
 // ---- handlers ----------------------------------------------------------------------------------
@@ -575,15 +608,24 @@ struct Handlers {
     s.pod_by_cgroup.clear();
     s.pods_by_claim.clear();
     s.desired.clear();
+    s.entries_by_origin.clear();
     s.lease_renewals.clear();
     s.conflicts.clear();
     for (const auto& [tid, v] : s.actual) s.removal_reasons[tid] = "not re-derived after the restart (INV-7)";
+    // Every former entry and every kernel entry has a new op now (deferred deletes, while loading).
+    for (uint32_t tid : r.changed_tids) s.touch(tid);
+    for (const auto& [tid, v] : s.actual) s.touch(tid);
     return r;
   }
 
   ApplyResult operator()(const SyncComplete&) {
     if (!s.loading) return ignored("not loading");
     s.loading = false;
+    // The deferred deletes become deletes.
+    std::vector<uint32_t> deferred;
+    for (uint32_t tid : s.unsynced)
+      if (!s.desired.count(tid)) deferred.push_back(tid);
+    for (uint32_t tid : deferred) s.touch(tid);
     return {};
   }
 
@@ -596,23 +638,38 @@ struct Handlers {
       if (!next.emplace(e.tid, e.value).second) return invalid(f + ".tid", "duplicate tid " + std::to_string(e.tid));
     }
     if (next == s.actual) return ignored("actual state unchanged");
+    std::vector<uint32_t> before;
+    before.reserve(s.actual.size());
+    for (const auto& [tid, v] : s.actual) before.push_back(tid);
     s.actual = std::move(next);
     forget_reasons();
     // Pinned entries found while the desired state is still loading predate this daemon.
     if (s.loading)
       for (const auto& [tid, v] : s.actual)
         if (!s.desired.count(tid)) s.removal_reasons.emplace(tid, "not re-derived after the restart (INV-7)");
+    // A read-back is the truth about the whole map: every tid it or the previous view held, and
+    // every entry it lacks, gets its op again (the caller's earlier writes may not have landed).
+    for (uint32_t tid : before) s.touch(tid);
+    for (const auto& [tid, v] : s.actual) s.touch(tid);
+    for (const auto& [tid, e] : s.desired) s.touch(tid);
     return {};
   }
 
+  // Executes plan() without building it: exactly the tids where D and A differ.
   ApplyResult operator()(const BpfSynced&) {
-    Plan p = s.plan();
-    if (p.ops.empty()) return ignored("nothing to apply");
-    for (const auto& op : p.ops) {
-      if (op.kind == PlanOp::Kind::Delete) s.actual.erase(op.tid);
-      else s.actual[op.tid] = op.value;
+    std::vector<uint32_t> todo;
+    for (uint32_t tid : s.unsynced)
+      if (s.desired.count(tid) || !s.loading) todo.push_back(tid);
+    if (todo.empty()) return ignored("nothing to apply");
+    for (uint32_t tid : todo) {
+      if (auto d = s.desired.find(tid); d != s.desired.end()) {
+        s.actual[tid] = d->second.value;
+      } else {
+        s.actual.erase(tid);
+        s.removal_reasons.erase(tid);
+      }
+      s.touch(tid);
     }
-    forget_reasons();
     return {};
   }
 
@@ -623,6 +680,28 @@ struct Handlers {
 };
 
 }  // namespace
+
+// Invalid never depends on the tasks, their indexes, the tables or the kernel side (the handlers
+// refuse on the event alone, or on the node, time, policies, claims, pods and marks), so a dry run
+// on this copy refuses exactly what the real state would.
+CoreImpl CoreImpl::validity_skeleton() const {
+  CoreImpl t;
+  t.node = node;
+  t.generation = generation;
+  t.epoch = epoch;
+  t.dra_policies = dra_policies;
+  t.node_policies = node_policies;
+  t.policy_high_water = policy_high_water;
+  t.claim_high_water = claim_high_water;
+  t.claim_tombstones = claim_tombstones;
+  t.loading = loading;
+  t.now = now;
+  t.claims = claims;
+  for (const auto& [uid, p] : pods) t.pods.emplace(uid, PodState{p.pod, p.epoch, {}});
+  t.pod_by_cgroup = pod_by_cgroup;
+  t.pods_by_claim = pods_by_claim;
+  return t;
+}
 
 ApplyResult CoreImpl::apply(const Event& e) {
   // Stateless validation first (the same function the trace decoder runs on every line), so that

@@ -18,19 +18,13 @@ Core& Core::operator=(const Core& o) {
 Core::Core(Core&&) noexcept = default;
 Core& Core::operator=(Core&&) noexcept = default;
 
-ApplyResult Core::apply(const Event& e) { return impl_->apply(e); }
 PreviewResult Core::preview(const DraExecutionPolicy& p) const { return preview_dra(*impl_, p); }
 PreviewResult Core::preview(const NodeSchedulingPolicy& p) const { return preview_node(*impl_, p); }
 Plan Core::plan() const { return impl_->plan(); }
-Plan Core::take_plan_delta() { return impl_->plan(); }
+Plan Core::take_plan_delta() { return impl_->take_plan_delta(); }
 std::optional<Nanos> Core::next_deadline() const {
-  std::optional<Nanos> next;
-  for (const auto& [tid, e] : impl_->desired) {
-    if (!(e.value.flags & kFlagBoost) || e.value.boost_until == 0) continue;
-    Nanos renew = e.value.boost_until - e.value.max_boost / 2;
-    if (!next || renew < *next) next = renew;
-  }
-  return next;
+  if (impl_->lease_renewals.empty()) return std::nullopt;
+  return impl_->lease_renewals.begin()->first;
 }
 std::vector<Violation> Core::check() const { return impl_->check(); }
 std::optional<Lineage> Core::explain(uint32_t tid) const { return impl_->lineage(tid); }
@@ -68,13 +62,6 @@ std::vector<Conflict> Core::conflicts() const {
   return out;
 }
 
-std::vector<std::string> Core::policy_names() const {
-  std::vector<std::string> out;
-  for (const auto& [n, p] : impl_->dra_policies) out.push_back(std::string(to_string(PolicyKind::Dra)) + "/" + n);
-  for (const auto& [n, p] : impl_->node_policies) out.push_back(std::string(to_string(PolicyKind::Node)) + "/" + n);
-  return out;
-}
-
 std::optional<DraExecutionPolicy> Core::dra_policy(const std::string& name) const {
   auto it = impl_->dra_policies.find(name);
   if (it == impl_->dra_policies.end()) return std::nullopt;
@@ -99,8 +86,115 @@ std::optional<Pod> Core::pod(const std::string& uid) const {
   return it->second.pod;
 }
 
+ApplyResult Core::apply(const Event& e) { return impl_->apply(e); }
+
+BatchResult Core::apply_all(const std::vector<Event>& events) {
+  BatchResult out;
+  {
+    CoreImpl trial = impl_->validity_skeleton();
+    for (size_t i = 0; i < events.size(); ++i) {
+      ApplyResult r = trial.apply(events[i]);
+      if (r.status == ApplyResult::Status::Invalid) {
+        out.invalid = i;
+        out.refusal = std::move(r);
+        return out;
+      }
+    }
+  }
+  out.results.reserve(events.size());
+  for (const Event& e : events) out.results.push_back(impl_->apply(e));
+  return out;
+}
+
+namespace {
+
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;
+
+void sort_unique(std::vector<uint32_t>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+}  // namespace
+
+// The keys an event names (spec/state-machine.md, "Reconcile"), and through them the tids it can
+// affect as the state stands before it; check_step() adds the same expansion after the event.
 StepContext Core::step_context(const Event& e) const {
-  return StepContext{impl_->generation, std::holds_alternative<BpfSynced>(e), std::holds_alternative<DaemonRestart>(e)};
+  const CoreImpl& s = *impl_;
+  StepContext c;
+  c.generation = s.generation;
+  c.sync_event = std::holds_alternative<BpfSynced>(e);
+  c.restart_event = std::holds_alternative<DaemonRestart>(e);
+  c.now = s.now;
+  auto claim = [&](const std::string& uid) { c.claims.push_back(uid); };
+  std::visit(Overloaded{
+                 [&](const NodeInfoEvent&) { c.full = true; },
+                 [&](const DaemonRestart&) { c.full = true; },
+                 [&](const SyncComplete&) { c.full = true; },
+                 [&](const BpfObserved&) { c.full = true; },
+                 [&](const BpfSynced&) { c.tids.assign(s.unsynced.begin(), s.unsynced.end()); },
+                 [&](const ClaimAllocated& ev) { claim(ev.claim.uid); },
+                 [&](const ClaimUpdated& ev) { claim(ev.claim.uid); },
+                 [&](const ClaimDeallocated& ev) { claim(ev.uid); },
+                 [&](const PodBound& ev) { c.pods.push_back(ev.pod.uid); },
+                 [&](const PodRemoved& ev) { c.pods.push_back(ev.uid); },
+                 [&](const TaskSeen& ev) { c.tasks.push_back(ev.task.key.tid); },
+                 [&](const TaskRenamed& ev) { c.tasks.push_back(ev.key.tid); },
+                 [&](const TaskExited& ev) { c.tasks.push_back(ev.key.tid); },
+                 [&](const DraPolicyUpsert& ev) { c.policies.emplace_back(PolicyKind::Dra, ev.policy.name); },
+                 [&](const NodePolicyUpsert& ev) { c.policies.emplace_back(PolicyKind::Node, ev.policy.name); },
+                 [&](const PolicyDelete& ev) { c.policies.emplace_back(ev.kind, ev.name); },
+                 [&](const PreviewAck& ev) { c.policies.emplace_back(ev.kind, ev.name); },
+                 [&](const TimeAdvance& ev) {
+                   // The leases due by the new time: the entries a renewal (or its absence) changes.
+                   for (auto it = s.lease_renewals.begin(); it != s.lease_renewals.end() && it->first <= ev.now; ++it)
+                     c.tids.push_back(it->second);
+                 },
+             },
+             e);
+  if (!c.full) s.expand_scope(c, c.tids);
+  sort_unique(c.tids);
+  return c;
+}
+
+void CoreImpl::expand_scope(const StepContext& ctx, std::vector<uint32_t>& out) const {
+  for (uint32_t tid : ctx.tasks) {
+    out.push_back(tid);
+    // A leader's entry decides its threads' (TGID strategy).
+    auto t = tasks.find(tid);
+    if (t != tasks.end() && t->second.task.tgid == tid)
+      if (auto g = tids_by_tgid.find(tid); g != tids_by_tgid.end()) out.insert(out.end(), g->second.begin(), g->second.end());
+  }
+  if (ctx.claims.empty() && ctx.pods.empty() && ctx.policies.empty()) return;
+  // Pods whose entries a claim can invalidate: those it is reserved for and those that name it.
+  std::unordered_set<std::string> pods_hit(ctx.pods.begin(), ctx.pods.end());
+  for (const auto& uid : ctx.claims) {
+    if (auto c = claims.find(uid); c != claims.end())
+      pods_hit.insert(c->second.claim.reserved_for.begin(), c->second.claim.reserved_for.end());
+    if (auto p = pods_by_claim.find(uid); p != pods_by_claim.end()) pods_hit.insert(p->second.begin(), p->second.end());
+  }
+  for (const auto& uid : ctx.pods) {
+    auto p = pods.find(uid);
+    if (p == pods.end()) continue;
+    // Every task of the pod, and every task under its cgroup (its cpuset is their envelope).
+    out.insert(out.end(), p->second.tids.begin(), p->second.tids.end());
+    for (uint32_t tid : tasks_under_cgroup(p->second.pod.cgroup)) out.push_back(tid);
+  }
+  // Entries are found through their origins: there are few (policy x pod x claims x role).
+  for (const auto& [origin, tids] : entries_by_origin) {
+    bool hit = pods_hit.count(origin->pod_uid) > 0;
+    for (size_t i = 0; !hit && i < ctx.claims.size(); ++i)
+      hit = std::any_of(origin->claims.begin(), origin->claims.end(),
+                        [&](const ClaimRef& r) { return r.uid == ctx.claims[i]; });
+    for (size_t i = 0; !hit && i < ctx.policies.size(); ++i)
+      hit = ctx.policies[i].first == origin->kind && ctx.policies[i].second == origin->policy;
+    if (hit) out.insert(out.end(), tids.begin(), tids.end());
+  }
 }
 
 std::vector<Violation> Core::check_step(const StepContext& before, const ApplyResult& r) const {
@@ -125,21 +219,41 @@ std::vector<Violation> Core::check_step(const StepContext& before, const ApplyRe
                                     std::to_string(s.generation), s.lineage(tid), tid});
     }
   }
+  CoreImpl::CheckScope scope;
+  if (before.full) {
+    auto all = s.check();
+    out.insert(out.end(), all.begin(), all.end());
+    return out;
+  }
+  scope.tids = before.tids;
+  scope.tids.insert(scope.tids.end(), r.changed_tids.begin(), r.changed_tids.end());
+  s.expand_scope(before, scope.tids);
+  // Leases due by now (none, when every renewal happened).
+  for (auto it = s.lease_renewals.begin(); it != s.lease_renewals.end() && it->first <= s.now; ++it)
+    scope.tids.push_back(it->second);
+  sort_unique(scope.tids);
   if (before.sync_event) {
     // After the mirror executed the plan, the kernel holds exactly the desired table (INV-5),
-    // plus, while loading, only the entries whose removal is deferred (INV-7).
-    for (const auto& [tid, e] : s.desired) {
+    // plus, while loading, only the entries whose removal is deferred (INV-7): checked on the tids
+    // that differed before the sync (the others it did not touch).
+    for (uint32_t tid : scope.tids) {
+      auto d = s.desired.find(tid);
       auto a = s.actual.find(tid);
-      if (a == s.actual.end() || a->second != e.value)
+      if (d != s.desired.end() && (a == s.actual.end() || a->second != d->second.value))
         out.push_back({"INV-5", "after a sync the kernel entry for tid " + std::to_string(tid) +
                                     " differs from the desired entry", s.lineage(tid), tid});
+      if (d == s.desired.end() && a != s.actual.end() && !s.loading)
+        out.push_back({"INV-5", "after a sync the kernel still holds unexplained tid " + std::to_string(tid),
+                       std::nullopt, tid});
     }
-    if (!s.loading)
-      for (const auto& [tid, v] : s.actual)
-        if (!s.desired.count(tid))
-          out.push_back({"INV-5", "after a sync the kernel still holds unexplained tid " + std::to_string(tid),
-                         std::nullopt, tid});
+    for (uint32_t tid : s.unsynced)
+      if (s.desired.count(tid) || !s.loading)
+        out.push_back({"INV-5", "after a sync tid " + std::to_string(tid) + " still has a plan op", std::nullopt, tid});
   }
+  scope.claims = before.claims;
+  scope.policies = before.policies;
+  auto scoped = s.check_scope(scope);
+  out.insert(out.end(), scoped.begin(), scoped.end());
   return out;
 }
 

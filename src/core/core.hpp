@@ -27,6 +27,13 @@ struct ApplyResult {
   bool ok() const { return status != Status::Invalid; }
 };
 
+struct BatchResult {
+  std::vector<ApplyResult> results;  // one per event applied; on a refusal, none
+  std::optional<size_t> invalid;     // index of the first Invalid event (nothing was applied)
+  ApplyResult refusal;               // its result (status Invalid, field, message)
+  bool ok() const { return !invalid; }
+};
+
 struct Conflict {
   TaskKey task;
   std::string winner;                // "<kind>/<name>"
@@ -64,10 +71,20 @@ struct Violation {
 
 // What check_step() needs to know about the state before an event (INV-4 and INV-5 are
 // properties of transitions, not only of states).
+// What the event can touch, so that check_step() checks those keys only (an event then costs the
+// checker what it costs the core). `full`: the event can touch every entry (node info, restart,
+// sync complete, a read-back of the map), and check_step() runs the full check().
 struct StepContext {
   uint64_t generation = 0;
   bool sync_event = false;
   bool restart_event = false;
+  bool full = false;
+  Nanos now = 0;                           // time before the event
+  std::vector<uint32_t> tids;              // tids the event can affect, as the state stood before it
+  std::vector<uint32_t> tasks;             // tasks the event names (their thread groups are checked too)
+  std::vector<std::string> claims;         // claim uids the event names
+  std::vector<std::string> pods;           // pod uids the event names
+  std::vector<std::pair<PolicyKind, std::string>> policies;  // policies the event names
 };
 
 class CoreImpl;
@@ -83,6 +100,11 @@ class Core {
 
   // The transition function. On Invalid or Ignored the state is unchanged.
   ApplyResult apply(const Event& e);
+  // A batch, all or nothing: every event is first tried, in order, on a copy of the few parts of
+  // the state that decide whether an event is Invalid (node, time, policies, claims, pods and
+  // their marks: never the tasks or the tables); if one is Invalid nothing is applied. Otherwise
+  // every event is applied. Costs the batch plus the size of those parts, not of the core.
+  BatchResult apply_all(const std::vector<Event>& events);
 
   // Read-only queries.
   PreviewResult preview(const DraExecutionPolicy& p) const;
@@ -90,11 +112,11 @@ class Core {
   Plan plan() const;                                  // full reconcile: desired vs actual
   // Incremental reconcile (spec/state-machine.md, "Reconcile"): the ops for the TIDs whose desired
   // or actual entry changed since the last call, then forgets them. Equal to plan() restricted to
-  // those TIDs, so a caller that writes every op it is given keeps the map equal to the desired
-  // table without a full plan per turn. (Interim implementation: the full plan.)
+  // those TIDs, so a caller that writes every op it is given (and then applies BpfSynced) keeps the
+  // map equal to the desired table without a full plan per turn. Costs the number of such TIDs.
   Plan take_plan_delta();
   // The earliest boottime at which TimeAdvance has work to do (a boost lease reaching half-life,
-  // when it is renewed), if any: the daemon arms one timer from it.
+  // when it is renewed), if any: the daemon arms one timer from it. O(1): the lease index's head.
   std::optional<Nanos> next_deadline() const;
   std::vector<Violation> check() const;               // INV-1..INV-8 over the state and actual
   StepContext step_context(const Event& e) const;     // call before apply(e)
@@ -111,7 +133,6 @@ class Core {
   const std::unordered_map<uint32_t, DesiredEntry>& desired() const;
   const std::unordered_map<uint32_t, RuntimeValue>& actual() const;
   std::vector<Task> tasks() const;                    // sorted by tid
-  std::vector<std::string> policy_names() const;      // "<kind>/<name>", sorted
   std::optional<DraExecutionPolicy> dra_policy(const std::string& name) const;
   std::optional<NodeSchedulingPolicy> node_policy(const std::string& name) const;
   std::optional<Claim> claim(const std::string& uid) const;

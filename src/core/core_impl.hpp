@@ -118,9 +118,25 @@ class CoreImpl {
   std::unordered_map<uint32_t, Conflict> conflicts;          // tids matched by more than one policy
   std::unordered_map<std::string, std::weak_ptr<const Origin>> origin_pool;  // shared lineage origins
   size_t origin_pool_swept_size = 0;
+  // Entries by their (shared) origin: check_step finds the entries a claim, pod or policy event can
+  // invalidate by walking the few live origins instead of the whole table.
+  std::unordered_map<const Origin*, std::unordered_set<uint32_t>> entries_by_origin;
+
+  // ---- incremental reconcile (spec/state-machine.md, "Reconcile") ----
+  // Tids whose desired or actual entry (or delete reason) changed since the last take_plan_delta(),
+  // limited to tids that are in D or A (a tid in neither has no op).
+  std::unordered_set<uint32_t> dirty;
+  // Tids for which plan() has an op or a deferred delete (D and A differ there): bpf_synced
+  // executes exactly these.
+  std::unordered_set<uint32_t> unsynced;
+  // Records that tid's D or A entry changed: marks it dirty and updates `unsynced`.
+  void touch(uint32_t tid);
 
   // ---- event handlers (apply.cpp) ----
   ApplyResult apply(const Event& e);
+  // A copy of what decides whether an event is Invalid (apply_all's dry run): node, time,
+  // generation, epoch, loading, policies, claims, pods (without their tasks) and every mark.
+  CoreImpl validity_skeleton() const;
 
   // ---- derivation (derive.cpp) ----
   std::vector<Candidate> candidates(const TaskState& t, const PolicyOverride& ov,
@@ -146,10 +162,23 @@ class CoreImpl {
   void set_entry(uint32_t tid, DesiredEntry e);
   std::shared_ptr<const Origin> intern_origin(const std::string& key, Origin o);
   void erase_entry(uint32_t tid, const std::string& reason);
+  void unlink_origin(const Origin* o, uint32_t tid);
 
   // ---- queries ----
   Plan plan() const;
+  // The op plan() has for one tid (nullopt: none; *deferred set when its delete waits for loading).
+  std::optional<PlanOp> plan_op(uint32_t tid, bool* deferred) const;
+  Plan take_plan_delta();
   std::vector<Violation> check() const;
+  // The invariants over the given keys only (check.cpp): check() is this over every key.
+  struct CheckScope {
+    std::vector<uint32_t> tids;  // sorted, unique
+    std::vector<std::string> claims;
+    std::vector<std::pair<PolicyKind, std::string>> policies;
+  };
+  std::vector<Violation> check_scope(const CheckScope& scope) const;
+  // The tids whose invariants an event about these keys can change, in the current state.
+  void expand_scope(const StepContext& ctx, std::vector<uint32_t>& tids) const;
   std::optional<Lineage> lineage(uint32_t tid) const;
   std::string digest() const;
 };

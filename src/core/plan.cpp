@@ -25,31 +25,64 @@ std::string describe_change(const RuntimeValue& from, const RuntimeValue& to) {
 
 }  // namespace
 
+// One op per tid, the same for the full plan and the delta.
+std::optional<PlanOp> CoreImpl::plan_op(uint32_t tid, bool* deferred) const {
+  *deferred = false;
+  auto d = desired.find(tid);
+  auto a = actual.find(tid);
+  if (d != desired.end()) {
+    const DesiredEntry& e = d->second;
+    if (a == actual.end())
+      return PlanOp{PlanOp::Kind::Add, tid, e.value,
+                    "new: " + std::string(to_string(e.origin->kind)) + "/" + e.origin->policy + " (" +
+                        to_string(e.strategy) + ")"};
+    if (a->second != e.value) return PlanOp{PlanOp::Kind::Update, tid, e.value, describe_change(a->second, e.value)};
+    return std::nullopt;
+  }
+  if (a == actual.end()) return std::nullopt;
+  // Nothing is pruned before the desired state is fully loaded after a restart (INV-7).
+  if (loading) {
+    *deferred = true;
+    return std::nullopt;
+  }
+  auto why = removal_reasons.find(tid);
+  return PlanOp{PlanOp::Kind::Delete, tid, a->second,
+                why != removal_reasons.end() ? why->second : "unexplained entry: no live lineage (INV-5)"};
+}
+
+namespace {
+
+// Appends the op (or the deferred delete) of each tid; tids must be sorted and unique.
+void plan_tids(const CoreImpl& s, const std::vector<uint32_t>& tids, Plan& p) {
+  for (uint32_t tid : tids) {
+    bool deferred = false;
+    if (auto op = s.plan_op(tid, &deferred)) p.ops.push_back(std::move(*op));
+    else if (deferred) p.deferred_deletes.push_back(tid);
+  }
+}
+
+std::vector<uint32_t> sorted_unique(std::vector<uint32_t> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+}  // namespace
+
 Plan CoreImpl::plan() const {
+  std::vector<uint32_t> tids;
+  tids.reserve(desired.size() + actual.size());
+  for (const auto& [tid, e] : desired) tids.push_back(tid);
+  for (const auto& [tid, v] : actual) tids.push_back(tid);
   Plan p;
-  for (const auto& [tid, e] : desired) {
-    auto a = actual.find(tid);
-    if (a == actual.end()) {
-      p.ops.push_back({PlanOp::Kind::Add, tid, e.value,
-                       "new: " + std::string(to_string(e.origin->kind)) + "/" + e.origin->policy + " (" +
-                           to_string(e.strategy) + ")"});
-    } else if (a->second != e.value) {
-      p.ops.push_back({PlanOp::Kind::Update, tid, e.value, describe_change(a->second, e.value)});
-    }
-  }
-  for (const auto& [tid, v] : actual) {
-    if (desired.count(tid)) continue;
-    // Nothing is pruned before the desired state is fully loaded after a restart (INV-7).
-    if (loading) {
-      p.deferred_deletes.push_back(tid);
-      continue;
-    }
-    auto why = removal_reasons.find(tid);
-    p.ops.push_back({PlanOp::Kind::Delete, tid, v,
-                     why != removal_reasons.end() ? why->second : "unexplained entry: no live lineage (INV-5)"});
-  }
-  std::sort(p.ops.begin(), p.ops.end(), [](const PlanOp& a, const PlanOp& b) { return a.tid < b.tid; });
-  std::sort(p.deferred_deletes.begin(), p.deferred_deletes.end());
+  plan_tids(*this, sorted_unique(std::move(tids)), p);
+  return p;
+}
+
+Plan CoreImpl::take_plan_delta() {
+  Plan p;
+  plan_tids(*this, sorted_unique(std::vector<uint32_t>(dirty.begin(), dirty.end())), p);
+  dirty.clear();
   return p;
 }
 

@@ -34,7 +34,8 @@ struct ReplayOutcome {
   std::optional<ParseError> invalid;       // an event the core refused: replay stopped there
 };
 
-// check_every_step=false only checks the final state (for very large traces).
+// Every step gets check_step() (incremental: the keys the event touched, so a replay is linear),
+// the final state also the full check(); check_every_step=false only checks the final state.
 ReplayOutcome replay(const std::vector<TraceEvent>& events, bool check_every_step = true, bool stop_at_first = false);
 
 nlohmann::json to_json(const ReplayOutcome& r);

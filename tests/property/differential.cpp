@@ -150,9 +150,12 @@ std::optional<std::string> Differential::step(const Event& e) {
   };
   for (const auto& [name, p] : model_.dra()) previewed(PolicyKind::Dra, name, core_.preview(p));
   for (const auto& [name, p] : model_.nsp()) previewed(PolicyKind::Node, name, core_.preview(p));
-  if (auto v = core_.check(); !v.empty()) os << "check() reports violations:\n" << describe(v);
-  if (auto v = core_.check_step(ctx, r); !v.empty())
-    os << "check_step() reports violations:\n" << describe(v);
+  const auto full_violations = core_.check();
+  const auto step_violations = core_.check_step(ctx, r);
+  if (!full_violations.empty()) os << "check() reports violations:\n" << describe(full_violations);
+  if (!step_violations.empty()) os << "check_step() reports violations:\n" << describe(step_violations);
+  if (auto d = incremental_.check_step_complete(full_violations, step_violations)) os << *d;
+  if (auto d = incremental_.step(core_, e)) os << "incremental reconcile:\n" << *d;
 
   if (os.str().empty()) return std::nullopt;
   return "step " + std::to_string(trace_.size()) + " (" + event_kind(e) + "):\n" + os.str();

@@ -1,6 +1,7 @@
 // Drives the core and the reference model side by side, one event at a time, and checks after
 // every step everything issue #2 item 5 asks for (status, desired table with lineage, plan,
-// check(), check_step(), digest unchanged on Ignored/Invalid, determinism of a copied core).
+// check(), check_step(), digest unchanged on Ignored/Invalid, determinism of a copied core), and
+// issue #13's incremental contract (IncrementalOracle).
 #pragma once
 
 #include <optional>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "core/core.hpp"
+#include "incremental.hpp"
 #include "naive_model.hpp"
 
 namespace c2c::property {
@@ -41,6 +43,7 @@ class Differential {
   Core core_;
   Core copy_;  // re-copied from core_ now and then; must stay identical (determinism)
   naive::NaiveModel model_;
+  IncrementalOracle incremental_;  // take_plan_delta() and check_step() against plan() and check()
   std::vector<Event> trace_;
 };
 
