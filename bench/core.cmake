@@ -1,6 +1,6 @@
 # corebench: Google Benchmark figures for the pure core (scripts/bench-core runs them in Release).
 # Guarded: a build whose C2C_PARTS leaves out src/core simply has no core benchmarks.
-if(TARGET c2c_core)
+if(TARGET c2c_core AND TARGET c2c_trace)
   find_package(benchmark REQUIRED)
   add_executable(bench_core
     ${CMAKE_CURRENT_LIST_DIR}/core_world.cpp
@@ -8,8 +8,9 @@ if(TARGET c2c_core)
     ${CMAKE_CURRENT_LIST_DIR}/core_policy_bench.cpp
     ${CMAKE_CURRENT_LIST_DIR}/core_memory_bench.cpp
     ${CMAKE_CURRENT_LIST_DIR}/core_plan_check_bench.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/core_lease_bench.cpp)
-  target_link_libraries(bench_core PRIVATE c2c_core benchmark::benchmark benchmark::benchmark_main)
+    ${CMAKE_CURRENT_LIST_DIR}/core_lease_bench.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/core_replay_bench.cpp)
+  target_link_libraries(bench_core PRIVATE c2c_core c2c_trace benchmark::benchmark benchmark::benchmark_main)
   c2c_warnings(bench_core)
 
   # Smoke run in the default test suite: not a timing (no figure is checked), it fails when the

@@ -14,6 +14,8 @@
 //   desired_per_entry_bulk  heap growth of one policy upsert that creates every entry at once
 //                        (entries then share one Origin), divided by entries created
 //   tasks_only_per_task  the core's state with no policy (tasks and their indexes)
+//   retained_per_task_after_exit  heap the core still holds after every task exited again, beyond
+//                        the bare node's (goal: memory is returned when tasks leave)
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
@@ -50,7 +52,7 @@ void BM_CoreMemory(benchmark::State& state, Population pop) {
   if (pop == Population::AllNodeMatched) o.dra_policy = false;
   if (pop == Population::AllDraMatched) o.node_policy = false;
   const World model(o);
-  double tasks_only = 0, with_policies = 0, bulk = 0, entries = 0, bulk_entries = 0;
+  double tasks_only = 0, with_policies = 0, bulk = 0, entries = 0, bulk_entries = 0, retained = 0;
   for (auto _ : state) {
     // Node without policies: tasks and indexes only.
     WorldOptions bare = o;
@@ -70,6 +72,18 @@ void BM_CoreMemory(benchmark::State& state, Population pop) {
     Built live = build(model, o);
     with_policies = live.bytes;
     entries = static_cast<double>(live.core->desired_size());
+    live.core.reset();
+
+    // Every task exits again: what the core still holds then, beyond the bare node, is what it
+    // did not give back (bucket arrays, pools, caches).
+    const double before_node = heap_in_use();
+    auto core = std::make_unique<Core>();
+    World::setup_node(*core, o);
+    const double node_only = heap_in_use() - before_node;
+    if (model.apply_tasks(*core) != 0) throw std::runtime_error("memory bench: tasks not applied");
+    for (const Event& e : model.task_events())
+      must_apply(*core, TaskExited{std::get<TaskSeen>(e).task.key});
+    retained = heap_in_use() - before_node - node_only;
   }
   if (entries == 0 || bulk_entries == 0) {
     state.SkipWithError("no desired entries were derived");
@@ -82,6 +96,7 @@ void BM_CoreMemory(benchmark::State& state, Population pop) {
   state.counters["tasks_only_per_task"] = tasks_only / tasks;
   state.counters["desired_per_entry"] = (with_policies - tasks_only) / entries;
   state.counters["desired_per_entry_bulk"] = bulk / bulk_entries;
+  state.counters["retained_per_task_after_exit"] = retained / tasks;
   // The fixed part of one entry, for reading the figures above.
   state.counters["sizeof_DesiredEntry"] = sizeof(DesiredEntry);
   state.counters["sizeof_RuntimeValue"] = sizeof(RuntimeValue);

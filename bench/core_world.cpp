@@ -90,13 +90,18 @@ DraExecutionPolicy World::make_dra_policy(Population pop) {
 }
 
 void World::setup_node(Core& core, const WorldOptions& o) {
+  for (const Event& e : node_events(o)) must_apply(core, e);
+}
+
+std::vector<Event> World::node_events(const WorldOptions& o) {
+  std::vector<Event> out;
   NodeInfo n;
   n.name = kNodeName;
   n.labels = {{"nvidia.com/gpu.present", "true"}};
   n.cpus = CpuSet::range(0, 63);
   n.numa_cpus = {{0, CpuSet::range(0, 31)}, {1, CpuSet::range(32, 63)}};
   n.pcie_root_cpus = {{"pci0000:00", CpuSet::range(0, 31)}, {"pci0000:80", CpuSet::range(32, 63)}};
-  must_apply(core, NodeInfoEvent{n});
+  out.emplace_back(NodeInfoEvent{n});
 
   for (unsigned p = 0; p < kPods; ++p) {
     const int numa = static_cast<int>(p / (kPods / 2));
@@ -113,7 +118,7 @@ void World::setup_node(Core& core, const WorldOptions& o) {
     d.pcie_root = numa == 0 ? "pci0000:00" : "pci0000:80";
     gpu.devices = {d};
     gpu.reserved_for = {pod_uid(p)};
-    must_apply(core, ClaimAllocated{gpu});
+    out.emplace_back(ClaimAllocated{gpu});
 
     Claim cpu;
     cpu.uid = cpu_claim(p);
@@ -128,7 +133,7 @@ void World::setup_node(Core& core, const WorldOptions& o) {
     c.cpus = CpuSet::range(8 * p, 8 * p + 5);  // a subset of the pod's cpuset
     cpu.devices = {c};
     cpu.reserved_for = {pod_uid(p)};
-    must_apply(core, ClaimAllocated{cpu});
+    out.emplace_back(ClaimAllocated{cpu});
 
     Pod pod;
     pod.uid = pod_uid(p);
@@ -138,12 +143,13 @@ void World::setup_node(Core& core, const WorldOptions& o) {
     pod.claims = {{"gpu", gpu.uid}, {"cpu", cpu.uid}};
     pod.cgroup = pod_cgroup(p);
     pod.cpuset = CpuSet::range(8 * p, 8 * p + 7);
-    must_apply(core, PodBound{pod});
+    out.emplace_back(PodBound{pod});
   }
   if (o.policies_first) {
-    if (o.node_policy) must_apply(core, NodePolicyUpsert{make_node_policy()});
-    if (o.dra_policy) must_apply(core, DraPolicyUpsert{make_dra_policy(o.population)});
+    if (o.node_policy) out.emplace_back(NodePolicyUpsert{make_node_policy()});
+    if (o.dra_policy) out.emplace_back(DraPolicyUpsert{make_dra_policy(o.population)});
   }
+  return out;
 }
 
 World::World(const WorldOptions& o) : opts_(o) {
@@ -227,12 +233,19 @@ Task World::task_of(const Group& g, const Slot& s) const {
 
 size_t World::apply_tasks(Core& target) const {
   size_t bad = 0;
-  for (const Group& g : groups) {
-    if (target.apply(TaskSeen{task_of(g, g.leader)}).status != ApplyResult::Status::Applied) ++bad;
-    for (const Slot& s : g.threads)
-      if (target.apply(TaskSeen{task_of(g, s)}).status != ApplyResult::Status::Applied) ++bad;
-  }
+  for (const Event& e : task_events())
+    if (target.apply(e).status != ApplyResult::Status::Applied) ++bad;
   return bad;
+}
+
+std::vector<Event> World::task_events() const {
+  std::vector<Event> out;
+  out.reserve(live_tasks());
+  for (const Group& g : groups) {
+    out.emplace_back(TaskSeen{task_of(g, g.leader)});
+    for (const Slot& s : g.threads) out.emplace_back(TaskSeen{task_of(g, s)});
+  }
+  return out;
 }
 
 uint64_t World::rand() { return xorshift(rng_); }

@@ -76,10 +76,12 @@ class World {
   // Builds the node (node info, claims, pods, policies); used by the constructor and by the
   // memory benchmark, which needs the node without tasks.
   static void setup_node(Core& core, const WorldOptions& o);
+  static std::vector<Event> node_events(const WorldOptions& o);  // what setup_node applies
   static NodeSchedulingPolicy make_node_policy();
   static DraExecutionPolicy make_dra_policy(Population p);
   // Applies every task of the world (leaders first); returns the number of non-Applied results.
   size_t apply_tasks(Core& target) const;
+  std::vector<Event> task_events() const;  // one task_seen per live task, leaders first
 
  private:
   WorldOptions opts_;
