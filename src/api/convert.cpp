@@ -109,7 +109,7 @@ std::string proto_field_of(const std::string& f) {
 
 // ---- policies --------------------------------------------------------------------------------
 
-Converted<DraExecutionPolicy> from_proto(const pb::DRAExecutionPolicy& p, const std::string& path) {
+Converted<DraExecutionPolicy> from_proto(const pb::DRAExecutionPolicy& p, const std::string& path, Check check) {
   using R = Converted<DraExecutionPolicy>;
   DraExecutionPolicy d;
   if (auto e = check_string(at(path, "name"), p.name(), 253)) return fail<DraExecutionPolicy>(e->field, e->message);
@@ -165,7 +165,7 @@ Converted<DraExecutionPolicy> from_proto(const pb::DRAExecutionPolicy& p, const 
     if (auto e = check_string(at(path, "fallback"), p.fallback(), 64)) return fail<DraExecutionPolicy>(e->field, e->message);
     d.fallback = p.fallback();
   }
-  if (auto e = validate(d)) {
+  if (auto e = check == Check::Full ? validate(d) : std::nullopt) {
     auto t = translate(*e, path);
     return fail<DraExecutionPolicy>(t.field, t.message);
   }
@@ -174,7 +174,7 @@ Converted<DraExecutionPolicy> from_proto(const pb::DRAExecutionPolicy& p, const 
   return r;
 }
 
-Converted<NodeSchedulingPolicy> from_proto(const pb::NodeSchedulingPolicy& p, const std::string& path) {
+Converted<NodeSchedulingPolicy> from_proto(const pb::NodeSchedulingPolicy& p, const std::string& path, Check check) {
   NodeSchedulingPolicy n;
   if (auto e = check_string(at(path, "name"), p.name(), 253)) return fail<NodeSchedulingPolicy>(e->field, e->message);
   n.name = p.name();
@@ -201,22 +201,22 @@ Converted<NodeSchedulingPolicy> from_proto(const pb::NodeSchedulingPolicy& p, co
   n.command_regex = p.command_regex();
   n.priority = p.priority();
   n.execution_time = p.execution_time_ns();
-  if (auto e = validate(n)) {
+  if (auto e = check == Check::Full ? validate(n) : std::nullopt) {
     auto t = translate(*e, path);
     return fail<NodeSchedulingPolicy>(t.field, t.message);
   }
   return ok(std::move(n));
 }
 
-Converted<AnyPolicy> from_proto(const pb::Policy& p, const std::string& path) {
+Converted<AnyPolicy> from_proto(const pb::Policy& p, const std::string& path, Check check) {
   switch (p.kind_case()) {
     case pb::Policy::kDra: {
-      auto d = from_proto(p.dra(), at(path, "dra"));
+      auto d = from_proto(p.dra(), at(path, "dra"), check);
       if (!d.ok()) return fail<AnyPolicy>(d.error.field, d.error.message);
       return ok<AnyPolicy>(std::move(*d.value));
     }
     case pb::Policy::kNode: {
-      auto n = from_proto(p.node(), at(path, "node"));
+      auto n = from_proto(p.node(), at(path, "node"), check);
       if (!n.ok()) return fail<AnyPolicy>(n.error.field, n.error.message);
       return ok<AnyPolicy>(std::move(*n.value));
     }
@@ -611,6 +611,7 @@ pb::PreviewResponse to_proto(const PreviewResult& r) {
   }
   for (const auto& c : r.conflicts) *o.add_conflicts() = to_proto(c);
   for (const auto& w : r.warnings) o.add_warnings(w);
+  if (!r.acknowledgement.empty()) o.add_warnings(r.acknowledgement);
   return o;
 }
 

@@ -42,11 +42,16 @@ std::optional<FieldError> check_string(const std::string& field, const std::stri
                                        size_t max = kMaxStringBytes);
 
 // ---- policies --------------------------------------------------------------------------------
-Converted<DraExecutionPolicy> from_proto(const pb::DRAExecutionPolicy& p, const std::string& path);
-Converted<NodeSchedulingPolicy> from_proto(const pb::NodeSchedulingPolicy& p, const std::string& path);
+// Full: the wire checks, then c2c::validate() (the CLI). Wire: the wire checks only, for a caller
+// that hands the policy to the core, which validates it (and compiles its regexes) once itself:
+// claim2cored, so one request is validated once.
+enum class Check : uint8_t { Full, Wire };
+Converted<DraExecutionPolicy> from_proto(const pb::DRAExecutionPolicy& p, const std::string& path, Check check = Check::Full);
+Converted<NodeSchedulingPolicy> from_proto(const pb::NodeSchedulingPolicy& p, const std::string& path,
+                                           Check check = Check::Full);
 // path "policy" gives fields "policy.dra.<field>" / "policy.node.<field>"; an unset oneof is
 // refused as "<path>.kind".
-Converted<AnyPolicy> from_proto(const pb::Policy& p, const std::string& path);
+Converted<AnyPolicy> from_proto(const pb::Policy& p, const std::string& path, Check check = Check::Full);
 Converted<PolicyKind> kind_from_proto(pb::PolicyKind k, const std::string& path);
 
 pb::DRAExecutionPolicy to_proto(const DraExecutionPolicy& p);

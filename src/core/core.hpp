@@ -58,6 +58,10 @@ struct PreviewResult {
   std::vector<MatchedTask> matched;
   std::vector<Conflict> conflicts;
   std::vector<std::string> warnings;
+  // requirePreview: what going live waits for ("... goes live after a preview of generation N is
+  // acknowledged"), a field of its own so that a caller that acknowledges drops it without
+  // matching warning text; shown after the warnings (api::to_proto, trace::to_json).
+  std::string acknowledgement;
   std::string invalid_field;         // non-empty when the policy itself is invalid
   std::string invalid_message;
 };

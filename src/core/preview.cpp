@@ -118,8 +118,8 @@ PreviewResult preview_dra(const CoreImpl& s, const DraExecutionPolicy& p) {
       preview_generation(p, stored == s.dra_policies.end() ? nullptr : &stored->second.policy);
   auto r = preview_with(s, PolicyKind::Dra, p.name, generation, ov, true);
   if (p.require_preview)
-    r.warnings.push_back("requirePreview: the policy goes live after a preview of generation " +
-                         std::to_string(r.policy_generation) + " is acknowledged");
+    r.acknowledgement = "requirePreview: the policy goes live after a preview of generation " +
+                        std::to_string(r.policy_generation) + " is acknowledged";
   return r;
 }
 

@@ -35,12 +35,7 @@ std::string fnv1a64(const std::string& text) {
   return buf;
 }
 
-PolicyId id_of(const AnyPolicy& p) {
-  return std::visit([](const auto& x) {
-    using T = std::decay_t<decltype(x)>;
-    return PolicyId{std::is_same_v<T, DraExecutionPolicy> ? PolicyKind::Dra : PolicyKind::Node, x.name};
-  }, p);
-}
+PolicyId id_of(const AnyPolicy& p) { return policy_id(p); }
 
 json encode_any(const AnyPolicy& p) {
   return std::visit([](const auto& x) { return trace::encode_policy(x); }, p);
@@ -98,6 +93,17 @@ Event decode_inner(const json& event, const std::string& member, const std::stri
 }
 
 }  // namespace
+
+PolicyId policy_id(const AnyPolicy& p) {
+  return std::visit([](const auto& x) {
+    using T = std::decay_t<decltype(x)>;
+    return PolicyId{std::is_same_v<T, DraExecutionPolicy> ? PolicyKind::Dra : PolicyKind::Node, x.name};
+  }, p);
+}
+
+int64_t policy_generation(const AnyPolicy& p) {
+  return std::visit([](const auto& x) { return x.generation; }, p);
+}
 
 void DurableState::put_policy(const AnyPolicy& p) {
   auto id = id_of(p);

@@ -22,7 +22,9 @@
 
 namespace c2c::daemon {
 
-using AnyPolicy = std::variant<DraExecutionPolicy, NodeSchedulingPolicy>;
+using AnyPolicy = node::AnyPolicy;
+PolicyId policy_id(const AnyPolicy& p);
+int64_t policy_generation(const AnyPolicy& p);
 
 struct PolicyTombstone {
   AnyPolicy last;              // the policy as it was when deleted (restoring the tombstone

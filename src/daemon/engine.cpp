@@ -13,7 +13,6 @@
 #include <map>
 #include <unordered_set>
 
-#include "api/convert.hpp"
 #include "daemon/event_log.hpp"
 #include "daemon/durable_write.hpp"
 #include "daemon/generation_guard.hpp"
@@ -75,9 +74,14 @@ int64_t Engine::now_unix_ms() const {
       .count();
 }
 
-ApplyResult Engine::apply(const Event& e) {
+// The state before the command batch's first change, restored if the batch cannot be made
+// durable. (A copy of the core: O(state) once per mutating batch, kept until the core offers an
+// undo; the all-or-nothing of one request no longer copies it: Core::apply_all.)
+void Engine::snapshot_before_change() {
   if (in_commands_ && !before_batch_) before_batch_.emplace(Snapshot{core_, durable_, intents_});
-  ApplyResult r = core_.apply(e);
+}
+
+void Engine::note_applied(const Event& e, const ApplyResult& r) {
   dirty_.insert(dirty_.end(), r.changed_tids.begin(), r.changed_tids.end());
   if (r.status == ApplyResult::Status::Applied && (!r.changed_tids.empty() || !is_host_or_internal(e))) {
     changes_.push_back(Change{event_kind(e), r.changed_tids, event_fields(e)});
@@ -85,7 +89,20 @@ ApplyResult Engine::apply(const Event& e) {
   }
   if (r.status == ApplyResult::Status::Invalid && is_host_or_internal(e))
     spdlog::debug("{} refused by the core: {}: {}", event_kind(e), r.field, r.message);
+}
+
+ApplyResult Engine::apply(const Event& e) {
+  snapshot_before_change();
+  ApplyResult r = core_.apply(e);
+  note_applied(e, r);
   return r;
+}
+
+BatchResult Engine::apply_all(const std::vector<Event>& events) {
+  snapshot_before_change();
+  BatchResult b = core_.apply_all(events);
+  for (size_t i = 0; i < b.results.size() && i < events.size(); ++i) note_applied(events[i], b.results[i]);
+  return b;
 }
 
 bool Engine::startup(std::string* err) {
@@ -216,10 +233,10 @@ bool Engine::startup(std::string* err) {
 
   intents_.restore(durable_.intents);
   for (const auto& p : durable_.policies) {
-    PolicyKind kind = api::kind_of(p);
-    const auto* in = intents_.find(kind, api::name_of(p));
-    if (!in || in->generation != api::generation_of(p))
-      intents_.accepted(kind, api::name_of(p), api::generation_of(p), node_name_, {}, now_unix_ms());
+    auto [kind, name] = policy_id(p);
+    const auto* in = intents_.find(kind, name);
+    if (!in || in->generation != policy_generation(p))
+      intents_.accepted(kind, name, policy_generation(p), node_name_, {}, now_unix_ms());
   }
   uint64_t now = boottime_ns();
   next_rescan_ns_ = now + cfg_.rescan_interval_ns;
@@ -416,6 +433,7 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     // persisted must never be live, so the map only sees a batch that is on disk.
     persist_error_.clear();
     if (durable_changed) commit_batch();
+    batch_changes_.clear();  // (changes of a batch that changed no durable input: none worth a record)
     before_batch_.reset();
     reconcile();
     cover_generation();
@@ -772,24 +790,11 @@ void Engine::publish_changes() {
   if (changes_.empty() && changed.empty()) return;
   if (changes_.empty()) changes_.push_back(Change{"intent", {}, {}});
   for (size_t i = 0; i < changes_.size(); ++i) {
-    claim2core::v1::ChangeEvent ev;
-    ev.set_node_generation(reported_generation());
-    ev.set_event_kind(changes_[i].kind);
-    for (auto t : changes_[i].tids) ev.add_changed_tids(t);
-    if (i + 1 == changes_.size())
-      for (const auto& in : changed) {
-        auto* p = ev.add_intents();
-        p->set_kind(api::to_proto(in.kind));
-        p->set_policy(in.policy);
-        p->set_policy_generation(in.generation);
-        p->set_node(in.node);
-        p->set_state(static_cast<claim2core::v1::IntentState>(in.state));
-        p->set_reason(in.reason);
-        p->set_matched_tasks(in.matched_tasks);
-        p->set_applied_entries(in.applied_entries);
-        for (const auto& w : in.warnings) p->add_warnings(w);
-        p->set_updated_unix_ms(in.updated_unix_ms);
-      }
+    node::ChangeNote ev;
+    ev.node_generation = reported_generation();
+    ev.event_kind = changes_[i].kind;
+    ev.changed_tids = changes_[i].tids;
+    if (i + 1 == changes_.size()) ev.intents = changed;
     size_t dropped = watchers_.publish(ev);
     for (size_t d = 0; d < dropped; ++d) {
       metrics_.watcher_dropped();
@@ -807,31 +812,6 @@ Pod Engine::resolve_pod(Pod p, std::vector<std::string>* warnings) const {
   }
   if (!p.cpuset && !p.cgroup.empty()) p.cpuset = feed_->cgroup_cpuset(p.cgroup);
   return p;
-}
-
-void Engine::fill_status(claim2core::v1::StatusResponse* out) {
-  out->set_node(node_name_);
-  out->set_node_generation(reported_generation());
-  out->set_restart_epoch(core_.restart_epoch());
-  out->set_loading(core_.loading());
-  out->set_desired_entries(static_cast<uint32_t>(core_.desired_size()));
-  out->set_actual_entries(static_cast<uint32_t>(core_.actual().size()));
-  out->set_pending_ops(static_cast<uint32_t>(retry_.size()));  // the deltas write the rest each turn
-  auto s = scheduler_status();
-  out->set_scheduler_enforcing(s.enforcing);
-  out->set_scheduler_state(s.state);
-  out->set_scheduler_exit_reason(s.exit_reason);
-  out->set_scheduler_message(s.message);
-  for (const auto& v : last_violations_) out->add_violations(v);  // from the last read-back
-  out->set_state_digest(core_.digest());
-  out->set_pin_root(cfg_.pin_root);
-  out->set_durable_generation(lease_->durable());
-  out->set_policies(static_cast<uint32_t>(durable_.policies.size()));
-  out->set_claims(static_cast<uint32_t>(durable_.claims.size()));
-  out->set_tasks(static_cast<uint32_t>(core_.tasks().size()));
-  out->set_watchers(static_cast<uint32_t>(watchers_.size()));
-  out->set_pins_restored(pins_restored_);
-  out->set_pin_repair(pin_repair_);
 }
 
 }  // namespace c2c::daemon

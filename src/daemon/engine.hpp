@@ -10,13 +10,14 @@
 #include <cstdint>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "claim2core.pb.h"
+#include "api/node_api.hpp"
 #include "core/core.hpp"
 #include "daemon/command_queue.hpp"
 #include "daemon/config.hpp"
@@ -64,19 +65,25 @@ class Engine {
   void reload(const DaemonConfig& cfg);
   std::shared_ptr<Watcher> watch() { return watchers_.subscribe(cfg_.watch_queue); }
 
-  // ---- for Command lambdas (loop thread only) ----
-  Core& core() { return core_; }
-  const Core& core() const { return core_; }
-  DurableState& durable() { return durable_; }
-  IntentTable& intents() { return intents_; }
-  HostFeed& host() { return *feed_; }
-  const std::string& node_name() const { return node_name_; }
-  const DaemonConfig& config() const { return cfg_; }
-  // Applies one input event; records the change for Watch. Invalid/Ignored leave state alone.
-  ApplyResult apply(const Event& e);
-  // A change of the durable state: applied to it now, written with the batch's log record (one
-  // record and one fdatasync per turn: group commit) before any reply of the batch is sent.
-  void record(StateChange c);
+  // ---- the typed node API (api/node_api.hpp; engine_api.cpp), for Command lambdas: loop
+  // thread only. Mutations run in a command's apply phase; the rest (and the replies) in its
+  // finish phase, after the batch is durable and the map written. ----
+  node::Write upsert_policy(const AnyPolicy& p);
+  node::Write delete_policy(PolicyKind kind, const std::string& name, int64_t generation);
+  // All or nothing (Core::apply_all): the claims (as given: each allocated or updated) and the
+  // pods (resolved from the host where empty) of one request.
+  node::Write bind_claims(const std::vector<Claim>& claims, const std::vector<Pod>& pods);
+  // Deallocates the claim and forgets the pods no live claim reserves.
+  node::Write unbind_claim(const std::string& uid, int64_t generation);
+  node::PreviewReply preview(const AnyPolicy& p, bool acknowledge);
+  node::PolicyReply policy_reply(PolicyKind kind, const std::string& name) const;
+  std::vector<node::Intent> list_intents(const std::string& policy, std::optional<PolicyKind> kind) const;
+  std::optional<Lineage> explain(uint32_t tid) const;
+  node::NodeStatus status();
+  // Tasks whose comm passes `keep` (nullptr: all), sorted by tid.
+  std::vector<node::TaskRow> list_tasks(const std::function<bool(const std::string& comm)>& keep) const;
+  std::vector<AnyPolicy> list_policies() const;
+  node::Bindings list_bindings() const;
   // This batch could not be made durable ("" when fine): its generation could not be covered
   // or the state file not written. The batch was rolled back (core, durable state, intents;
   // the map was not touched): mutating replies refuse with it.
@@ -87,12 +94,20 @@ class Engine {
   // Fills a pod's cgroup (by UID) and cpuset envelope from the host when they are empty;
   // appends a warning when nothing is found.
   Pod resolve_pod(Pod p, std::vector<std::string>* warnings) const;
-  void fill_status(claim2core::v1::StatusResponse* out);
   SchedulerStatus scheduler_status() const;
   int64_t now_unix_ms() const;
   Metrics& metrics() { return metrics_; }
 
  private:
+  // Applies one input event; records the change for Watch. Invalid/Ignored leave state alone.
+  ApplyResult apply(const Event& e);
+  BatchResult apply_all(const std::vector<Event>& events);
+  void note_applied(const Event& e, const ApplyResult& r);
+  void snapshot_before_change();
+  // A change of the durable state: applied to it now, written with the batch's log record (one
+  // record and one fdatasync per turn: group commit) before any reply of the batch is sent.
+  void record(StateChange c);
+  std::optional<AnyPolicy> stored_policy(PolicyKind kind, const std::string& name) const;
   Engine(const DaemonConfig& cfg, Metrics& metrics);
   bool startup(std::string* err);
   void run();

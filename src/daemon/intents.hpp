@@ -19,29 +19,16 @@
 #include <utility>
 #include <vector>
 
+#include "api/node_api.hpp"
 #include "core/model.hpp"
 
 namespace c2c::daemon {
 
-enum class IntentState : uint8_t { Pending = 1, Sent = 2, Applied = 3, Failed = 4 };
+using node::Intent;
+using node::IntentState;
+using node::PolicyId;
 const char* to_string(IntentState s);
 std::optional<IntentState> intent_state_from_string(const std::string& s);
-
-struct Intent {
-  PolicyKind kind = PolicyKind::Node;
-  std::string policy;
-  int64_t generation = 0;
-  std::string node;
-  IntentState state = IntentState::Pending;
-  std::string reason;
-  uint32_t matched_tasks = 0;
-  uint32_t applied_entries = 0;
-  std::vector<std::string> warnings;
-  int64_t updated_unix_ms = 0;
-  bool operator==(const Intent&) const = default;
-};
-
-using PolicyId = std::pair<PolicyKind, std::string>;
 
 // Per-policy facts of one apply, gathered by the engine.
 struct PolicyApplyFacts {

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "api/convert.hpp"
-#include "host/cgroup.hpp"
+#include "api/node_api_proto.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -94,7 +94,9 @@ std::optional<AnyPolicy> policy_of(C& call) {
     call.finish(invalid("policy", "is required"));
     return std::nullopt;
   }
-  auto conv = api::from_proto(call.req.policy(), "policy");
+  // Wire checks only: the core validates the policy (and compiles its regexes) once, in apply or
+  // preview, and its refusal comes back as a typed node::Refusal.
+  auto conv = api::from_proto(call.req.policy(), "policy", api::Check::Wire);
   if (!conv.ok()) {
     call.finish(invalid(conv.error));
     return std::nullopt;
@@ -129,38 +131,8 @@ void submit(Engine& engine, const std::shared_ptr<C>& call, std::function<bool(E
     call->finish(grpc::Status(grpc::UNAVAILABLE, "claim2cored is draining (SIGTERM): retry against the restarted daemon"));
 }
 
-void to_proto(const Intent& in, pb::Intent* p) {
-  p->set_kind(api::to_proto(in.kind));
-  p->set_policy(in.policy);
-  p->set_policy_generation(in.generation);
-  p->set_node(in.node);
-  p->set_state(static_cast<pb::IntentState>(in.state));
-  p->set_reason(in.reason);
-  p->set_matched_tasks(in.matched_tasks);
-  p->set_applied_entries(in.applied_entries);
-  for (const auto& w : in.warnings) p->add_warnings(w);
-  p->set_updated_unix_ms(in.updated_unix_ms);
-}
-
-// A core refusal of a policy, in proto field names ("policy.node.command_regex").
-grpc::Status policy_refusal(PolicyKind kind, const ApplyResult& r) {
-  std::string f = r.field.rfind("policy.", 0) == 0 ? r.field.substr(7) : r.field;
-  return invalid(std::string("policy.") + (kind == PolicyKind::Dra ? "dra." : "node.") + api::proto_field_of(f),
-                 r.message);
-}
-
-std::optional<AnyPolicy> stored_policy(const Core& core, PolicyKind kind, const std::string& name) {
-  if (kind == PolicyKind::Dra) {
-    if (auto p = core.dra_policy(name)) return AnyPolicy{*p};
-  } else if (auto p = core.node_policy(name)) {
-    return AnyPolicy{*p};
-  }
-  return std::nullopt;
-}
-
-Event upsert_event(const AnyPolicy& p) {
-  if (const auto* d = std::get_if<DraExecutionPolicy>(&p)) return DraPolicyUpsert{*d};
-  return NodePolicyUpsert{std::get<NodeSchedulingPolicy>(p)};
+grpc::Status refused(const node::Refusal& r, const std::vector<int>& binding_index = {}) {
+  return invalid(api::request_field(r, binding_index), r.message);
 }
 
 std::optional<FieldError> check_name(const std::string& field, const std::string& s) {
@@ -177,34 +149,27 @@ grpc::ServerUnaryReactor* Service::UpsertPolicy(Ctx* ctx, const Buf* in, Buf* ou
   auto parsed = policy_of(*call);
   if (!parsed) return reactor;
   AnyPolicy policy = *parsed;
-  PolicyKind kind = api::kind_of(policy);
-  std::string name = api::name_of(policy);
   submit(
       engine_, call,
-      [call, policy, kind, name](Engine& e) {
-        auto r = e.apply(upsert_event(policy));
-        if (r.status == ApplyResult::Status::Invalid) {
-          call->status = policy_refusal(kind, r);
+      [call, policy](Engine& e) {
+        auto w = e.upsert_policy(policy);
+        if (w.refused) {
+          call->status = refused(*w.refused);
           return false;
         }
-        for (const auto& w : r.warnings) call->resp.add_warnings(w);
-        if (r.status == ApplyResult::Status::Ignored) {
+        for (const auto& x : w.warnings) call->resp.add_warnings(x);
+        if (w.ignored) {
           call->resp.set_ignored(true);
-          call->resp.set_message(r.message);
-          return false;
+          call->resp.set_message(w.message);
         }
-        auto stored = stored_policy(e.core(), kind, name);
-        if (!stored) return false;
-        e.record(PutPolicy{*stored});
-        e.intents().accepted(kind, name, api::generation_of(*stored), e.node_name(), r.warnings, e.now_unix_ms());
-        if (const auto* intent = e.intents().find(kind, name)) e.record(PutIntent{*intent});
-        return true;
+        return w.durable;
       },
-      [call, kind, name](Engine& e) {
-        if (auto stored = stored_policy(e.core(), kind, name))
-          call->resp.set_policy_generation(api::generation_of(*stored));
-        call->resp.set_node_generation(e.reported_generation());
-        if (const auto* intent = e.intents().find(kind, name)) to_proto(*intent, call->resp.mutable_intent());
+      [call, policy](Engine& e) {
+        auto [kind, name] = policy_id(policy);
+        auto r = e.policy_reply(kind, name);
+        if (r.policy_generation) call->resp.set_policy_generation(*r.policy_generation);
+        call->resp.set_node_generation(r.node_generation);
+        if (r.intent) api::to_proto(*r.intent, call->resp.mutable_intent());
       });
   return reactor;
 }
@@ -226,24 +191,19 @@ grpc::ServerUnaryReactor* Service::DeletePolicy(Ctx* ctx, const Buf* in, Buf* ou
     call->finish(invalid("generation", "must not be negative (0: the live generation)"));
     return reactor;
   }
-  PolicyDelete del{*kind.value, call->req.name(), call->req.generation()};
   submit(
       engine_, call,
-      [call, del](Engine& e) {
-        auto live = stored_policy(e.core(), del.kind, del.name);
-        auto r = e.apply(del);
-        if (r.status == ApplyResult::Status::Invalid) {
-          call->status = invalid(r.field, r.message);
+      [call, k = *kind.value](Engine& e) {
+        auto w = e.delete_policy(k, call->req.name(), call->req.generation());
+        if (w.refused) {
+          call->status = refused(*w.refused);
           return false;
         }
-        if (r.status == ApplyResult::Status::Ignored || !live) {
+        if (w.ignored) {
           call->resp.set_ignored(true);
-          call->resp.set_message(r.message.empty() ? "no such policy" : r.message);
-          return false;
+          call->resp.set_message(w.message);
         }
-        e.record(daemon::DeletePolicy{del.kind, del.name, std::max(del.generation, api::generation_of(*live))});
-        e.intents().removed(del.kind, del.name);
-        return true;
+        return w.durable;
       },
       [call](Engine& e) { call->resp.set_node_generation(e.reported_generation()); });
   return reactor;
@@ -278,55 +238,26 @@ grpc::ServerUnaryReactor* Service::UpsertClaimBinding(Ctx* ctx, const Buf* in, B
     }
     pods.push_back(*p.value);
   }
-  // Index of the first binding of each claim, to name fields of core refusals.
-  std::map<std::string, int> first_binding;
-  for (int i = 0; i < call->req.bindings_size(); ++i) first_binding.emplace(call->req.bindings(i).claim_uid(), i);
-  auto given_pods = pods;
+  // The first binding of each claim (claims come in first-appearance order), to name the field
+  // of a refusal.
+  std::vector<int> first_binding;
+  std::set<std::string> seen;
+  for (int i = 0; i < call->req.bindings_size(); ++i)
+    if (seen.insert(call->req.bindings(i).claim_uid()).second) first_binding.push_back(i);
   submit(
       engine_, call,
-      [call, claims = *claims.value, given_pods, first_binding](Engine& e) {
-        // All or nothing: try the whole request on a copy of the core, keep it only if every
-        // event is accepted (the copy then becomes the core).
-        Core trial = e.core();
-        std::vector<std::string> warnings;
-        bool changed = false;
-        for (size_t i = 0; i < claims.size(); ++i) {
-          const Claim& c = claims[i];
-          Event ev = trial.claim(c.uid) ? Event{ClaimUpdated{c}} : Event{ClaimAllocated{c}};
-          auto r = trial.apply(ev);
-          if (r.status == ApplyResult::Status::Invalid) {
-            call->status = invalid(
-                "bindings[" + std::to_string(first_binding.at(c.uid)) + "]." + api::binding_field_of(r.field), r.message);
-            return false;
-          }
-          if (r.status == ApplyResult::Status::Ignored) warnings.push_back("claim " + c.uid + ": " + r.message);
-          changed |= r.status == ApplyResult::Status::Applied;
+      [call, claims = *claims.value, pods, first_binding](Engine& e) {
+        auto w = e.bind_claims(claims, pods);
+        if (w.refused) {
+          call->status = refused(*w.refused, first_binding);
+          return false;
         }
-        std::vector<Pod> resolved;
-        for (const auto& p : given_pods) resolved.push_back(e.resolve_pod(p, &warnings));
-        for (size_t i = 0; i < resolved.size(); ++i) {
-          auto r = trial.apply(PodBound{resolved[i]});
-          if (r.status == ApplyResult::Status::Invalid) {
-            std::string f = r.field.rfind("pod.", 0) == 0 ? r.field.substr(4) : r.field;
-            call->status = invalid("pods[" + std::to_string(i) + "]." + f, r.message);
-            return false;
-          }
-          changed |= r.status == ApplyResult::Status::Applied;
-        }
-        // Accepted: replay on the real core (same results: the core is deterministic) so that the
-        // changes are recorded for Watch.
-        for (const auto& c : claims) {
-          Event ev = e.core().claim(c.uid) ? Event{ClaimUpdated{c}} : Event{ClaimAllocated{c}};
-          if (e.apply(ev).status == ApplyResult::Status::Applied) e.record(PutClaim{c});
-        }
-        for (size_t i = 0; i < resolved.size(); ++i)
-          if (e.apply(PodBound{resolved[i]}).status != ApplyResult::Status::Invalid) e.record(PutPod{given_pods[i]});
-        for (const auto& w : warnings) call->resp.add_warnings(w);
-        if (!changed) {
+        for (const auto& x : w.warnings) call->resp.add_warnings(x);
+        if (w.ignored) {
           call->resp.set_ignored(true);
-          call->resp.set_message("nothing changed (same or older claim generations: INV-3)");
+          call->resp.set_message(w.message);
         }
-        return changed;
+        return w.durable;
       },
       [call](Engine& e) { call->resp.set_node_generation(e.reported_generation()); });
   return reactor;
@@ -345,33 +276,16 @@ grpc::ServerUnaryReactor* Service::DeleteClaimBinding(Ctx* ctx, const Buf* in, B
     call->finish(invalid("claim_generation", "must not be negative (0: the live generation)"));
     return reactor;
   }
-  ClaimDeallocated ev{call->req.claim_uid(), call->req.claim_generation()};
   submit(
       engine_, call,
-      [call, ev](Engine& e) {
-        auto live = e.core().claim(ev.uid);
-        auto r = e.apply(ev);
-        if (r.status == ApplyResult::Status::Invalid) {
-          call->status = invalid(r.field == "uid" ? "claim_uid" : r.field == "generation" ? "claim_generation" : r.field,
-                                 r.message);
+      [call](Engine& e) {
+        auto w = e.unbind_claim(call->req.claim_uid(), call->req.claim_generation());
+        if (w.refused) {
+          call->status = refused(*w.refused);
           return false;
         }
-        if (r.status == ApplyResult::Status::Ignored || !live) {
-          call->resp.set_ignored(true);
-          return false;
-        }
-        e.record(DeleteClaim{ev.uid, std::max(ev.generation, live->generation)});
-        // Pods that no live claim reserves any more are forgotten with it.
-        std::set<std::string> reserved;
-        for (const auto& c : e.durable().claims) reserved.insert(c.reserved_for.begin(), c.reserved_for.end());
-        std::vector<std::string> gone;
-        for (const auto& p : e.durable().pods)
-          if (!reserved.count(p.uid)) gone.push_back(p.uid);
-        for (const auto& uid : gone) {
-          e.apply(PodRemoved{uid});
-          e.record(DeletePod{uid});
-        }
-        return true;
+        if (w.ignored) call->resp.set_ignored(true);
+        return w.durable;
       },
       [call](Engine& e) { call->resp.set_node_generation(e.reported_generation()); });
   return reactor;
@@ -383,41 +297,16 @@ grpc::ServerUnaryReactor* Service::Preview(Ctx* ctx, const Buf* in, Buf* out) {
   auto* reactor = call->reactor;
   auto parsed = policy_of(*call);
   if (!parsed) return reactor;
-  AnyPolicy policy = *parsed;
-  bool ack = call->req.acknowledge();
   submit(
       engine_, call,
-      [call, policy, ack](Engine& e) {
-        PreviewResult r = std::visit([&](const auto& p) { return e.core().preview(p); }, policy);
-        PolicyKind kind = api::kind_of(policy);
-        if (!r.invalid_field.empty()) {
-          std::string f = r.invalid_field.rfind("policy.", 0) == 0 ? r.invalid_field.substr(7) : r.invalid_field;
-          call->status = invalid(std::string("policy.") + (kind == PolicyKind::Dra ? "dra." : "node.") +
-                                     api::proto_field_of(f),
-                                 r.invalid_message);
+      [call, policy = *parsed, ack = call->req.acknowledge()](Engine& e) {
+        auto r = e.preview(policy, ack);
+        if (r.refused) {
+          call->status = refused(*r.refused);
           return false;
         }
         call->resp = api::to_proto(r);
-        call->resp.set_node_generation(e.reported_generation());  // never above the durable ceiling
-        if (!ack) return false;
-        auto a = e.apply(PreviewAck{kind, r.policy, r.policy_generation});
-        if (a.status == ApplyResult::Status::Invalid) {
-          call->status = invalid("acknowledge", a.field + ": " + a.message);
-          return false;
-        }
-        if (a.status == ApplyResult::Status::Ignored) {  // e.g. node policies need no preview
-          call->resp.add_warnings("acknowledge ignored: " + a.message);
-          return false;
-        }
-        e.record(AckPreview{kind, r.policy, r.policy_generation});
-        call->resp.set_acknowledged(true);
-        // This call acknowledged it: the core's "goes live after a preview ... is acknowledged"
-        // warning no longer applies.
-        auto* w = call->resp.mutable_warnings();
-        w->erase(std::remove_if(w->begin(), w->end(),
-                                [](const std::string& s) { return s.rfind("requirePreview:", 0) == 0; }),
-                 w->end());
-        return true;
+        return r.durable;
       },
       [](Engine&) {});
   return reactor;
@@ -442,7 +331,7 @@ grpc::ServerUnaryReactor* Service::ListIntents(Ctx* ctx, const Buf* in, Buf* out
   }
   submit(engine_, call, [](Engine&) { return false; },
          [call, kind](Engine& e) {
-           for (const auto& intent : e.intents().list(call->req.policy(), kind)) to_proto(intent, call->resp.add_intents());
+           for (const auto& intent : e.list_intents(call->req.policy(), kind)) api::to_proto(intent, call->resp.add_intents());
          });
   return reactor;
 }
@@ -457,7 +346,7 @@ grpc::ServerUnaryReactor* Service::Explain(Ctx* ctx, const Buf* in, Buf* out) {
   }
   submit(engine_, call, [](Engine&) { return false; },
          [call](Engine& e) {
-           if (auto l = e.core().explain(call->req.tid())) {
+           if (auto l = e.explain(call->req.tid())) {
              call->resp.set_found(true);
              *call->resp.mutable_lineage() = api::to_proto(*l);
            }
@@ -469,7 +358,7 @@ grpc::ServerUnaryReactor* Service::Status(Ctx* ctx, const Buf* in, Buf* out) {
   auto call = begin<pb::StatusRequest, pb::StatusResponse>(ctx, in, out, "Status", max_bytes_, metrics_);
   if (call->done) return call->reactor;
   auto* reactor = call->reactor;
-  submit(engine_, call, [](Engine&) { return false; }, [call](Engine& e) { e.fill_status(&call->resp); });
+  submit(engine_, call, [](Engine&) { return false; }, [call](Engine& e) { call->resp = api::to_proto(e.status()); });
   return reactor;
 }
 
@@ -493,11 +382,9 @@ grpc::ServerUnaryReactor* Service::ListTasks(Ctx* ctx, const Buf* in, Buf* out) 
   }
   submit(engine_, call, [](Engine&) { return false; },
          [call, re](Engine& e) {
-           for (const auto& t : e.core().tasks()) {
-             if (re && !RE2::PartialMatch(t.comm, *re)) continue;
-             auto pod = host::parse_pod_cgroup(t.cgroup);
-             *call->resp.add_tasks() = api::to_proto(t, pod ? pod->pod_uid : std::string());
-           }
+           std::function<bool(const std::string&)> keep;
+           if (re) keep = [re](const std::string& comm) { return RE2::PartialMatch(comm, *re); };
+           for (const auto& row : e.list_tasks(keep)) *call->resp.add_tasks() = api::to_proto(row.task, row.pod_uid);
          });
   return reactor;
 }
@@ -508,7 +395,7 @@ grpc::ServerUnaryReactor* Service::ListPolicies(Ctx* ctx, const Buf* in, Buf* ou
   auto* reactor = call->reactor;
   submit(engine_, call, [](Engine&) { return false; },
          [call](Engine& e) {
-           for (const auto& p : e.durable().policies) *call->resp.add_policies() = api::to_proto(p);
+           for (const auto& p : e.list_policies()) *call->resp.add_policies() = api::to_proto(p);
          });
   return reactor;
 }
@@ -519,9 +406,10 @@ grpc::ServerUnaryReactor* Service::ListBindings(Ctx* ctx, const Buf* in, Buf* ou
   auto* reactor = call->reactor;
   submit(engine_, call, [](Engine&) { return false; },
          [call](Engine& e) {
-           for (const auto& c : e.durable().claims)
-             for (auto& b : api::bindings_from_claim(c)) *call->resp.add_bindings() = std::move(b);
-           for (const auto& p : e.durable().pods) *call->resp.add_pods() = api::to_proto(p);
+           auto b = e.list_bindings();
+           for (const auto& c : b.claims)
+             for (auto& x : api::bindings_from_claim(c)) *call->resp.add_bindings() = std::move(x);
+           for (const auto& p : b.pods) *call->resp.add_pods() = api::to_proto(p);
          });
   return reactor;
 }
@@ -535,11 +423,11 @@ grpc::Status Service::StreamedWatch(grpc::ServerContext* ctx,
                                   " message (malformed protobuf or invalid UTF-8 in a string)");
   }
   auto watcher = engine_.watch();
-  pb::ChangeEvent ev;
+  node::ChangeNote ev;
   while (!ctx->IsCancelled() && !stopping_) {
     switch (watcher->next(&ev, std::chrono::milliseconds(200))) {
       case Watcher::Next::Event:
-        if (!w->Write(ev)) {
+        if (!w->Write(api::to_proto(ev))) {
           metrics_.rpc("Watch", "CANCELLED");
           return grpc::Status::CANCELLED;
         }

@@ -4,7 +4,7 @@
 
 namespace c2c::daemon {
 
-bool Watcher::offer(const claim2core::v1::ChangeEvent& e) {
+bool Watcher::offer(const node::ChangeNote& e) {
   {
     std::lock_guard lock(mu_);
     if (dropped_ || closed_) return !dropped_;
@@ -28,7 +28,7 @@ void Watcher::close() {
   cv_.notify_all();
 }
 
-Watcher::Next Watcher::next(claim2core::v1::ChangeEvent* out, std::chrono::milliseconds wait) {
+Watcher::Next Watcher::next(node::ChangeNote* out, std::chrono::milliseconds wait) {
   std::unique_lock lock(mu_);
   cv_.wait_for(lock, wait, [&] { return dropped_ || closed_ || !q_.empty(); });
   if (dropped_) return Next::Dropped;
@@ -47,7 +47,7 @@ std::shared_ptr<Watcher> WatcherSet::subscribe(size_t capacity) {
   return w;
 }
 
-size_t WatcherSet::publish(const claim2core::v1::ChangeEvent& e) {
+size_t WatcherSet::publish(const node::ChangeNote& e) {
   std::vector<std::shared_ptr<Watcher>> live;
   {
     std::lock_guard lock(mu_);

@@ -11,7 +11,7 @@
 #include <optional>
 #include <vector>
 
-#include "claim2core.pb.h"
+#include "api/node_api.hpp"
 
 namespace c2c::daemon {
 
@@ -19,17 +19,17 @@ class Watcher {
  public:
   explicit Watcher(size_t capacity) : capacity_(capacity) {}
   // Loop thread: false when the watcher was dropped (now or before).
-  bool offer(const claim2core::v1::ChangeEvent& e);
+  bool offer(const node::ChangeNote& e);
   void close();
   enum class Next { Event, Timeout, Dropped, Closed };
   // Handler thread: waits up to `wait` for the next event.
-  Next next(claim2core::v1::ChangeEvent* out, std::chrono::milliseconds wait);
+  Next next(node::ChangeNote* out, std::chrono::milliseconds wait);
   size_t capacity() const { return capacity_; }
 
  private:
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<claim2core::v1::ChangeEvent> q_;
+  std::deque<node::ChangeNote> q_;
   size_t capacity_;
   bool dropped_ = false, closed_ = false;
 };
@@ -38,7 +38,7 @@ class WatcherSet {
  public:
   std::shared_ptr<Watcher> subscribe(size_t capacity);
   // Returns how many watchers were dropped by this publish.
-  size_t publish(const claim2core::v1::ChangeEvent& e);
+  size_t publish(const node::ChangeNote& e);
   void close_all();
   size_t size();
 

@@ -59,6 +59,7 @@ json to_json(const PreviewResult& p) {
          {"matched", matched},
          {"conflicts", conflicts},
          {"warnings", p.warnings}};
+  if (!p.acknowledgement.empty()) j["warnings"].push_back(p.acknowledgement);
   if (!p.invalid_field.empty()) j["invalid"] = {{"field", p.invalid_field}, {"message", p.invalid_message}};
   return j;
 }

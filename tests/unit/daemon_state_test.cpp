@@ -361,22 +361,22 @@ TEST(DaemonWatchers, ASlowWatcherIsDroppedAndOthersKeepTheirEvents) {
   WatcherSet set;
   auto slow = set.subscribe(2);
   auto fast = set.subscribe(8);
-  claim2core::v1::ChangeEvent ev;
+  node::ChangeNote ev;
   size_t dropped = 0;
   for (int i = 1; i <= 3; ++i) {
-    ev.set_node_generation(static_cast<uint64_t>(i));
+    ev.node_generation = static_cast<uint64_t>(i);
     dropped += set.publish(ev);
   }
   EXPECT_EQ(dropped, 1u);
   EXPECT_EQ(set.size(), 1u);  // no longer published to; its handler ends the stream when it looks
-  claim2core::v1::ChangeEvent got;
+  node::ChangeNote got;
   EXPECT_EQ(slow->next(&got, std::chrono::milliseconds(1)), Watcher::Next::Dropped);
   for (uint64_t g = 1; g <= 3; ++g) {
     ASSERT_EQ(fast->next(&got, std::chrono::milliseconds(1)), Watcher::Next::Event);
-    EXPECT_EQ(got.node_generation(), g);
+    EXPECT_EQ(got.node_generation, g);
   }
   EXPECT_EQ(fast->next(&got, std::chrono::milliseconds(1)), Watcher::Next::Timeout);
-  ev.set_node_generation(4);
+  ev.node_generation = 4;
   EXPECT_EQ(set.publish(ev), 0u);  // the dropped one is no longer published to
   set.close_all();
   ASSERT_EQ(fast->next(&got, std::chrono::milliseconds(1)), Watcher::Next::Event);

@@ -1,0 +1,114 @@
+// The typed node API (issue #13 item 5): what the gRPC service asks the engine and what it gets
+// back, as plain C++ structs over the core's model. No protobuf here: the engine speaks these
+// types only, src/api/node_api_proto.* converts them to the wire (once each way), and the
+// service (src/daemon/service.cpp) glues the two without touching the core, the durable state or
+// the intents.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "core/core.hpp"
+
+namespace c2c::node {
+
+using AnyPolicy = std::variant<DraExecutionPolicy, NodeSchedulingPolicy>;
+using PolicyId = std::pair<PolicyKind, std::string>;
+
+enum class IntentState : uint8_t { Pending = 1, Sent = 2, Applied = 3, Failed = 4 };
+
+// What the daemon promised to do for one policy generation on this node (spec/daemon.md, "Intents").
+struct Intent {
+  PolicyKind kind = PolicyKind::Node;
+  std::string policy;
+  int64_t generation = 0;
+  std::string node;
+  IntentState state = IntentState::Pending;
+  std::string reason;
+  uint32_t matched_tasks = 0;
+  uint32_t applied_entries = 0;
+  std::vector<std::string> warnings;
+  int64_t updated_unix_ms = 0;
+  bool operator==(const Intent&) const = default;
+};
+
+// A refused request: which part of it (the policy, the claim or pod at `index` of the request,
+// the acknowledgement, a top-level field) and the core's field name inside it. The service turns
+// it into the request's wire field path with api::request_field (one table), so no layer edits
+// another's field names.
+struct Refusal {
+  enum class Subject : uint8_t { Policy, Claim, Pod, ClaimRef, Acknowledge, Request };
+  Subject subject = Subject::Request;
+  PolicyKind kind = PolicyKind::Node;  // Subject::Policy
+  size_t index = 0;                    // Subject::Claim / Pod: position in the request
+  std::string field;                   // the core's name, e.g. "spec.commandRegex", "claim.generation"
+  std::string message;
+};
+
+// The outcome of a mutating call's apply phase. `durable`: a durable input changed (the batch
+// is made durable before any reply; if that fails the reply is UNAVAILABLE).
+struct Write {
+  std::optional<Refusal> refused;  // nothing changed
+  bool ignored = false;            // stale or duplicate input: nothing changed (INV-3)
+  std::string message;
+  std::vector<std::string> warnings;
+  bool durable = false;
+};
+
+// A policy after its write: the generation stored, the node generation clients may be told and
+// its intent.
+struct PolicyReply {
+  std::optional<int64_t> policy_generation;
+  uint64_t node_generation = 0;
+  std::optional<Intent> intent;
+};
+
+struct PreviewReply {
+  PreviewResult result;             // result.acknowledgement: what going live still waits for
+  std::optional<Refusal> refused;
+  bool acknowledged = false;        // acknowledge was set and a PreviewAck was recorded
+  std::vector<std::string> warnings;  // the daemon's own, after the core's
+  bool durable = false;
+};
+
+struct TaskRow {
+  Task task;
+  std::string pod_uid;  // from the kubelet cgroup name, "" outside pods
+};
+
+struct Bindings {
+  std::vector<Claim> claims;
+  std::vector<Pod> pods;
+};
+
+struct NodeStatus {
+  std::string node;
+  uint64_t node_generation = 0;
+  uint32_t restart_epoch = 0;
+  bool loading = false;
+  uint32_t desired_entries = 0, actual_entries = 0;
+  uint32_t pending_ops = 0;  // map writes owed (the retry queue)
+  bool scheduler_enforcing = false;
+  std::string scheduler_state, scheduler_exit_reason, scheduler_message;
+  std::vector<std::string> violations;  // from the last read-back's Core::check()
+  std::string state_digest;
+  std::string pin_root;
+  uint64_t durable_generation = 0;
+  uint32_t policies = 0, claims = 0, tasks = 0, watchers = 0;
+  uint32_t pins_restored = 0;
+  std::string pin_repair;
+};
+
+// One change for Watch subscribers.
+struct ChangeNote {
+  uint64_t node_generation = 0;
+  std::string event_kind;
+  std::vector<uint32_t> changed_tids;
+  std::vector<Intent> intents;  // the intents that changed (on the turn's last note)
+};
+
+}  // namespace c2c::node

@@ -1,0 +1,93 @@
+#include "api/node_api_proto.hpp"
+
+#include "api/convert.hpp"
+
+namespace c2c::api {
+namespace {
+
+std::string strip(const std::string& f, const char* prefix) {
+  const std::string p(prefix);
+  return f.rfind(p, 0) == 0 ? f.substr(p.size()) : f;
+}
+
+}  // namespace
+
+void to_proto(const node::Intent& in, pb::Intent* p) {
+  p->set_kind(to_proto(in.kind));
+  p->set_policy(in.policy);
+  p->set_policy_generation(in.generation);
+  p->set_node(in.node);
+  p->set_state(static_cast<pb::IntentState>(in.state));
+  p->set_reason(in.reason);
+  p->set_matched_tasks(in.matched_tasks);
+  p->set_applied_entries(in.applied_entries);
+  for (const auto& w : in.warnings) p->add_warnings(w);
+  p->set_updated_unix_ms(in.updated_unix_ms);
+}
+
+pb::StatusResponse to_proto(const node::NodeStatus& s) {
+  pb::StatusResponse out;
+  out.set_node(s.node);
+  out.set_node_generation(s.node_generation);
+  out.set_restart_epoch(s.restart_epoch);
+  out.set_loading(s.loading);
+  out.set_desired_entries(s.desired_entries);
+  out.set_actual_entries(s.actual_entries);
+  out.set_pending_ops(s.pending_ops);
+  out.set_scheduler_enforcing(s.scheduler_enforcing);
+  out.set_scheduler_state(s.scheduler_state);
+  out.set_scheduler_exit_reason(s.scheduler_exit_reason);
+  out.set_scheduler_message(s.scheduler_message);
+  for (const auto& v : s.violations) out.add_violations(v);
+  out.set_state_digest(s.state_digest);
+  out.set_pin_root(s.pin_root);
+  out.set_durable_generation(s.durable_generation);
+  out.set_policies(s.policies);
+  out.set_claims(s.claims);
+  out.set_tasks(s.tasks);
+  out.set_watchers(s.watchers);
+  out.set_pins_restored(s.pins_restored);
+  out.set_pin_repair(s.pin_repair);
+  return out;
+}
+
+pb::ChangeEvent to_proto(const node::ChangeNote& n) {
+  pb::ChangeEvent ev;
+  ev.set_node_generation(n.node_generation);
+  ev.set_event_kind(n.event_kind);
+  for (auto t : n.changed_tids) ev.add_changed_tids(t);
+  for (const auto& in : n.intents) to_proto(in, ev.add_intents());
+  return ev;
+}
+
+pb::PreviewResponse to_proto(const node::PreviewReply& r) {
+  pb::PreviewResponse out = to_proto(r.result);
+  for (const auto& w : r.warnings) out.add_warnings(w);
+  out.set_acknowledged(r.acknowledged);
+  return out;
+}
+
+// The one table from a refusal to the request's field: per subject, the request's prefix and
+// how the core's name inside it reads on the wire.
+std::string request_field(const node::Refusal& r, const std::vector<int>& binding_index) {
+  using S = node::Refusal::Subject;
+  switch (r.subject) {
+    case S::Policy:
+      return std::string("policy.") + (r.kind == PolicyKind::Dra ? "dra." : "node.") + proto_field_of(strip(r.field, "policy."));
+    case S::Claim: {
+      int at = r.index < binding_index.size() ? binding_index[r.index] : static_cast<int>(r.index);
+      return "bindings[" + std::to_string(at) + "]." + binding_field_of(r.field);
+    }
+    case S::Pod:
+      return "pods[" + std::to_string(r.index) + "]." + strip(r.field, "pod.");
+    case S::ClaimRef:
+      return r.field == "uid" ? "claim_uid" : r.field == "generation" ? "claim_generation" : r.field;
+    case S::Acknowledge:
+      return "acknowledge";
+    case S::Request:
+      break;
+  }
+  return r.field;
+}
+
+}  // namespace c2c::api

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""The daemon's layer rules (issue #13 item 5, spec/daemon.md "Layers"), checked on the sources:
+
+  1. src/daemon/engine.* includes no protobuf or gRPC header, directly or through any project
+     header it includes (the transitive closure over "dir/file.hpp" includes under src/ and bpf/).
+  2. src/daemon/service.cpp includes no core internals (core/core_impl.hpp, any src/core header
+     other than the public core.hpp/model.hpp/events.hpp/runtime_entry.hpp) and does not use the
+     durable state, the intents table or the core object (DurableState, IntentTable, .core(),
+     .durable(), .intents()): it calls the engine's typed node API.
+
+Usage: daemon_layering_check.py <source root>            exit 0 when the rules hold
+       daemon_layering_check.py --seeded <source root>   copies the sources, seeds one violation
+                                                         of each rule, and exits 0 only if the
+                                                         check catches every one
+"""
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+FORBIDDEN_ENGINE = re.compile(r'(^|/)(grpc|grpcpp|google/protobuf)/|\.pb\.h$')
+CORE_PUBLIC = {"core/core.hpp", "core/model.hpp", "core/events.hpp", "core/runtime_entry.hpp", "core/cpuset.hpp"}
+SERVICE_USES = re.compile(r'\b(DurableState|IntentTable)\b|\.(core|durable|intents)\(\)|->(core|durable|intents)\(\)')
+
+
+def strip_comments(text):
+    text = re.sub(r'/\*.*?\*/', '', text, flags=re.S)
+    return re.sub(r'//[^\n]*', '', text)
+
+
+def includes(path):
+    with open(path, encoding="utf-8") as f:
+        return INCLUDE.findall(strip_comments(f.read()))
+
+
+def engine_violations(root):
+    out = []
+    todo = [os.path.join(root, "src/daemon", n) for n in ("engine.hpp", "engine.cpp")]
+    seen = set()
+    while todo:
+        path = todo.pop()
+        if path in seen or not os.path.exists(path):
+            continue
+        seen.add(path)
+        for inc in includes(path):
+            if FORBIDDEN_ENGINE.search(inc):
+                out.append("%s includes <%s> (the engine speaks the typed node API, not protobuf/gRPC)" %
+                           (os.path.relpath(path, root), inc))
+            for base in ("src", "bpf"):
+                cand = os.path.join(root, base, inc)
+                if os.path.exists(cand):
+                    todo.append(cand)
+    return out
+
+
+def service_violations(root):
+    path = os.path.join(root, "src/daemon/service.cpp")
+    out = []
+    for inc in includes(path):
+        if inc.startswith("core/") and inc not in CORE_PUBLIC:
+            out.append("src/daemon/service.cpp includes %s (core internals)" % inc)
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(strip_comments(f.read()).splitlines(), 1):
+            if SERVICE_USES.search(line):
+                out.append("src/daemon/service.cpp:%d uses the core, durable state or intents directly: %s" %
+                           (n, line.strip()))
+    return out
+
+
+def check(root):
+    return engine_violations(root) + service_violations(root)
+
+
+def seeded(root):
+    ok = True
+    seeds = [
+        ("src/daemon/engine.hpp", "#pragma once\n", "#pragma once\n#include \"claim2core.pb.h\"\n"),
+        ("src/daemon/policy_facts.hpp", "#pragma once\n", "#pragma once\n#include <grpcpp/grpcpp.h>\n"),
+        ("src/daemon/service.cpp", "#include \"daemon/service.hpp\"\n",
+         "#include \"daemon/service.hpp\"\n#include \"core/core_impl.hpp\"\n"),
+        ("src/daemon/service.cpp", "namespace c2c::daemon {\n",
+         "namespace c2c::daemon {\nvoid seeded(Engine& e) { (void)e.durable(); }\n"),
+    ]
+    for rel, anchor, replacement in seeds:
+        tmp = tempfile.mkdtemp(prefix="c2c-layering-")
+        try:
+            for d in ("src", "bpf"):
+                shutil.copytree(os.path.join(root, d), os.path.join(tmp, d))
+            p = os.path.join(tmp, rel)
+            with open(p, encoding="utf-8") as f:
+                text = f.read()
+            if anchor not in text:
+                print("seed anchor %r not found in %s" % (anchor, rel))
+                ok = False
+                continue
+            with open(p, "w", encoding="utf-8") as f:
+                f.write(text.replace(anchor, replacement, 1))
+            found = check(tmp)
+            print("seeded %s: %s" % (rel, "caught: " + found[0] if found else "NOT caught"))
+            ok &= bool(found)
+        finally:
+            shutil.rmtree(tmp)
+    return ok
+
+
+def main():
+    args = sys.argv[1:]
+    if args and args[0] == "--seeded":
+        return 0 if seeded(args[1]) else 1
+    problems = check(args[0])
+    for p in problems:
+        print(p)
+    print("layer rules hold" if not problems else "%d layer rule violations" % len(problems))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
