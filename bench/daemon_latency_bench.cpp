@@ -30,6 +30,7 @@
 #include <linux/types.h>
 
 #include "claim2core.grpc.pb.h"
+#include "daemon_bench_policy.hpp"
 #include "claim2core_abi.h"
 
 namespace pb = claim2core::v1;
@@ -80,17 +81,7 @@ class NamedThreads {
   bool stop_ = false;
 };
 
-pb::Policy node_policy(const std::string& name, int64_t gen, const std::string& regex, uint64_t slice) {
-  pb::Policy p;
-  auto* n = p.mutable_node();
-  n->set_name(name);
-  n->set_generation(gen);
-  n->add_node_names("bench-node");
-  n->set_command_regex(regex);
-  n->set_priority(1);
-  n->set_execution_time_ns(slice);
-  return p;
-}
+using c2c::bench::node_policy;
 
 // Polls gently: a busy loop here would take one of the 2 CPUs from the daemon and the gRPC
 // threads it is timing (adds up to 20 us of resolution).

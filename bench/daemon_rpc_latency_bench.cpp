@@ -34,6 +34,7 @@
 #include <linux/types.h>
 
 #include "claim2core.grpc.pb.h"
+#include "daemon_bench_policy.hpp"
 #include "claim2core_abi.h"
 
 namespace pb = claim2core::v1;
@@ -65,17 +66,7 @@ Quantiles quantiles(std::vector<double> v) {
   return q;
 }
 
-pb::Policy node_policy(const std::string& name, int64_t gen, const std::string& regex, uint64_t slice) {
-  pb::Policy p;
-  auto* n = p.mutable_node();
-  n->set_name(name);
-  n->set_generation(gen);
-  n->add_node_names("bench-node");
-  n->set_command_regex(regex);
-  n->set_priority(1);
-  n->set_execution_time_ns(slice);
-  return p;
-}
+using c2c::bench::node_policy;
 
 // One parked thread per client, named for its policy.
 class Parked {

@@ -8,11 +8,9 @@
 #include <filesystem>
 
 namespace c2c::daemon {
-namespace {
 
-// "write /path: No space left on device" (appended piecewise: GCC 12's -Wrestrict misfires on
-// the chained operator+ form).
-std::string sys(const char* what, const std::string& path) {
+// Appended piecewise: GCC 12's -Wrestrict misfires on the chained operator+ form.
+std::string sys_error(const char* what, const std::string& path) {
   const char* why = std::strerror(errno);
   std::string r;
   r.reserve(std::strlen(what) + path.size() + std::strlen(why) + 3);
@@ -20,15 +18,13 @@ std::string sys(const char* what, const std::string& path) {
   return r;
 }
 
-}  // namespace
-
 std::string fsync_parent_dir(const std::string& path) {
   const auto parent = std::filesystem::path(path).parent_path();
   const std::string dir = parent.empty() ? std::string(".") : parent.string();
   int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return sys("open", dir);
+  if (dfd < 0) return sys_error("open", dir);
   int rc = ::fsync(dfd);
-  std::string e = rc != 0 ? sys("fsync", dir) : "";
+  std::string e = rc != 0 ? sys_error("fsync", dir) : "";
   ::close(dfd);
   return e;
 }
@@ -36,25 +32,25 @@ std::string fsync_parent_dir(const std::string& path) {
 std::string write_file_durably(const std::string& path, const std::string& bytes, int mode) {
   const std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return sys("open", tmp);
+  if (fd < 0) return sys_error("open", tmp);
   size_t off = 0;
   while (off < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
     if (n < 0) {
       if (errno == EINTR) continue;
-      std::string e = sys("write", tmp);
+      std::string e = sys_error("write", tmp);
       ::close(fd);
       return e;
     }
     off += static_cast<size_t>(n);
   }
   if (::fsync(fd) != 0) {
-    std::string e = sys("fsync", tmp);
+    std::string e = sys_error("fsync", tmp);
     ::close(fd);
     return e;
   }
   ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return sys("rename", tmp);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) return sys_error("rename", tmp);
   return fsync_parent_dir(path);
 }
 

@@ -12,5 +12,7 @@ namespace c2c::daemon {
 std::string write_file_durably(const std::string& path, const std::string& bytes, int mode = 0600);
 // fsync of the directory holding `path` (a rename or a new file in it is durable after this).
 std::string fsync_parent_dir(const std::string& path);
+// "<what> <path>: <strerror(errno)>", the form every durable-state error takes.
+std::string sys_error(const char* what, const std::string& path);
 
 }  // namespace c2c::daemon

@@ -29,16 +29,6 @@ uint32_t get_u32(const std::string& b, size_t off) {
   return v;
 }
 
-// "write /path: No space left on device" (appended piecewise: GCC 12's -Wrestrict misfires on
-// the chained operator+ form).
-std::string sys(const char* what, const std::string& path) {
-  const char* why = std::strerror(errno);
-  std::string r;
-  r.reserve(std::strlen(what) + path.size() + std::strlen(why) + 3);
-  r.append(what).append(" ").append(path).append(": ").append(why);
-  return r;
-}
-
 }  // namespace
 
 std::string frame_record(const std::string& payload) {
@@ -89,7 +79,7 @@ LogScan scan_log(const std::string& b) {
 std::unique_ptr<StateLog> StateLog::open(const std::string& path, LogScan* scan, std::string* err) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
-    *err = sys("open", path);
+    *err = sys_error("open", path);
     return nullptr;
   }
   std::string bytes;
@@ -98,7 +88,7 @@ std::unique_ptr<StateLog> StateLog::open(const std::string& path, LogScan* scan,
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      *err = sys("read", path);
+      *err = sys_error("read", path);
       ::close(fd);
       return nullptr;
     }
@@ -112,12 +102,12 @@ std::unique_ptr<StateLog> StateLog::open(const std::string& path, LogScan* scan,
     return nullptr;
   }
   if (scan->valid_bytes != bytes.size() && (::ftruncate(fd, static_cast<off_t>(scan->valid_bytes)) != 0 || ::fsync(fd) != 0)) {
-    *err = sys("cutting the torn tail off", path);
+    *err = sys_error("cutting the torn tail off", path);
     ::close(fd);
     return nullptr;
   }
   if (::lseek(fd, static_cast<off_t>(scan->valid_bytes), SEEK_SET) < 0) {
-    *err = sys("lseek", path);
+    *err = sys_error("lseek", path);
     ::close(fd);
     return nullptr;
   }
@@ -143,12 +133,12 @@ std::string StateLog::append(const std::string& payload) {
     ssize_t n = ::pwrite(fd_, rec.data() + off, rec.size() - off, static_cast<off_t>(size_ + off));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      e = sys("write", path_);
+      e = sys_error("write", path_);
       break;
     }
     off += static_cast<size_t>(n);
   }
-  if (e.empty() && ::fdatasync(fd_) != 0) e = sys("fdatasync", path_);
+  if (e.empty() && ::fdatasync(fd_) != 0) e = sys_error("fdatasync", path_);
   if (e.empty()) {
     size_ += rec.size();
     return "";
@@ -158,8 +148,8 @@ std::string StateLog::append(const std::string& payload) {
 }
 
 std::string StateLog::reset() {
-  if (::ftruncate(fd_, 0) != 0) return sys("ftruncate", path_);
-  if (::fsync(fd_) != 0) return sys("fsync", path_);
+  if (::ftruncate(fd_, 0) != 0) return sys_error("ftruncate", path_);
+  if (::fsync(fd_) != 0) return sys_error("fsync", path_);
   size_ = 0;
   broken_ = false;
   return "";
