@@ -3,6 +3,7 @@ if(TARGET c2c_cli)
   add_executable(cli_unit_tests
     ${CMAKE_CURRENT_LIST_DIR}/cli_manifests_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cli_output_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cli_listing_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cli_connection_test.cpp)
   target_link_libraries(cli_unit_tests PRIVATE c2c_cli GTest::gtest_main)
   target_compile_definitions(cli_unit_tests PRIVATE C2C_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
