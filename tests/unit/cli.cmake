@@ -21,6 +21,8 @@ if(TARGET claim2core)
   add_test(NAME cli.deploy_files
            COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/cli_deploy_test.py ${PROJECT_SOURCE_DIR}
                    $<TARGET_FILE:claim2core> ${C2C_CLI_DAEMON_PATH})
+  # Generated completions offer subcommands, options, get's resources and -o's values.
+  add_test(NAME cli.completion COMMAND /bin/bash ${CMAKE_CURRENT_LIST_DIR}/cli_completion_test.sh $<TARGET_FILE:claim2core>)
   add_test(NAME cli.deploy_systemd_verify
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_systemd_verify.sh ${PROJECT_SOURCE_DIR} ${C2C_CLI_DAEMON_PATH})
   set_tests_properties(cli.deploy_systemd_verify PROPERTIES SKIP_RETURN_CODE 77)
