@@ -8,7 +8,8 @@ process), side by side:
   * the same GET after an idle gap (10-30 ms, drawn from a fixed seed; the gap is not timed), as a
     script or the GUI makes requests;
   * POST /api/v1/node-scheduling-policies     vs gRPC Status + UpsertPolicy (the gateway's
-    nodeNames check and the write).
+    nodeNames check and the write); each new policy is deleted again, untimed, so every upsert
+    meets the same daemon state.
 With --before OLD_BINARY a second gateway (e.g. built from the commit before a change) serves the
 same daemon, so before and after are measured in the same run, request by request.
 
@@ -83,6 +84,7 @@ class RestClient:
         assert r.status == 200, (r.status, data)
         timing = r.getheader("Server-Timing", "")
         self.app.append(float(timing.split("dur=")[1]) / 1e3 if "dur=" in timing else None)
+        self.last = json.loads(data)
         return dt
 
 
@@ -111,7 +113,8 @@ try:
     ch = grpc.insecure_channel("unix://" + env.sock)
     rpc = {m: ch.unary_unary(SERVICE + m, request_serializer=lambda r: r.SerializeToString(), response_deserializer=d.FromString)
            for m, d in [("ListIntents", pb.ListIntentsResponse), ("ListPolicies", pb.ListPoliciesResponse),
-                        ("UpsertPolicy", pb.UpsertPolicyResponse), ("Status", pb.StatusResponse)]}
+                        ("UpsertPolicy", pb.UpsertPolicyResponse), ("Status", pb.StatusResponse),
+                        ("DeletePolicy", pb.DeletePolicyResponse)]}
     gateways = {"after": RestClient(env.port)}
     if args.before:
         gateways["before"] = RestClient(start_old_gateway(env, args.before))
@@ -136,7 +139,19 @@ try:
         t = time.perf_counter()
         rpc["Status"](status, timeout=10)
         rpc["UpsertPolicy"](req, timeout=10)
-        return time.perf_counter() - t
+        dt = time.perf_counter() - t
+        untimed_delete(req.policy.node.name)
+        return dt
+
+    # Each POST's policy is deleted again (untimed), so every upsert meets the same daemon state
+    # (an upsert's cost grows with the number of policies the daemon holds).
+    def untimed_delete(name):
+        rpc["DeletePolicy"](pb.DeletePolicyRequest(kind=pb.NODE_SCHEDULING_POLICY, name=name), timeout=10)
+
+    def rest_post(c):
+        dt = c.call("POST", "/api/v1/node-scheduling-policies", post_body)
+        untimed_delete(f"{TOKENS['admin'][1]}-{c.last['data']['id']}")
+        return dt
 
     def paths(kind):
         out = {"grpc": grpc_get if kind == "get" else grpc_post}
@@ -144,7 +159,7 @@ try:
             if kind == "get":
                 out[name] = lambda c=c: c.call("GET", "/api/v1/node-scheduling-intents/self", None)
             else:
-                out[name] = lambda c=c: c.call("POST", "/api/v1/node-scheduling-policies", post_body)
+                out[name] = lambda c=c: rest_post(c)
         return out
 
     rng = random.Random(18)
