@@ -2,12 +2,14 @@
 
 #include <grpcpp/client_context.h>
 
+#include <functional>
 #include <iostream>
 #include <memory>
 
 #include "api/convert.hpp"
 #include "claim2core.grpc.pb.h"
 #include "cli/connection.hpp"
+#include "cli/listing.hpp"
 #include "cli/manifests.hpp"
 #include "cli/structured_output.hpp"
 #include "cli/tables.hpp"
@@ -24,7 +26,7 @@ struct Common {
   int timeout_s = 10;
 };
 
-void add_common(CLI::App* cmd, Common& c, bool with_output = true) {
+void add_common(CLI::App* cmd, Common& c, std::vector<std::string> formats = {"table", "json", "yaml"}) {
   cmd->add_option("--socket", c.conn.socket,
                   std::string("claim2cored's Unix socket (default $") + kSocketEnv + ", else " + kDefaultSocket + ")");
   cmd->add_option("--server", c.conn.server, "HOST:PORT of a daemon listening on TCP (mutual TLS only)");
@@ -33,8 +35,11 @@ void add_common(CLI::App* cmd, Common& c, bool with_output = true) {
   cmd->add_option("--key", c.conn.key, "PEM client key (with --server)");
   cmd->add_option("--tls-server-name", c.conn.tls_server_name, "Name to check in the daemon's certificate");
   cmd->add_option("--timeout", c.timeout_s, "Seconds to wait for each reply")->check(CLI::Range(1, 3600));
-  if (with_output)
-    cmd->add_option("-o,--output", c.output, "Output format")->check(CLI::IsMember({"table", "json", "yaml"}));
+  if (!formats.empty()) {
+    std::string names;
+    for (const auto& f : formats) names += (names.empty() ? "" : "|") + f;
+    cmd->add_option("-o,--output", c.output, "Output format: " + names)->check(CLI::IsMember(formats));
+  }
 }
 
 std::string code_name(grpc::StatusCode c) {
@@ -308,65 +313,104 @@ void add_preview(CLI::App& app, int& exit_code) {
 
 // ---- get -----------------------------------------------------------------------------------------
 
-// Policies print as the manifests they came from (so `get policies -o yaml` can be applied again).
-json policy_manifest(const claim2core::v1::Policy& p) {
-  auto conv = api::from_proto(p, "policy");
-  if (!conv.ok()) return proto_to_json(p);
-  return std::visit([](const auto& v) { return trace::encode_policy(v); }, *conv.value);
+// One resource of `get`: the RPCs that list it, as a Listing (tables.hpp). Wide listings of
+// tasks also ask ListBindings for the pods' names.
+std::function<Listing()> lister(Session& s, const std::string& w, const std::string& filter, const std::string& comm,
+                                bool wide) {
+  auto call = [&s](const char* what, auto rpc, const auto& req, auto& resp) {
+    auto ctx = s.context();
+    s.check((s.stub().*rpc)(ctx.get(), req, &resp), what);
+  };
+  using Stub = claim2core::v1::Claim2Core::Stub;
+  if (w.rfind("polic", 0) == 0)
+    return [call] {
+      claim2core::v1::ListPoliciesResponse resp;
+      call("ListPolicies", &Stub::ListPolicies, claim2core::v1::ListPoliciesRequest{}, resp);
+      return policies_listing(resp);
+    };
+  if (w.rfind("intent", 0) == 0)
+    return [call, filter] {
+      claim2core::v1::ListIntentsRequest req;
+      req.set_policy(filter);
+      claim2core::v1::ListIntentsResponse resp;
+      call("ListIntents", &Stub::ListIntents, req, resp);
+      return intents_listing(resp);
+    };
+  if (w.rfind("task", 0) == 0)
+    return [call, comm, wide] {
+      claim2core::v1::ListTasksRequest req;
+      req.set_comm_regex(comm);
+      claim2core::v1::ListTasksResponse resp;
+      call("ListTasks", &Stub::ListTasks, req, resp);
+      claim2core::v1::ListBindingsResponse pods;
+      if (wide) call("ListBindings", &Stub::ListBindings, claim2core::v1::ListBindingsRequest{}, pods);
+      return tasks_listing(resp, pods.pods());
+    };
+  return [call] {
+    claim2core::v1::ListBindingsResponse resp;
+    call("ListBindings", &Stub::ListBindings, claim2core::v1::ListBindingsRequest{}, resp);
+    return bindings_listing(resp);
+  };
+}
+
+// get -w: the listing, then the rows that changed after each of the daemon's changes (Watch),
+// until Ctrl-C or --max-events changed rows. The watch is open (the daemon has subscribed it: its
+// initial metadata) before the first listing, so no change between the listing and the watch is
+// missed; each change lists again and prints the rows that differ (a change that leaves this
+// resource as it was, e.g. a new thread under `get policies -w`, prints nothing).
+int watch_listing(Session& s, const std::function<Listing()>& list, GetFormat fmt, uint64_t max_changes) {
+  auto ctx = s.context(/*with_deadline=*/false);
+  auto reader = s.stub().Watch(ctx.get(), {});
+  reader->WaitForInitialMetadata();
+  WatchPrinter printer(fmt);
+  Listing last;
+  auto show = [&] {
+    Listing now = list();
+    auto changes = diff_listings(last, now);
+    std::cout << printer.print(now, changes);
+    std::cout.flush();
+    last = std::move(now);
+    return changes.size();
+  };
+  show();
+  claim2core::v1::ChangeEvent ev;
+  uint64_t n = 0;
+  bool enough = false;
+  while (!enough && reader->Read(&ev)) {
+    n += show();
+    enough = max_changes != 0 && n >= max_changes;
+  }
+  if (enough) ctx->TryCancel();
+  grpc::Status st = reader->Finish();
+  if (enough) return kExitOk;
+  s.check(st, "Watch");
+  return kExitOk;
 }
 
 void add_get(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("get", "List policies, intents, tasks or claim bindings");
+  auto* cmd = app.add_subcommand("get", "List policies, intents, tasks or claim bindings (-w: then watch for changes)");
   auto c = std::make_shared<Common>();
   auto what = std::make_shared<std::string>();
   auto filter = std::make_shared<std::string>();
   auto comm = std::make_shared<std::string>();
+  auto watch = std::make_shared<bool>(false);
+  auto max_events = std::make_shared<uint64_t>(0);
   cmd->add_option("resource", *what, "policies | intents | tasks | bindings")
       ->required()
       ->check(CLI::IsMember({"policies", "policy", "intents", "intent", "tasks", "task", "bindings", "binding"}));
   cmd->add_option("name", *filter, "intents: only this policy's");
   cmd->add_option("--comm", *comm, "tasks: only those whose comm matches this RE2 regex");
-  add_common(cmd, *c);
-  cmd->callback(guarded(exit_code, [c, what, filter, comm]() -> int {
-    OutputFormat fmt = output_format_from_string(c->output);
+  cmd->add_flag("-w,--watch", *watch,
+                "After the listing, print each row that is added, modified or deleted as the daemon changes "
+                "(Watch), with an EVENT column (-o json: one {type, object} a line)");
+  cmd->add_option("--max-events", *max_events, "With -w: stop after this many changed rows (0: never)");
+  add_common(cmd, *c, {"table", "wide", "name", "json", "yaml"});
+  cmd->callback(guarded(exit_code, [c, what, filter, comm, watch, max_events]() -> int {
+    GetFormat fmt = get_format_from_string(c->output);
     Session s("get", *c);
-    auto ctx = s.context();
-    const std::string& w = *what;
-    if (w.rfind("polic", 0) == 0) {
-      claim2core::v1::ListPoliciesResponse resp;
-      s.check(s.stub().ListPolicies(ctx.get(), {}, &resp), "ListPolicies");
-      if (fmt == OutputFormat::Table) {
-        std::cout << render_policies(resp);
-      } else if (fmt == OutputFormat::Json) {
-        json items = json::array();
-        for (const auto& p : resp.policies()) items.push_back(policy_manifest(p));
-        print_structured(fmt, {{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}});
-      } else {
-        for (const auto& p : resp.policies()) std::cout << "---\n" << json_to_yaml(policy_manifest(p));
-      }
-      return kExitOk;
-    }
-    auto emit = [&](const google::protobuf::Message& m, const std::string& table) {
-      if (fmt == OutputFormat::Table) std::cout << table;
-      else print_structured(fmt, proto_to_json(m));
-    };
-    if (w.rfind("intent", 0) == 0) {
-      claim2core::v1::ListIntentsRequest req;
-      req.set_policy(*filter);
-      claim2core::v1::ListIntentsResponse resp;
-      s.check(s.stub().ListIntents(ctx.get(), req, &resp), "ListIntents");
-      emit(resp, render_intents(resp));
-    } else if (w.rfind("task", 0) == 0) {
-      claim2core::v1::ListTasksRequest req;
-      req.set_comm_regex(*comm);
-      claim2core::v1::ListTasksResponse resp;
-      s.check(s.stub().ListTasks(ctx.get(), req, &resp), "ListTasks");
-      emit(resp, render_tasks(resp));
-    } else {
-      claim2core::v1::ListBindingsResponse resp;
-      s.check(s.stub().ListBindings(ctx.get(), {}, &resp), "ListBindings");
-      emit(resp, render_bindings(resp));
-    }
+    auto list = lister(s, *what, *filter, *comm, fmt == GetFormat::Wide);
+    if (*watch) return watch_listing(s, list, fmt, *max_events);
+    std::cout << render_listing(list(), fmt);
     return kExitOk;
   }));
 }

@@ -1,17 +1,29 @@
 #include "cli/tables.hpp"
 
 #include <algorithm>
+#include <ctime>
 #include <sstream>
+#include <variant>
+
+#include "api/convert.hpp"
+#include "cli/structured_output.hpp"
+#include "trace/policy_codec.hpp"
 
 namespace c2c::cli {
 
-std::string TextTable::render() const {
+std::vector<size_t> TextTable::widths(const std::vector<size_t>& min_width) const {
   std::vector<size_t> width(header_.size(), 0);
+  for (size_t i = 0; i < width.size() && i < min_width.size(); ++i) width[i] = min_width[i];
   auto measure = [&](const std::vector<std::string>& row) {
     for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
   };
   measure(header_);
   for (const auto& r : rows_) measure(r);
+  return width;
+}
+
+std::string TextTable::render(bool with_header, const std::vector<size_t>& min_width) const {
+  const std::vector<size_t> width = widths(min_width);
   std::string out;
   auto line = [&](const std::vector<std::string>& row) {
     std::string l;
@@ -23,7 +35,7 @@ std::string TextTable::render() const {
     while (!l.empty() && l.back() == ' ') l.pop_back();
     out += l + "\n";
   };
-  line(header_);
+  if (with_header) line(header_);
   for (const auto& r : rows_) line(r);
   return out;
 }
@@ -93,9 +105,51 @@ std::string warnings_block(const google::protobuf::RepeatedPtrField<std::string>
 
 }  // namespace
 
-std::string render_policies(const pb::ListPoliciesResponse& r) {
-  if (r.policies_size() == 0) return "No policies.\n";
-  TextTable t({"KIND", "NAME", "GENERATION", "SELECTS", "DOES"});
+namespace {
+
+// Policies print as the manifests they came from (so `get policies -o yaml` can be applied again).
+nlohmann::json policy_manifest(const pb::Policy& p) {
+  auto conv = api::from_proto(p, "policy");
+  if (!conv.ok()) return proto_to_json(p);
+  return std::visit([](const auto& v) { return trace::encode_policy(v); }, *conv.value);
+}
+
+std::string dra_options(const pb::DRAExecutionPolicy& d) {
+  std::vector<std::string> o;
+  if (d.respect_allocated_cpuset()) o.push_back("respectAllocatedCpuset");
+  if (d.prefer_same_numa()) o.push_back("preferSameNuma");
+  if (d.prefer_same_pcie_root()) o.push_back("preferSamePcieRoot");
+  if (d.fail_closed_on_stale_claim()) o.push_back("failClosedOnStaleClaim");
+  if (!d.max_boost_duration().empty()) o.push_back("maxBoost " + d.max_boost_duration());
+  if (!d.fallback().empty()) o.push_back("fallback " + d.fallback());
+  return or_dash(join(o));
+}
+
+std::string rfc3339_utc(int64_t unix_ms) {
+  if (unix_ms <= 0) return "-";
+  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// pod UID -> "namespace/name" (wide columns).
+std::string pod_name(const google::protobuf::RepeatedPtrField<pb::PodInfo>& pods, const std::string& uid) {
+  if (uid.empty()) return "-";
+  for (const auto& p : pods)
+    if (p.uid() == uid) return p.namespace_() + "/" + p.name();
+  return "-";
+}
+
+}  // namespace
+
+Listing policies_listing(const pb::ListPoliciesResponse& r) {
+  Listing l;
+  l.empty_message = "No policies.";
+  for (const char* h : {"KIND", "NAME", "GENERATION", "SELECTS", "DOES"}) l.add_column(h);
+  l.add_column("OPTIONS", /*wide_only=*/true);
   for (const auto& p : r.policies()) {
     if (p.has_node()) {
       const auto& n = p.node();
@@ -106,52 +160,83 @@ std::string render_policies(const pb::ListPoliciesResponse& r) {
         where.push_back("dra " + d.driver() + (d.pool().empty() ? "" : "/" + d.pool()) +
                         (d.device().empty() ? "" : "/" + d.device()));
       where.push_back("comm =~ " + n.command_regex());
-      t.add({"NodeSchedulingPolicy", n.name(), std::to_string(n.generation()), join(where, "; "),
-             "priority " + std::to_string(n.priority()) + ", slice " +
-                 (n.execution_time_ns() ? format_ns(n.execution_time_ns()) : "class default")});
+      l.rows.push_back({"NodeSchedulingPolicy/" + n.name(),
+                        {"NodeSchedulingPolicy", n.name(), std::to_string(n.generation()), join(where, "; "),
+                         "priority " + std::to_string(n.priority()) + ", slice " +
+                             (n.execution_time_ns() ? format_ns(n.execution_time_ns()) : "class default"),
+                         "-"},
+                        policy_manifest(p)});
     } else if (p.has_dra()) {
       const auto& d = p.dra();
       std::vector<std::string> roles;
       for (const auto& role : d.task_roles()) roles.push_back(role.name() + ":" + role.execution_class());
       std::string does = join(roles);
       if (d.require_preview()) does += ", requirePreview";
-      t.add({"DRAExecutionPolicy", d.name(), std::to_string(d.generation()),
-             "pods " + or_dash(labels(d.match_labels())) + "; claims " + join(d.resource_claims()), does});
+      l.rows.push_back({"DRAExecutionPolicy/" + d.name(),
+                        {"DRAExecutionPolicy", d.name(), std::to_string(d.generation()),
+                         "pods " + or_dash(labels(d.match_labels())) + "; claims " + join(d.resource_claims()), does,
+                         dra_options(d)},
+                        policy_manifest(p)});
     }
   }
-  return t.render();
+  return l;
 }
 
-std::string render_intents(const pb::ListIntentsResponse& r) {
-  if (r.intents_size() == 0) return "No intents.\n";
-  TextTable t({"KIND", "POLICY", "GENERATION", "NODE", "STATE", "TASKS", "ENTRIES", "REASON"});
+Listing intents_listing(const pb::ListIntentsResponse& r) {
+  Listing l;
+  l.empty_message = "No intents.";
+  for (const char* h : {"KIND", "POLICY", "GENERATION", "NODE", "STATE", "TASKS", "ENTRIES", "REASON"}) l.add_column(h);
+  l.add_column("UPDATED", true);
+  l.add_column("WARNINGS", true);
   for (const auto& i : r.intents())
-    t.add({policy_kind_name(i.kind()), i.policy(), std::to_string(i.policy_generation()), i.node(),
-           intent_state_name(i.state()), std::to_string(i.matched_tasks()), std::to_string(i.applied_entries()),
-           i.reason()});
-  return t.render();
+    l.rows.push_back({"intent/" + policy_kind_name(i.kind()) + "/" + i.policy(),
+                      {policy_kind_name(i.kind()), i.policy(), std::to_string(i.policy_generation()), i.node(),
+                       intent_state_name(i.state()), std::to_string(i.matched_tasks()),
+                       std::to_string(i.applied_entries()), i.reason(), rfc3339_utc(i.updated_unix_ms()),
+                       or_dash(join(i.warnings(), "; "))},
+                      proto_to_json(i)});
+  return l;
 }
 
-std::string render_tasks(const pb::ListTasksResponse& r) {
-  if (r.tasks_size() == 0) return "No tasks.\n";
-  TextTable t({"TID", "TGID", "START", "COMM", "CGROUP", "POD"});
+Listing tasks_listing(const pb::ListTasksResponse& r, const google::protobuf::RepeatedPtrField<pb::PodInfo>& pods) {
+  Listing l;
+  l.empty_message = "No tasks.";
+  for (const char* h : {"TID", "TGID", "START", "COMM", "CGROUP", "POD"}) l.add_column(h);
+  l.add_column("POD NAME", true);
   for (const auto& k : r.tasks())
-    t.add({std::to_string(k.tid()), std::to_string(k.tgid()), std::to_string(k.start()), k.comm(), or_dash(k.cgroup()),
-           or_dash(k.pod_uid())});
-  return t.render();
+    l.rows.push_back({"task/" + std::to_string(k.tid()),
+                      {std::to_string(k.tid()), std::to_string(k.tgid()), std::to_string(k.start()), k.comm(),
+                       or_dash(k.cgroup()), or_dash(k.pod_uid()), pod_name(pods, k.pod_uid())},
+                      proto_to_json(k)});
+  return l;
 }
 
-std::string render_bindings(const pb::ListBindingsResponse& r) {
-  if (r.bindings_size() == 0) return "No claim bindings.\n";
-  TextTable t({"CLAIM", "GENERATION", "POD", "NODE", "DRIVER", "POOL", "DEVICE", "NUMA", "PCIE ROOT", "CPUS"});
+// A binding's item carries its pod (from the same reply), so -o json loses nothing of it.
+Listing bindings_listing(const pb::ListBindingsResponse& r) {
+  Listing l;
+  l.empty_message = "No claim bindings.";
+  for (const char* h : {"CLAIM", "GENERATION", "POD", "NODE", "DRIVER", "POOL", "DEVICE", "NUMA", "PCIE ROOT", "CPUS"})
+    l.add_column(h);
+  l.add_column("POD NAME", true);
   for (const auto& b : r.bindings()) {
     std::vector<std::string> numa;
     for (int n : b.numa_nodes()) numa.push_back(std::to_string(n));
-    t.add({b.claim_uid(), std::to_string(b.claim_generation()), or_dash(b.pod_uid()), b.node_name(), b.driver(), b.pool(),
-           b.device(), or_dash(join(numa)), or_dash(b.pcie_root()), or_dash(b.cpus())});
+    nlohmann::json item = proto_to_json(b);
+    for (const auto& p : r.pods())
+      if (p.uid() == b.pod_uid()) item["pod"] = proto_to_json(p);
+    l.rows.push_back({"binding/" + b.claim_uid() + (b.device().empty() ? "" : "/" + b.device()),
+                      {b.claim_uid(), std::to_string(b.claim_generation()), or_dash(b.pod_uid()), b.node_name(),
+                       b.driver(), b.pool(), b.device(), or_dash(join(numa)), or_dash(b.pcie_root()),
+                       or_dash(b.cpus()), pod_name(r.pods(), b.pod_uid())},
+                      std::move(item)});
   }
-  return t.render();
+  return l;
 }
+
+std::string render_policies(const pb::ListPoliciesResponse& r) { return render_listing(policies_listing(r), GetFormat::Table); }
+std::string render_intents(const pb::ListIntentsResponse& r) { return render_listing(intents_listing(r), GetFormat::Table); }
+std::string render_tasks(const pb::ListTasksResponse& r) { return render_listing(tasks_listing(r), GetFormat::Table); }
+std::string render_bindings(const pb::ListBindingsResponse& r) { return render_listing(bindings_listing(r), GetFormat::Table); }
 
 std::string render_status(const pb::StatusResponse& r) {
   std::ostringstream o;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "claim2core.pb.h"
+#include "cli/listing.hpp"
 
 namespace c2c::cli {
 
@@ -16,7 +17,10 @@ class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  std::string render() const;
+  std::string render() const { return render(true, {}); }
+  // Columns at least `min_width` wide (so rows printed later line up under an earlier header).
+  std::string render(bool with_header, const std::vector<size_t>& min_width) const;
+  std::vector<size_t> widths(const std::vector<size_t>& min_width = {}) const;
 
  private:
   std::vector<std::string> header_;
@@ -26,6 +30,15 @@ class TextTable {
 std::string intent_state_name(pb::IntentState s);   // Pending, Sent, Applied, Failed
 std::string policy_kind_name(pb::PolicyKind k);     // DRAExecutionPolicy, NodeSchedulingPolicy
 std::string format_ns(uint64_t ns);                 // 2000000 -> "2ms"
+
+// The listing of each `get` resource (columns, -o name, -o json items); render_* are its tables.
+// Policies' items are their manifests (so `get policies -o yaml` can be applied again); the
+// others' items are the daemon's messages in JSON. Wide columns that need the pods take them from
+// ListBindings (`pods`, may be empty).
+Listing policies_listing(const pb::ListPoliciesResponse& r);
+Listing intents_listing(const pb::ListIntentsResponse& r);
+Listing tasks_listing(const pb::ListTasksResponse& r, const google::protobuf::RepeatedPtrField<pb::PodInfo>& pods = {});
+Listing bindings_listing(const pb::ListBindingsResponse& r);
 
 std::string render_policies(const pb::ListPoliciesResponse& r);
 std::string render_intents(const pb::ListIntentsResponse& r);

@@ -423,6 +423,9 @@ grpc::Status Service::StreamedWatch(grpc::ServerContext* ctx,
                                   " message (malformed protobuf or invalid UTF-8 in a string)");
   }
   auto watcher = engine_.watch();
+  // Subscribed: say so at once (initial metadata), so a client that lists after this (claim2core
+  // get -w) misses no change between its listing and the first event.
+  w->SendInitialMetadata();
   node::ChangeNote ev;
   while (!ctx->IsCancelled() && !stopping_) {
     switch (watcher->next(&ev, std::chrono::milliseconds(200))) {

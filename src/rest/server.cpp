@@ -5,6 +5,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <csignal>
+#include <cstdio>
 #include <deque>
 #include <iostream>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "cli/structured_output.hpp"
+#include "rest/keep_alive_server.hpp"
 #include "rest/web_assets.hpp"
 
 namespace c2c::rest {
@@ -27,9 +29,18 @@ void on_signal(int) {
   if (g_server) g_server->stop();
 }
 
+// When this worker thread began routing its current request (set by the pre-routing handler), so
+// every API reply says how long the gateway spent on it (daemon calls included) in Server-Timing:
+// a client (bench/rest_gateway_bench.py) tells the HTTP layer's cost from the handler's.
+thread_local std::chrono::steady_clock::time_point t_routed;
+
 void send(httplib::Response& res, const Reply& r) {
   res.status = r.status;
   res.set_header("Cache-Control", "no-store");
+  std::chrono::duration<double, std::milli> spent = std::chrono::steady_clock::now() - t_routed;
+  char timing[48];
+  std::snprintf(timing, sizeof(timing), "app;dur=%.3f", spent.count());
+  res.set_header("Server-Timing", timing);
   res.set_content(r.body.dump(), "application/json");
 }
 
@@ -96,7 +107,7 @@ void serve_asset(const httplib::Request& req, httplib::Response& res, const WebA
 int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions& o) {
   std::unique_ptr<httplib::Server> svr;
   if (!o.tls_cert.empty()) svr = std::make_unique<httplib::SSLServer>(o.tls_cert.c_str(), o.tls_key.c_str());
-  else svr = std::make_unique<httplib::Server>();
+  else svr = std::make_unique<KeepAliveServer>();
   if (!svr->is_valid()) {
     std::cerr << "claim2core-rest: cannot use --tls-cert " << o.tls_cert << " / --tls-key " << o.tls_key << "\n";
     return 1;
@@ -112,6 +123,10 @@ int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions&
                             {"X-Content-Type-Options", "nosniff"},
                             {"Referrer-Policy", "no-referrer"},
                             {"X-Frame-Options", "DENY"}});
+  svr->set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+    t_routed = std::chrono::steady_clock::now();
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
   svr->set_error_handler([](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty()) return;
     const char* msg = res.status == 404 ? "not found" : res.status == 413 ? "request body too large" : "request refused";

@@ -5,6 +5,8 @@ named like vLLM's. Checks: preview is read-only (state digest unchanged); apply 
 and exactly the EngineCore TIDs in the pinned map; explain; -o json|yaml|table each parse and
 hold the expected fields; invalid manifests (a bad RE2 regex in doc 2, the yaml-cpp hang input)
 exit 2 naming file, document and field with nothing sent (digest unchanged, doc 1 not applied);
+every get -o json|yaml is one List; -o name and -o wide; get -w shows the applied intent's row and
+the deleted policy as they happen;
 the daemon's INVALID_ARGUMENT exits 2 naming the field; delete removes the entries; no daemon ->
 exit 1. Exit 77 (ctest skip) without root or bpffs.
 
@@ -13,10 +15,12 @@ usage: cli_daemon_test.py SOURCE_DIR CLAIM2CORE CLAIM2CORED FAKE_VLLM
 import json
 import re
 import os
+import queue
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import yaml
@@ -51,6 +55,32 @@ def cli_json(*args):
     if code != 0:
         raise AssertionError(f"claim2core {' '.join(args)} -o json: exit {code}: {err}")
     return json.loads(out)
+
+
+class Watch:
+    """`claim2core get ... -w` in the background; its lines are read as they come."""
+
+    def __init__(self, *args):
+        self.p = subprocess.Popen([CLI, "get", *args, "-w", "--socket", sock], stdout=subprocess.PIPE, text=True)
+        procs.append(self.p)
+        self.lines = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(l.rstrip("\n")) for l in self.p.stdout], daemon=True).start()
+
+    def until(self, pred, seconds=10):
+        """The first line for which pred holds (None after `seconds`); the lines before it are skipped."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            try:
+                line = self.lines.get(timeout=max(0.01, deadline - time.time()))
+            except queue.Empty:
+                return None
+            if pred(line):
+                return line
+        return None
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait(timeout=10)
 
 
 def digest():
@@ -126,13 +156,23 @@ try:
     check(code == 0 and yaml.safe_load(out)[0]["result"]["policyGeneration"] >= 1, "preview -o yaml parses")
     check(digest() == d0, "state digest unchanged after three previews (read-only)")
 
+    # Apply while `get intents -w` runs: its header says the watch is open (the daemon subscribed it
+    # before the listing), then the new intent's row comes as the daemon changes.
+    w = Watch("intents")
+    header = w.until(lambda l: l.startswith("EVENT"))
+    check(header is not None and "REASON" in header, f"get intents -w prints the header at once: {header!r}")
+
     # Apply: intent Applied, the two entries in the pinned map.
     code, out, err = cli("apply", "-f", policy)
     check(code == 0 and "NodeSchedulingPolicy/vllm-enginecore applied" in out, f"apply: exit {code} {out.strip()}")
+    line = w.until(lambda l: "vllm-enginecore" in l and "Applied" in l)
+    check(line is not None and re.match(r"(ADDED|MODIFIED) +NodeSchedulingPolicy +vllm-enginecore ", line),
+          f"get intents -w: the applied intent's row as it changes: {line!r}")
+    w.stop()
     state = None
     deadline = time.time() + 20
     while time.time() < deadline:
-        intents = [i for i in cli_json("get", "intents")["intents"] if i["policy"] == "vllm-enginecore"]
+        intents = [i for i in cli_json("get", "intents")["items"] if i["policy"] == "vllm-enginecore"]
         state = intents[0] if intents else None
         if state and state["state"] == "APPLIED" and state["appliedEntries"] >= 2:
             break
@@ -143,7 +183,7 @@ try:
     code, out, _ = cli("get", "intents")
     check(code == 0 and "Applied" in out and "vllm-enginecore" in out, "get intents table shows Applied")
     code, out, _ = cli("get", "intents", "-o", "yaml")
-    check(code == 0 and any(i["state"] == "APPLIED" for i in yaml.safe_load(out)["intents"]), "get intents -o yaml")
+    check(code == 0 and any(i["state"] == "APPLIED" for i in yaml.safe_load(out)["items"]), "get intents -o yaml")
     check(digest() != d0, "apply changed the state digest")
     if shutil.which("bpftool"):
         dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "pinned", f"{pin_root}/c2c_policy"],
@@ -157,9 +197,9 @@ try:
 
     # Policies round-trip: get policies -o yaml is a manifest that apply accepts (unchanged).
     code, out, _ = cli("get", "policies", "-o", "yaml")
-    docs = [d for d in yaml.safe_load_all(out) if d]
+    docs = yaml.safe_load(out)["items"]
     check(code == 0 and docs[0]["spec"]["commandRegex"] == "^EngineCore(_DP[0-9]+)?$"
-          and docs[0]["spec"]["executionTime"] == 2000000, "get policies -o yaml prints the manifest")
+          and docs[0]["spec"]["executionTime"] == 2000000, "get policies -o yaml prints a List of the manifests")
     again = os.path.join(work, "again.yaml")
     with open(again, "w") as f:
         f.write(out)
@@ -182,16 +222,46 @@ try:
     check(code == 1 and "no policy entry" in out, f"explain of an unmatched thread: exit {code}")
 
     # Tasks and bindings in every format.
-    tasks = cli_json("get", "tasks", "--comm", "^EngineCore")["tasks"]
+    tasks = cli_json("get", "tasks", "--comm", "^EngineCore")["items"]
     check(sorted(t["tid"] for t in tasks if t["tgid"] == threads["python3.12"]) == engines
           and all(t["comm"].startswith("EngineCore") for t in tasks), "get tasks --comm -o json")
     code, out, _ = cli("get", "tasks", "--comm", "python3", "-o", "yaml")
-    check(code == 0 and threads["python3.12"] in [t["tid"] for t in yaml.safe_load(out)["tasks"]], "get tasks -o yaml")
-    check("bindings" in cli_json("get", "bindings"), "get bindings -o json")
+    check(code == 0 and threads["python3.12"] in [t["tid"] for t in yaml.safe_load(out)["items"]], "get tasks -o yaml")
+    for what in ("policies", "intents", "tasks", "bindings"):
+        j = cli_json("get", what)
+        check(j.get("apiVersion") == "v1" and j.get("kind") == "List" and isinstance(j.get("items"), list),
+              f"get {what} -o json is a List (apiVersion, kind, items)")
+        code, out, _ = cli("get", what, "-o", "yaml")
+        check(code == 0 and yaml.safe_load(out) == j, f"get {what} -o yaml is the same List")
+
+    # -o name and -o wide.
+    code, out, _ = cli("get", "tasks", "--comm", "^EngineCore", "-o", "name")
+    check(code == 0 and all(f"task/{t}" in out.split() for t in engines), f"get tasks -o name: {out.split()}")
+    code, out, _ = cli("get", "tasks", "--comm", "^EngineCore", "-o", "wide")
+    check(code == 0 and "POD NAME" in out.splitlines()[0] and str(engines[0]) in out, "get tasks -o wide")
+    code, out, _ = cli("get", "intents", "-o", "name")
+    check(code == 0 and "intent/NodeSchedulingPolicy/vllm-enginecore" in out.split(), f"get intents -o name: {out.split()}")
+    code, out, _ = cli("get", "intents", "-o", "wide")
+    check(code == 0 and "UPDATED" in out.splitlines()[0] and re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", out),
+          "get intents -o wide shows when the state last changed")
+    code, out, _ = cli("get", "policies", "-o", "name")
+    check(code == 0 and out.split() == ["NodeSchedulingPolicy/vllm-enginecore"], f"get policies -o name: {out.split()}")
+    code, out, _ = cli("get", "policies", "-o", "wide")
+    check(code == 0 and "OPTIONS" in out.splitlines()[0], "get policies -o wide")
+    code, out, _ = cli("get", "bindings", "-o", "wide")
+    check(code == 0 and out.strip() == "No claim bindings.", f"get bindings -o wide without bindings: {out.strip()}")
+    code, _, err = cli("get", "intents", "-o", "xml")
+    check(code == 2 and "xml" in err, "get -o xml: exit 2 naming the value")
 
     # The daemon refuses bad input naming the field: exit 2.
     code, out, err = cli("get", "tasks", "--comm", "(")
     check(code == 2 and "INVALID_ARGUMENT" in err and "comm_regex" in err, f"daemon INVALID_ARGUMENT: {err.strip()}")
+
+    # Delete while `get policies -w -o json` runs: the initial ADDED, then DELETED, one JSON a line.
+    w = Watch("policies", "-o", "json", "--max-events", "1")
+    first = w.until(lambda l: True)
+    check(first is not None and json.loads(first)["type"] == "ADDED"
+          and json.loads(first)["object"]["metadata"]["name"] == "vllm-enginecore", f"get policies -w -o json: {first!r}")
 
     # Delete: the entries leave the map.
     code, out, _ = cli("delete", "NodeSchedulingPolicy", "vllm-enginecore")
@@ -200,6 +270,10 @@ try:
     while time.time() < deadline and cli_json("status")["actualEntries"] != 0:
         time.sleep(0.2)
     check(cli_json("status")["actualEntries"] == 0, "after delete the pinned map is empty (INV-1/INV-5)")
+    gone = w.until(lambda l: json.loads(l)["type"] == "DELETED")
+    check(gone is not None and json.loads(gone)["object"]["metadata"]["name"] == "vllm-enginecore",
+          f"get policies -w -o json: the deleted policy: {gone!r}")
+    check(w.p.wait(timeout=10) == 0, "get -w --max-events 1 ends by itself with exit 0")
     code, out, _ = cli("delete", "node", "vllm-enginecore")
     check(code == 1 and "not deleted" in out, f"deleting it again: exit {code}")
 
@@ -207,7 +281,7 @@ try:
     # same file lets it go live.
     dra = os.path.join(SRC, "examples", "policies", "llm-decode.yaml")
     code, out, err = cli("apply", "-f", dra)
-    pending = [i for i in cli_json("get", "intents", "llm-decode")["intents"] if i["policy"] == "llm-decode"]
+    pending = [i for i in cli_json("get", "intents", "llm-decode")["items"] if i["policy"] == "llm-decode"]
     check(code == 0 and pending and pending[0]["state"] == "PENDING" and "preview -f" in err and "--acknowledge" in err,
           f"requirePreview: apply -> Pending with the preview hint ({pending[0]['state'] if pending else None})")
     code, out, _ = cli("preview", "-f", dra, "--acknowledge")
@@ -215,7 +289,7 @@ try:
     deadline = time.time() + 10
     state = None
     while time.time() < deadline:
-        state = [i for i in cli_json("get", "intents", "llm-decode")["intents"] if i["policy"] == "llm-decode"][0]["state"]
+        state = [i for i in cli_json("get", "intents", "llm-decode")["items"] if i["policy"] == "llm-decode"][0]["state"]
         if state != "PENDING":
             break
         time.sleep(0.2)

@@ -180,12 +180,11 @@ def bindings():
     if j is None:
         return None
     out = {}
-    pods = {p["uid"]: p for p in j.get("pods", [])}
-    for b in j.get("bindings", []):
+    for b in j["items"]:  # a List; each binding carries its pod
         gen, devs, ps = out.setdefault(b["claimUid"], (int(b.get("claimGeneration", 0)), set(), {}))
         devs.add(b.get("device", ""))
-        if b.get("podUid") in pods:
-            ps[b["podUid"]] = pods[b["podUid"]]
+        if "pod" in b:
+            ps[b["podUid"]] = b["pod"]
     return {k: (g, sorted(d), p) for k, (g, d, p) in out.items()}
 
 

@@ -3,6 +3,7 @@ if(TARGET c2c_cli)
   add_executable(cli_unit_tests
     ${CMAKE_CURRENT_LIST_DIR}/cli_manifests_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cli_output_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/cli_listing_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cli_connection_test.cpp)
   target_link_libraries(cli_unit_tests PRIVATE c2c_cli GTest::gtest_main)
   target_compile_definitions(cli_unit_tests PRIVATE C2C_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
@@ -20,6 +21,8 @@ if(TARGET claim2core)
   add_test(NAME cli.deploy_files
            COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/cli_deploy_test.py ${PROJECT_SOURCE_DIR}
                    $<TARGET_FILE:claim2core> ${C2C_CLI_DAEMON_PATH})
+  # Generated completions offer subcommands, options, get's resources and -o's values.
+  add_test(NAME cli.completion COMMAND /bin/bash ${CMAKE_CURRENT_LIST_DIR}/cli_completion_test.sh $<TARGET_FILE:claim2core>)
   add_test(NAME cli.deploy_systemd_verify
            COMMAND ${CMAKE_CURRENT_LIST_DIR}/cli_systemd_verify.sh ${PROJECT_SOURCE_DIR} ${C2C_CLI_DAEMON_PATH})
   set_tests_properties(cli.deploy_systemd_verify PROPERTIES SKIP_RETURN_CODE 77)

@@ -29,7 +29,7 @@ start_daemon() {  # start_daemon <log>: sets DPID; false when the CLI never reac
 }
 
 intent_applied() {  # the vllm-enginecore intent is APPLIED with both engine entries in the map
-  it=$(claim2core get intents -o json | jq -c '.intents[] | select(.policy == "vllm-enginecore")')
+  it=$(claim2core get intents -o json | jq -c '.items[] | select(.policy == "vllm-enginecore")')
   [ "$(jget "$it" .state)" = APPLIED ] && [ "$(jget "$it" .appliedEntries)" = 2 ]
 }
 

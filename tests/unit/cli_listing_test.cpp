@@ -1,0 +1,170 @@
+// `claim2core get` output formats and `get -w` from listings, without a daemon: -o wide shows the
+// wide-only columns, -o name one "<kind>/<name>" a line, -o json|yaml one kubectl-style List for
+// every resource, and a watch prints added, modified and deleted rows.
+#include <gtest/gtest.h>
+
+#include "cli/listing.hpp"
+#include "cli/tables.hpp"
+#include "trace/yaml_json.hpp"
+
+namespace c2c::cli {
+namespace {
+
+using nlohmann::json;
+
+pb::ListIntentsResponse two_intents() {
+  pb::ListIntentsResponse r;
+  auto* i = r.add_intents();
+  i->set_kind(pb::NODE_SCHEDULING_POLICY);
+  i->set_policy("vllm-enginecore");
+  i->set_policy_generation(1);
+  i->set_state(pb::APPLIED);
+  i->set_updated_unix_ms(1764547200000);  // 2025-12-01T00:00:00Z
+  i->add_warnings("commandRegex matches 40 threads");
+  auto* d = r.add_intents();
+  d->set_kind(pb::DRA_EXECUTION_POLICY);
+  d->set_policy("llm-decode");
+  d->set_state(pb::PENDING);
+  return r;
+}
+
+pb::ListTasksResponse one_task() {
+  pb::ListTasksResponse r;
+  auto* t = r.add_tasks();
+  t->set_tid(4242);
+  t->set_tgid(4200);
+  t->set_comm("EngineCore_DP0");
+  t->set_pod_uid("uid-1");
+  return r;
+}
+
+pb::ListBindingsResponse one_binding() {
+  pb::ListBindingsResponse r;
+  auto* b = r.add_bindings();
+  b->set_claim_uid("claim-1");
+  b->set_pod_uid("uid-1");
+  b->set_device("gpu-0");
+  auto* p = r.add_pods();
+  p->set_uid("uid-1");
+  p->set_namespace_("inference");
+  p->set_name("vllm-0");
+  return r;
+}
+
+pb::ListPoliciesResponse one_policy() {
+  pb::ListPoliciesResponse r;
+  auto* d = r.add_policies()->mutable_dra();
+  d->set_name("llm-decode");
+  d->set_generation(3);
+  d->add_resource_claims("gpu");
+  d->set_prefer_same_numa(true);
+  d->set_max_boost_duration("30s");
+  auto* role = d->add_task_roles();
+  role->set_name("decode");
+  role->set_registered_role("decode");
+  role->set_execution_class("latency-critical");
+  return r;
+}
+
+TEST(CliListing, WideShowsTheWideColumnsAndTheTableDoesNot) {
+  Listing l = intents_listing(two_intents());
+  std::string table = render_listing(l, GetFormat::Table), wide = render_listing(l, GetFormat::Wide);
+  EXPECT_EQ(table.find("UPDATED"), std::string::npos) << table;
+  EXPECT_NE(wide.find("REASON"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("UPDATED"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("2025-12-01T00:00:00Z"), std::string::npos) << wide;
+  EXPECT_NE(wide.find("commandRegex matches 40 threads"), std::string::npos) << wide;
+  EXPECT_EQ(table, render_intents(two_intents()));  // the default table is the listing's
+
+  std::string pw = render_listing(policies_listing(one_policy()), GetFormat::Wide);
+  EXPECT_NE(pw.find("preferSameNuma,maxBoost 30s"), std::string::npos) << pw;
+  EXPECT_EQ(render_listing(policies_listing(one_policy()), GetFormat::Table).find("OPTIONS"), std::string::npos);
+
+  std::string bw = render_listing(bindings_listing(one_binding()), GetFormat::Wide);
+  EXPECT_NE(bw.find("inference/vllm-0"), std::string::npos) << bw;
+  auto pods = one_binding().pods();
+  std::string tw = render_listing(tasks_listing(one_task(), pods), GetFormat::Wide);
+  EXPECT_NE(tw.find("POD NAME"), std::string::npos) << tw;
+  EXPECT_NE(tw.find("inference/vllm-0"), std::string::npos) << tw;
+}
+
+TEST(CliListing, NamePrintsKindSlashNameOneALine) {
+  EXPECT_EQ(render_listing(intents_listing(two_intents()), GetFormat::Name),
+            "intent/NodeSchedulingPolicy/vllm-enginecore\nintent/DRAExecutionPolicy/llm-decode\n");
+  EXPECT_EQ(render_listing(policies_listing(one_policy()), GetFormat::Name), "DRAExecutionPolicy/llm-decode\n");
+  EXPECT_EQ(render_listing(tasks_listing(one_task()), GetFormat::Name), "task/4242\n");
+  EXPECT_EQ(render_listing(bindings_listing(one_binding()), GetFormat::Name), "binding/claim-1/gpu-0\n");
+  EXPECT_EQ(render_listing(intents_listing({}), GetFormat::Name), "");
+}
+
+TEST(CliListing, JsonAndYamlAreOneListForEveryResource) {
+  std::vector<Listing> all = {policies_listing(one_policy()), intents_listing(two_intents()),
+                              tasks_listing(one_task()), bindings_listing(one_binding()), intents_listing({})};
+  for (const auto& l : all) {
+    json j = json::parse(render_listing(l, GetFormat::Json));
+    EXPECT_EQ(j["apiVersion"], "v1");
+    EXPECT_EQ(j["kind"], "List");
+    ASSERT_TRUE(j["items"].is_array());
+    EXPECT_EQ(j["items"].size(), l.rows.size());
+    auto docs = trace::yaml_to_json(render_listing(l, GetFormat::Yaml));
+    ASSERT_EQ(docs.size(), 1u);
+    EXPECT_EQ(docs[0], j) << render_listing(l, GetFormat::Yaml);
+  }
+  json intents = json::parse(render_listing(all[1], GetFormat::Json));
+  EXPECT_EQ(intents["items"][0]["policy"], "vllm-enginecore");
+  EXPECT_EQ(intents["items"][0]["state"], "APPLIED");
+  json policies = json::parse(render_listing(all[0], GetFormat::Json));
+  EXPECT_EQ(policies["items"][0]["kind"], "DRAExecutionPolicy");  // a manifest, apply -f reads it
+  EXPECT_EQ(policies["items"][0]["metadata"]["name"], "llm-decode");
+  json bindings = json::parse(render_listing(all[3], GetFormat::Json));
+  EXPECT_EQ(bindings["items"][0]["pod"]["name"], "vllm-0");  // the binding's pod travels with it
+}
+
+TEST(CliListing, DiffFindsAddedModifiedAndDeletedRowsByName) {
+  pb::ListIntentsResponse before = two_intents();
+  pb::ListIntentsResponse after = two_intents();
+  after.mutable_intents(1)->set_state(pb::APPLIED);          // llm-decode: modified
+  after.mutable_intents()->DeleteSubrange(0, 1);             // vllm-enginecore: deleted
+  auto* n = after.add_intents();                             // a new one: added
+  n->set_kind(pb::NODE_SCHEDULING_POLICY);
+  n->set_policy("bench");
+  auto changes = diff_listings(intents_listing(before), intents_listing(after));
+  ASSERT_EQ(changes.size(), 3u);
+  EXPECT_EQ(changes[0].type, ChangeType::Modified);
+  EXPECT_EQ(changes[0].row.name, "intent/DRAExecutionPolicy/llm-decode");
+  EXPECT_EQ(changes[1].type, ChangeType::Added);
+  EXPECT_EQ(changes[1].row.name, "intent/NodeSchedulingPolicy/bench");
+  EXPECT_EQ(changes[2].type, ChangeType::Deleted);
+  EXPECT_EQ(changes[2].row.name, "intent/NodeSchedulingPolicy/vllm-enginecore");
+  EXPECT_TRUE(diff_listings(intents_listing(after), intents_listing(after)).empty());
+}
+
+TEST(CliListing, WatchPrintsTheHeaderOnceThenAlignedRowsWithTheirEvent) {
+  WatchPrinter p(GetFormat::Table);
+  Listing empty = intents_listing({});
+  EXPECT_EQ(p.print(empty, {}), "EVENT  KIND  POLICY  GENERATION  NODE  STATE  TASKS  ENTRIES  REASON\n");
+  Listing now = intents_listing(two_intents());
+  std::string out = p.print(now, diff_listings(empty, now));
+  EXPECT_EQ(out.find("EVENT"), std::string::npos) << out;
+  EXPECT_EQ(out.rfind("ADDED  NodeSchedulingPolicy  vllm-enginecore", 0), 0u) << out;
+  EXPECT_NE(out.find("\nADDED  DRAExecutionPolicy    llm-decode"), std::string::npos) << out;
+  EXPECT_EQ(p.print(now, {}), "");  // nothing changed, nothing printed
+
+  WatchPrinter j(GetFormat::Json);
+  std::string lines = j.print(now, diff_listings(now, intents_listing({})));
+  auto first = json::parse(lines.substr(0, lines.find('\n')));
+  EXPECT_EQ(first["type"], "DELETED");
+  EXPECT_EQ(first["object"]["policy"], "vllm-enginecore");
+  WatchPrinter names(GetFormat::Name);
+  EXPECT_EQ(names.print(now, diff_listings(empty, now)),
+            "intent/NodeSchedulingPolicy/vllm-enginecore\nintent/DRAExecutionPolicy/llm-decode\n");
+}
+
+TEST(CliListing, FormatNamesAreCheckedNamingTheChoices) {
+  EXPECT_EQ(get_format_from_string("wide"), GetFormat::Wide);
+  EXPECT_EQ(get_format_from_string("name"), GetFormat::Name);
+  EXPECT_THROW(get_format_from_string("xml"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace c2c::cli
