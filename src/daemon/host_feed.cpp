@@ -20,12 +20,14 @@ HostFeed::HostFeed(TaskDiscovery mode, int events_fd) : mode_(mode) {
     description_ = "task discovery off (task_discovery: off): no task is matched";
     return;
   }
-  snapshotter_ = std::make_unique<host::TaskSnapshotter>(true);
+  // The programs report the id of the cgroup the resolver maps (v2, or the v1 cpuset one).
+  snapshotter_ = std::make_unique<host::TaskSnapshotter>(true, cgroups_.id_of());
   std::string snap = std::string("snapshots by ") + host::to_string(snapshotter_->source()) +
                      (snapshotter_->fallback_reason().empty() ? "" : " (" + snapshotter_->fallback_reason() + ")");
   if (mode_ == TaskDiscovery::Events) {
     std::string err;
-    stream_ = events_fd >= 0 ? host::TaskEventStream::open_on_map(&err, events_fd) : host::TaskEventStream::open(&err);
+    stream_ = events_fd >= 0 ? host::TaskEventStream::open_on_map(&err, events_fd, {}, cgroups_.id_of())
+                             : host::TaskEventStream::open(&err, {}, {}, 0, cgroups_.id_of());
     if (!stream_) {
       spdlog::warn("task event stream unavailable ({}); falling back to periodic rescans", err);
       mode_ = TaskDiscovery::Scan;
@@ -34,7 +36,9 @@ HostFeed::HostFeed(TaskDiscovery mode, int events_fd) : mode_(mode) {
     }
     description_ = "BPF tracepoints (fork/exec/exit/rename) via the " + std::string(events_fd >= 0 ? "pinned " : "") +
                    "ring buffer (" + std::to_string(stream_->ringbuf_bytes()) + " bytes); " + snap +
-                   (cgroups_.by_id() ? "; cgroups by id" : "; cgroups from /proc (cgroup v1 hierarchy present)");
+                   (!cgroups_.by_id() ? "; cgroups from /proc (a v1 cpu hierarchy without cpuset)"
+                    : cgroups_.id_of() == host::CgroupIdOf::Cpuset ? "; cgroups by the v1 cpuset cgroup's id"
+                                                                    : "; cgroups by the v2 cgroup id");
     return;
   }
   description_ = "periodic rescans only (task_discovery: scan); " + snap;

@@ -11,6 +11,7 @@
 #include "host/abi.hpp"
 #include "host/bpf_errno.hpp"
 #include "host/bpf_object_path.hpp"
+#include "host/bpf_rodata.hpp"
 #include "host/events_ringbuf.hpp"
 
 namespace c2c::host {
@@ -33,26 +34,27 @@ std::string ring_problem(int fd, bpf_map_info* info) {
 
 std::unique_ptr<TaskEventStream> TaskEventStream::open(std::string* err, const std::filesystem::path& object,
                                                        const std::filesystem::path& events_pin,
-                                                       uint32_t private_ringbuf_bytes) {
-  if (events_pin.empty()) return open_impl(err, object, -1, {}, private_ringbuf_bytes);
+                                                       uint32_t private_ringbuf_bytes, CgroupIdOf cgroup_id_of) {
+  if (events_pin.empty()) return open_impl(err, object, -1, {}, private_ringbuf_bytes, cgroup_id_of);
   const int pin_fd = bpf_obj_get(events_pin.c_str());
   if (pin_fd < 0) {
     if (err) *err = "events pin " + events_pin.string() + ": " + bpf_errno_text(errno);
     return nullptr;
   }
-  auto s = open_impl(err, object, pin_fd, "events pin " + events_pin.string(), 0);
+  auto s = open_impl(err, object, pin_fd, "events pin " + events_pin.string(), 0, cgroup_id_of);
   ::close(pin_fd);  // reuse_fd keeps its own duplicate
   return s;
 }
 
 std::unique_ptr<TaskEventStream> TaskEventStream::open_on_map(std::string* err, int events_fd,
-                                                              const std::filesystem::path& object) {
-  return open_impl(err, object, events_fd, "events map fd " + std::to_string(events_fd), 0);
+                                                              const std::filesystem::path& object,
+                                                              CgroupIdOf cgroup_id_of) {
+  return open_impl(err, object, events_fd, "events map fd " + std::to_string(events_fd), 0, cgroup_id_of);
 }
 
 std::unique_ptr<TaskEventStream> TaskEventStream::open_impl(std::string* err, const std::filesystem::path& object,
                                                             int events_fd, const std::string& what,
-                                                            uint32_t private_bytes) {
+                                                            uint32_t private_bytes, CgroupIdOf cgroup_id_of) {
   std::filesystem::path path = object;
   if (path.empty()) {
     auto found = find_bpf_object("task_events", err);
@@ -89,6 +91,10 @@ std::unique_ptr<TaskEventStream> TaskEventStream::open_impl(std::string* err, co
       if (err) *err = "private ring buffer of " + std::to_string(private_bytes) + " bytes: " + bpf_errno_text(rc);
       return nullptr;
     }
+  }
+  if (std::string e = set_rodata_u32(s->obj_, "c2c_cgroup_id_of", static_cast<uint32_t>(cgroup_id_of)); !e.empty()) {
+    if (err) *err = path.string() + ": " + e;
+    return nullptr;
   }
   if (const int rc = bpf_object__load(s->obj_); rc != 0) {
     if (err) *err = "load " + path.string() + ": " + bpf_errno_text(rc);

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "host/cgroup_id_of.hpp"
 #include "host/task_record.hpp"
 
 struct bpf_object;
@@ -27,11 +28,14 @@ class TaskEventStream {
   // (0: the compiled-in C2C_EVENTS_RINGBUF_BYTES).
   static std::unique_ptr<TaskEventStream> open(std::string* err, const std::filesystem::path& object = {},
                                                const std::filesystem::path& events_pin = {},
-                                               uint32_t private_ringbuf_bytes = 0);
+                                               uint32_t private_ringbuf_bytes = 0,
+                                               CgroupIdOf cgroup_id_of = CgroupIdOf::DefaultHierarchy);
   // The daemon's way: the ring buffer fd PinnedMaps holds (opened and verified there once), so the
   // pin is not opened again by path. The fd stays the caller's.
+  // `cgroup_id_of`: which cgroup's id the records carry (TaskInfo::cgroup_id).
   static std::unique_ptr<TaskEventStream> open_on_map(std::string* err, int events_fd,
-                                                      const std::filesystem::path& object = {});
+                                                      const std::filesystem::path& object = {},
+                                                      CgroupIdOf cgroup_id_of = CgroupIdOf::DefaultHierarchy);
   ~TaskEventStream();
   TaskEventStream(const TaskEventStream&) = delete;
   TaskEventStream& operator=(const TaskEventStream&) = delete;
@@ -56,7 +60,8 @@ class TaskEventStream {
  private:
   TaskEventStream() = default;
   static std::unique_ptr<TaskEventStream> open_impl(std::string* err, const std::filesystem::path& object,
-                                                    int events_fd, const std::string& what, uint32_t private_bytes);
+                                                    int events_fd, const std::string& what, uint32_t private_bytes,
+                                                    CgroupIdOf cgroup_id_of);
   static int on_sample(void* ctx, void* data, size_t size);
   bpf_object* obj_ = nullptr;
   bpf_link* links_[4] = {};

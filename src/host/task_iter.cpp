@@ -10,11 +10,13 @@
 #include "host/abi.hpp"
 #include "host/bpf_errno.hpp"
 #include "host/bpf_object_path.hpp"
+#include "host/bpf_rodata.hpp"
 #include "host/task_record.hpp"
 
 namespace c2c::host {
 
-std::unique_ptr<BpfTaskIterator> BpfTaskIterator::open(std::string* err, const std::filesystem::path& object) {
+std::unique_ptr<BpfTaskIterator> BpfTaskIterator::open(std::string* err, const std::filesystem::path& object,
+                                                       CgroupIdOf cgroup_id_of) {
   std::filesystem::path path = object;
   if (path.empty()) {
     auto found = find_bpf_object("task_iter", err);
@@ -25,6 +27,10 @@ std::unique_ptr<BpfTaskIterator> BpfTaskIterator::open(std::string* err, const s
   it->obj_ = bpf_object__open_file(path.c_str(), nullptr);
   if (it->obj_ == nullptr) {
     if (err) *err = "open " + path.string() + ": " + bpf_errno_text(errno);
+    return nullptr;
+  }
+  if (std::string e = set_rodata_u32(it->obj_, "c2c_cgroup_id_of", static_cast<uint32_t>(cgroup_id_of)); !e.empty()) {
+    if (err) *err = path.string() + ": " + e;
     return nullptr;
   }
   if (const int rc = bpf_object__load(it->obj_); rc != 0) {

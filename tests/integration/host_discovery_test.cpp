@@ -31,6 +31,7 @@
 #include "host/task_cgroup.hpp"
 #include "host/task_events.hpp"
 #include "host/task_iter.hpp"
+#include "host/cgroup_resolver.hpp"
 #include "host/task_snapshot.hpp"
 
 using namespace c2c::host;
@@ -430,6 +431,45 @@ TEST_F(HostDiscovery, IteratorRecordsResolveToCgroupPathAndCpuset) {
     EXPECT_EQ(t.cgroup, primary_cgroup_path(*own));
     EXPECT_EQ(t.cpuset, expected_cpuset);
   }
+}
+
+// Issue 13: loaded for the resolver's hierarchy (the v1 cpuset one on a hybrid host like this
+// project's CI host, else v2), the iterator's and the event stream's records carry the id that
+// CgroupResolver maps to exactly what /proc gives: the primary cgroup path and its cpuset.
+TEST_F(HostDiscovery, RecordsCarryTheIdOfTheCgroupTheResolverMaps) {
+  ParseError perr;
+  const auto mounts = CgroupMounts::discover(&perr);
+  ASSERT_TRUE(mounts) << perr.to_string();
+  CgroupResolver resolver(&*mounts);
+  if (!resolver.by_id()) GTEST_SKIP() << "a v1 cpu hierarchy without cpuset: ids name no primary path";
+  std::string err;
+  auto iter = BpfTaskIterator::open(&err, {}, resolver.id_of());
+  ASSERT_TRUE(iter) << err;
+  auto stream = TaskEventStream::open(&err, {}, {}, 0, resolver.id_of());
+  ASSERT_TRUE(stream) << err;
+  NamedThreads threads({"EngineCore_DP7"});
+  EventView view{self_tgid(), {}, {}};
+  ASSERT_TRUE(poll_until(*stream, std::ref(view), [&] {
+    for (const auto& e : view.all)
+      if (e.kind == TaskEventKind::Rename && e.task.comm == "EngineCore_DP7") return true;
+    return false;
+  }));
+  auto snap = iter->snapshot(&err, self_tgid());
+  ASSERT_TRUE(snap) << err;
+  ASSERT_EQ(snap->size(), 2u);
+  std::vector<TaskInfo> records = *snap;
+  for (const auto& e : view.all)
+    if (e.kind == TaskEventKind::Rename && e.task.comm == "EngineCore_DP7") records.push_back(e.task);
+  ASSERT_EQ(records.size(), 3u);
+  resolver.begin_pass();
+  for (auto t : records) {
+    TaskInfo from_proc = t;
+    ASSERT_TRUE(fill_cgroup_from_proc(from_proc, &*mounts, &perr)) << perr.to_string();
+    ASSERT_TRUE(resolver.fill(t)) << "tid " << t.tid << " cgroup_id " << t.cgroup_id;
+    EXPECT_EQ(t.cgroup, from_proc.cgroup) << "tid " << t.tid;
+    EXPECT_EQ(t.cpuset, from_proc.cpuset) << "tid " << t.tid;
+  }
+  EXPECT_EQ(resolver.cpuset_reads(), 1u);
 }
 
 TEST_F(HostDiscovery, SnapshotterUsesTheIteratorAsRoot) {

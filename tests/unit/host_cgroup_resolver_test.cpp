@@ -92,22 +92,46 @@ TEST_F(HostCgroupResolver, ACgroupCreatedSinceTheWalkIsFoundByOneMoreWalkPerPass
   EXPECT_EQ(r.walks(), 3u);
 }
 
-TEST_F(HostCgroupResolver, NoIdOrACgroupV1HierarchyLeavesItToProc) {
+TEST_F(HostCgroupResolver, NoIdOrAV1CpuHierarchyWithoutCpusetLeavesItToProc) {
   CgroupResolver r(&mounts_);
+  EXPECT_EQ(r.id_of(), CgroupIdOf::DefaultHierarchy);
   auto zero = task(0);
   EXPECT_FALSE(r.fill(zero));
   EXPECT_EQ(r.walks(), 0u);
-  // With a v1 cpuset hierarchy the task's primary path is the v1 one, which the id does not name.
-  fs::create_directories(root_ / "v1cpuset");
-  std::vector<MountEntry> hybrid = {{"/", root_.string(), "cgroup2", "cgroup2", {"rw"}},
-                                    {"/", (root_ / "v1cpuset").string(), "cgroup", "cgroup", {"rw", "cpuset"}}};
-  const auto hm = CgroupMounts::from_mountinfo(hybrid);
-  CgroupResolver h(&hm);
-  EXPECT_FALSE(h.by_id());
+  // With a v1 cpu but no v1 cpuset hierarchy the primary path is the cpu one: no id names it.
+  fs::create_directories(root_ / "v1cpu");
+  std::vector<MountEntry> cpu_only = {{"/", root_.string(), "cgroup2", "cgroup2", {"rw"}},
+                                      {"/", (root_ / "v1cpu").string(), "cgroup", "cgroup", {"rw", "cpu"}}};
+  const auto cm = CgroupMounts::from_mountinfo(cpu_only);
+  CgroupResolver c(&cm);
+  EXPECT_FALSE(c.by_id());
   auto t = task(ino(root_));
-  EXPECT_FALSE(h.fill(t));
+  EXPECT_FALSE(c.fill(t));
   CgroupResolver none(nullptr);
   EXPECT_FALSE(none.by_id());
+}
+
+// A hybrid host (this project's CI host): a v1 cpuset hierarchy is the primary path, so the
+// programs report the cpuset cgroup's id and the index is of the cpuset mount.
+TEST_F(HostCgroupResolver, WithAV1CpusetHierarchyTheIdsAreTheCpusetCgroups) {
+  const fs::path v1 = root_ / "v1cpuset";
+  fs::create_directories(v1 / "kubepods/podX");
+  std::ofstream(v1 / "cpuset.effective_cpus") << "0-7\n";
+  std::ofstream(v1 / "kubepods/podX/cpuset.effective_cpus") << "1,3\n";
+  std::vector<MountEntry> hybrid = {{"/", root_.string(), "cgroup2", "cgroup2", {"rw"}},
+                                    {"/", v1.string(), "cgroup", "cgroup", {"rw", "cpuset"}}};
+  const auto hm = CgroupMounts::from_mountinfo(hybrid);
+  CgroupResolver h(&hm);
+  ASSERT_TRUE(h.by_id());
+  EXPECT_EQ(h.id_of(), CgroupIdOf::Cpuset);
+  h.begin_pass();
+  auto t = task(ino(v1 / "kubepods/podX"));
+  ASSERT_TRUE(h.fill(t));
+  EXPECT_EQ(t.cgroup, "/kubepods/podX");
+  ASSERT_TRUE(t.cpuset);
+  EXPECT_EQ(t.cpuset->to_string(), "1,3");
+  auto v2 = task(ino(root_ / "kubepods.slice"));  // a v2 id means nothing here
+  EXPECT_FALSE(h.fill(v2));
 }
 
 }  // namespace
