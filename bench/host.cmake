@@ -18,3 +18,10 @@ if(C2C_BUILD_BENCH AND TARGET claim2cored)
   add_dependencies(host_burst_bench claim2cored)
   c2c_warnings(host_burst_bench)
 endif()
+# Smoke (< 5 s): the script and the bench end to end with 200 threads (every entry must arrive,
+# within 60 s; the figure itself is not judged here: no timed tests).
+if(C2C_BUILD_BENCH AND TARGET host_burst_bench)
+  add_test(NAME bench_thread_burst_smoke COMMAND ${CMAKE_CURRENT_LIST_DIR}/thread-burst --build ${CMAKE_BINARY_DIR} --quick)
+  set_tests_properties(bench_thread_burst_smoke PROPERTIES LABELS bench TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "every matching entry in the map|skipped: needs root")
+endif()
