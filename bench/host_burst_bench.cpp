@@ -9,8 +9,6 @@
 // threads pid_max and threads-max must allow them (bench/thread-burst raises them).
 // Run: build-<dir>/bench/host_burst_bench <claim2cored> [--threads N] [--buffer BYTES]
 #include <bpf/bpf.h>
-#include <grpcpp/grpcpp.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -31,6 +29,7 @@
 
 #include "claim2core.grpc.pb.h"
 #include "claim2core_abi.h"
+#include "bench_daemon.hpp"
 #include "thread_farm.hpp"
 
 namespace pb = claim2core::v1;
@@ -73,63 +72,23 @@ int main(int argc, char** argv) {
     std::printf("skipped: needs root (bpffs, BPF maps)\n");
     return 0;
   }
-  const std::string root = "/tmp/c2c-burst-bench-" + std::to_string(getpid());
-  const std::string pin = "/sys/fs/bpf/c2c-burst-bench-" + std::to_string(getpid());
-  const std::string sock = root + "/run/d.sock";
-  const std::string log = root + "/daemon.log";
-  std::filesystem::create_directories(root);
-  {
-    std::ofstream cfg(root + "/config.yaml");
-    cfg << "policy_map_max_entries: " << std::max(131072, 2 * n) << "\n";
-    if (!buffer.empty()) cfg << "task_event_buffer: " << buffer << "\n";
-  }
-  const auto t_exec = Clock::now();
-  pid_t daemon = fork();
-  if (daemon == 0) {
-    FILE* f = std::freopen(log.c_str(), "w", stderr);
-    (void)f;
-    execl(argv[1], argv[1], "--socket", sock.c_str(), "--state-dir", (root + "/state").c_str(), "--pin-root",
-          pin.c_str(), "--node-name", "bench-node", "--log-level", "info", "--config", (root + "/config.yaml").c_str(),
-          nullptr);
-    _exit(127);
-  }
-  // The channel is made once the daemon's socket exists: a first attempt on a missing socket puts
-  // gRPC into its reconnect backoff (seconds), which would be timed as the daemon's start.
-  for (auto until = Clock::now() + std::chrono::seconds(30);
-       !std::filesystem::exists(sock) && Clock::now() < until;)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  auto channel = grpc::CreateChannel("unix://" + sock, grpc::InsecureChannelCredentials());
-  auto stub = pb::Claim2Core::NewStub(channel);
-  bool ready = false;
-  for (auto deadline = Clock::now() + std::chrono::seconds(30); Clock::now() < deadline && !ready;) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
-    pb::StatusResponse st;
-    ready = stub->Status(&ctx, pb::StatusRequest(), &st).ok();
-    if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  const double ready_ms = ms(Clock::now() - t_exec);
-  int rc = 0;
-  auto cleanup = [&] {
-    kill(daemon, SIGTERM);
-    int status = 0;
-    waitpid(daemon, &status, 0);
-    for (const char* m : {C2C_POLICY_MAP_NAME, C2C_STATS_MAP_NAME, C2C_EVENTS_MAP_NAME, C2C_META_MAP_NAME})
-      unlink((pin + "/" + m).c_str());
-    rmdir(pin.c_str());
-  };
-  if (!ready) {
-    std::fprintf(stderr, "claim2cored did not start (see %s)\n", log.c_str());
-    cleanup();
+  std::string config = "policy_map_max_entries: " + std::to_string(std::max(131072, 2 * n)) + "\n";
+  if (!buffer.empty()) config += "task_event_buffer: " + buffer + "\n";
+  c2c::bench::BenchDaemon d(argv[1], "burst-bench", config);
+  if (!d.ready()) {
+    std::fprintf(stderr, "claim2cored did not start (see %s)\n", d.log().c_str());
     return 1;
   }
-  const int fd = bpf_obj_get((pin + "/" C2C_POLICY_MAP_NAME).c_str());
-  const int ring = bpf_obj_get((pin + "/" C2C_EVENTS_MAP_NAME).c_str());
+  const std::string log = d.log();
+  const double ready_ms = d.ready_ms();
+  int rc = 0;
+  // An outside observer, like bpftool: the pins, not the daemon's fds.
+  const int fd = bpf_obj_get(d.pin(C2C_POLICY_MAP_NAME).c_str());
+  const int ring = bpf_obj_get(d.pin(C2C_EVENTS_MAP_NAME).c_str());
   bpf_map_info ring_info{};
   uint32_t len = sizeof ring_info;
   if (fd < 0 || ring < 0 || bpf_map_get_info_by_fd(ring, &ring_info, &len) != 0) {
-    std::fprintf(stderr, "cannot open the pinned maps under %s\n", pin.c_str());
-    cleanup();
+    std::fprintf(stderr, "cannot open the daemon's pinned maps\n");
     return 1;
   }
   close(ring);
@@ -144,10 +103,9 @@ int main(int argc, char** argv) {
     p->set_execution_time_ns(3'000'000);
     grpc::ClientContext ctx;
     pb::UpsertPolicyResponse resp;
-    auto s = stub->UpsertPolicy(&ctx, req, &resp);
+    auto s = d.stub().UpsertPolicy(&ctx, req, &resp);
     if (!s.ok() || resp.intent().state() != pb::APPLIED) {
       std::fprintf(stderr, "UpsertPolicy failed: %s %s\n", s.error_message().c_str(), resp.intent().reason().c_str());
-      cleanup();
       return 1;
     }
   }
@@ -217,7 +175,6 @@ int main(int argc, char** argv) {
   }
   munmap(sh, bytes);
   close(fd);
-  cleanup();
-  if (rc == 0) std::filesystem::remove_all(root);
+  if (rc == 0) d.remove_root();
   return rc;
 }

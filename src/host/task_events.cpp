@@ -165,23 +165,21 @@ int TaskEventStream::poll(int timeout_ms, const Handler& on_event) {
 
 int TaskEventStream::epoll_fd() const { return ring_buffer__epoll_fd(rb_); }
 
-uint32_t TaskEventStream::events_map_id() const {
+namespace {
+// The info of the ring buffer the object's programs write to; zeroed when unreadable.
+bpf_map_info events_info(bpf_object* obj) {
   bpf_map_info info;
   std::memset(&info, 0, sizeof info);
   uint32_t len = sizeof info;
-  const int fd = bpf_object__find_map_fd_by_name(obj_, C2C_EVENTS_MAP_NAME);
-  if (fd < 0 || bpf_map_get_info_by_fd(fd, &info, &len) != 0) return 0;
-  return info.id;
+  const int fd = bpf_object__find_map_fd_by_name(obj, C2C_EVENTS_MAP_NAME);
+  if (fd < 0 || bpf_map_get_info_by_fd(fd, &info, &len) != 0) std::memset(&info, 0, sizeof info);
+  return info;
 }
+}  // namespace
 
-uint32_t TaskEventStream::ringbuf_bytes() const {
-  bpf_map_info info;
-  std::memset(&info, 0, sizeof info);
-  uint32_t len = sizeof info;
-  const int fd = bpf_object__find_map_fd_by_name(obj_, C2C_EVENTS_MAP_NAME);
-  if (fd < 0 || bpf_map_get_info_by_fd(fd, &info, &len) != 0) return 0;
-  return info.max_entries;
-}
+uint32_t TaskEventStream::events_map_id() const { return events_info(obj_).id; }
+
+uint32_t TaskEventStream::ringbuf_bytes() const { return events_info(obj_).max_entries; }
 
 uint64_t TaskEventStream::dropped() const {
   const int ncpu = libbpf_num_possible_cpus();
