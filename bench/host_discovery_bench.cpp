@@ -1,6 +1,7 @@
 // Task discovery figures, measured side by side in one run:
 //  1. one full pass over every thread of the system with >= 10,000 named threads alive:
-//     BPF task iterator vs procfs walker vs `ps -eT -o tid=,comm=` (median of interleaved runs);
+//     BPF task iterator vs procfs walker vs `ps -eLo pid=,lwp=,comm=` (median of interleaved runs;
+//     only this process's threads are counted, other processes may use the same names);
 //  2. a new thread naming itself "EngineCore_<n>" -> its Rename event read from the ring buffer:
 //     p50/p99/max latency, from the name change and from pthread_create.
 // Needs root. Prints figures; asserts nothing about speed (no timed tests), but checks that each
@@ -12,16 +13,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "host/procfs_walker.hpp"
+#include "thread_farm.hpp"
 #include "host/task_events.hpp"
 #include "host/task_iter.hpp"
 
@@ -45,61 +45,12 @@ double pct(std::vector<double> v, double p) {
   return v[i];
 }
 
-// Parked threads named "EngineCore_<i>" (every 4th one "Worker_<i>").
-class ThreadFarm {
- public:
-  explicit ThreadFarm(int n) {
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 64 * 1024);
-    for (int i = 0; i < n; ++i) {
-      auto* arg = new Arg{this, i};
-      pthread_t t;
-      if (pthread_create(&t, &attr, &ThreadFarm::run, arg) != 0) {
-        delete arg;
-        std::fprintf(stderr, "pthread_create failed after %d threads: %s\n", i, std::strerror(errno));
-        break;
-      }
-      threads_.push_back(t);
-    }
-    pthread_attr_destroy(&attr);
-    std::unique_lock lk(m_);
-    cv_.wait(lk, [&] { return ready_ == static_cast<int>(threads_.size()); });
-  }
-  ~ThreadFarm() {
-    {
-      std::lock_guard lk(m_);
-      release_ = true;
-    }
-    cv_.notify_all();
-    for (auto t : threads_) pthread_join(t, nullptr);
-  }
-  size_t size() const { return threads_.size(); }
-
- private:
-  struct Arg {
-    ThreadFarm* self;
-    int i;
-  };
-  static void* run(void* p) {
-    auto* a = static_cast<Arg*>(p);
-    char name[16];
-    std::snprintf(name, sizeof name, (a->i % 4 == 3) ? "Worker_%d" : "EngineCore_%d", a->i);
-    pthread_setname_np(pthread_self(), name);
-    ThreadFarm* self = a->self;
-    delete a;
-    std::unique_lock lk(self->m_);
-    ++self->ready_;
-    self->cv_.notify_all();
-    self->cv_.wait(lk, [self] { return self->release_; });
-    return nullptr;
-  }
-  std::mutex m_;
-  std::condition_variable cv_;
-  int ready_ = 0;
-  bool release_ = false;
-  std::vector<pthread_t> threads_;
-};
+// Parked threads named "EngineCore_<i>" (every 4th one "Worker_<i>"), none woken per creation.
+std::string farm_name(int i) {
+  char name[16];
+  std::snprintf(name, sizeof name, (i % 4 == 3) ? "Worker_%d" : "EngineCore_%d", i);
+  return name;
+}
 
 size_t count_own(const std::vector<TaskInfo>& tasks, uint32_t tgid) {
   return static_cast<size_t>(std::count_if(tasks.begin(), tasks.end(), [&](const TaskInfo& t) {
@@ -107,15 +58,20 @@ size_t count_own(const std::vector<TaskInfo>& tasks, uint32_t tgid) {
   }));
 }
 
-// Runs ps and counts its output lines naming benchmark threads (ps -eT prints no pid column
-// here, so threads are recognised by name; no other process uses these names during the run).
-size_t run_ps() {
-  FILE* p = ::popen("ps -eT -o tid=,comm=", "r");
+// Runs ps and counts the benchmark threads of this process in its output. Other processes may
+// have threads of the same names (another benchmark, a vLLM engine), so threads are counted by
+// their process id, not recognised by name alone.
+size_t run_ps(uint32_t tgid) {
+  FILE* p = ::popen("ps -eLo pid=,lwp=,comm=", "r");
   if (p == nullptr) return 0;
   char line[256];
   size_t n = 0;
-  while (std::fgets(line, sizeof line, p) != nullptr)
-    if (std::strstr(line, "EngineCore_") != nullptr || std::strstr(line, "Worker_") != nullptr) ++n;
+  while (std::fgets(line, sizeof line, p) != nullptr) {
+    unsigned long pid = 0, tid = 0;
+    char comm[64] = {0};
+    if (std::sscanf(line, "%lu %lu %63s", &pid, &tid, comm) != 3 || pid != tgid) continue;
+    if (std::strncmp(comm, "EngineCore_", 11) == 0 || std::strncmp(comm, "Worker_", 7) == 0) ++n;
+  }
   ::pclose(p);
   return n;
 }
@@ -153,7 +109,8 @@ int main(int argc, char** argv) {
   size_t total_tasks = 0;
   {
     const auto t0 = Clock::now();
-    ThreadFarm farm(nthreads);
+    c2c::bench::ThreadFarm farm(nthreads, farm_name);
+    farm.wait_ready();
     std::printf("created %zu named threads in %.0f ms\n", farm.size(), ms_since(t0));
     const size_t expect = farm.size();
     // Nobody consumed while the farm was created (2 records per thread), so the ring buffer may
@@ -182,7 +139,7 @@ int main(int argc, char** argv) {
       }
 
       t = Clock::now();
-      const size_t from_ps = run_ps();
+      const size_t from_ps = run_ps(tgid);
       t_ps.push_back(ms_since(t));
       if (from_ps != expect) {
         std::fprintf(stderr, "ps found %zu of %zu threads\n", from_ps, expect);
@@ -197,7 +154,7 @@ int main(int argc, char** argv) {
               total_tasks, nthreads, reps);
   std::printf("  BPF task iterator   %8.2f ms   (min %.2f)\n", mi, *std::min_element(t_iter.begin(), t_iter.end()));
   std::printf("  procfs walker       %8.2f ms   (min %.2f)\n", mp, *std::min_element(t_proc.begin(), t_proc.end()));
-  std::printf("  ps -eT -o tid=,comm= %7.2f ms   (min %.2f)\n", ms, *std::min_element(t_ps.begin(), t_ps.end()));
+  std::printf("  ps -eLo pid=,lwp=,comm= %4.2f ms   (min %.2f)\n", ms, *std::min_element(t_ps.begin(), t_ps.end()));
   std::printf("  ratio ps / iterator      = %.1fx\n", ms / mi);
   std::printf("  ratio procfs / iterator  = %.1fx\n", mp / mi);
   std::printf("  ratio ps / procfs        = %.1fx\n", ms / mp);

@@ -35,6 +35,13 @@
 #define C2C_POLICY_MAX_ENTRIES 131072u
 #define C2C_EVENTS_RINGBUF_BYTES (1u << 20)
 
+/* Which cgroup's id a task record's cgroup_id is (the task programs' rodata c2c_cgroup_id_of, set
+ * by user space before load; bpf/task_cgroup_id.bpf.h): the default (v2) hierarchy's, or, on a
+ * host with a v1 cpuset hierarchy, the cpuset controller's cgroup (the path user space keys
+ * tasks by there). Either is the kernfs id, i.e. the directory's inode number. */
+#define C2C_CGROUP_ID_DEFAULT 0u
+#define C2C_CGROUP_ID_CPUSET 1u
+
 /* ---- identity --------------------------------------------------------------------------- */
 /* USER_HZ = 100: /proc reports start time in 10 ms clock ticks. */
 #define C2C_NSEC_PER_TICK 10000000ull

@@ -20,6 +20,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "claim2core_abi.h"
+#include "task_cgroup_id.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -58,7 +59,7 @@ static __always_inline struct c2c_task_record *reserve(__u32 kind, struct task_s
 	rec->tgid = (__u32)BPF_CORE_READ(task, tgid);
 	rec->reserved = 0;
 	rec->start_ticks = BPF_CORE_READ(task, start_boottime) / C2C_NSEC_PER_TICK;
-	rec->cgroup_id = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+	rec->cgroup_id = c2c_task_cgroup_id(task);
 	return rec;
 }
 

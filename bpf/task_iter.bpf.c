@@ -12,6 +12,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "claim2core_abi.h"
+#include "task_cgroup_id.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -29,7 +30,7 @@ int c2c_task_iter(struct bpf_iter__task *ctx)
 	rec.tid = (__u32)BPF_CORE_READ(task, pid);
 	rec.tgid = (__u32)BPF_CORE_READ(task, tgid);
 	rec.start_ticks = BPF_CORE_READ(task, start_boottime) / C2C_NSEC_PER_TICK;
-	rec.cgroup_id = BPF_CORE_READ(task, cgroups, dfl_cgrp, kn, id);
+	rec.cgroup_id = c2c_task_cgroup_id(task);
 	BPF_CORE_READ_STR_INTO(&rec.comm, task, comm);
 	bpf_seq_write(seq, &rec, sizeof(rec));
 	return 0;

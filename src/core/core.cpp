@@ -46,6 +46,12 @@ std::vector<Task> Core::tasks() const {
   return out;
 }
 
+std::optional<TaskKey> Core::task_key(uint32_t tid) const {
+  const auto it = impl_->tasks.find(tid);
+  if (it == impl_->tasks.end()) return std::nullopt;
+  return it->second.task.key;
+}
+
 std::vector<Lineage> Core::desired_table() const {
   std::vector<uint32_t> tids;
   for (const auto& [tid, e] : impl_->desired) tids.push_back(tid);

@@ -137,6 +137,7 @@ class Core {
   const std::unordered_map<uint32_t, DesiredEntry>& desired() const;
   const std::unordered_map<uint32_t, RuntimeValue>& actual() const;
   std::vector<Task> tasks() const;                    // sorted by tid
+  std::optional<TaskKey> task_key(uint32_t tid) const;  // the task known under tid, if any (no copy of all)
   std::optional<DraExecutionPolicy> dra_policy(const std::string& name) const;
   std::optional<NodeSchedulingPolicy> node_policy(const std::string& name) const;
   std::optional<Claim> claim(const std::string& uid) const;

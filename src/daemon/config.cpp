@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "host/events_ringbuf.hpp"
 #include "trace/bounded_yaml.hpp"
 #include "trace/json_reader.hpp"
 
@@ -70,7 +71,7 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
   if (!root || root.IsNull()) return;
   if (!root.IsMap()) fail("(root)", "must be a mapping of fields");
   only(root, "", {"node_name", "socket", "allowed_uids", "state_dir", "pin_root", "policy_map_max_entries",
-                  "task_discovery", "rescan_interval", "readback_interval", "watch_queue", "max_message_bytes",
+                  "task_discovery", "task_event_buffer", "rescan_interval", "readback_interval", "watch_queue", "max_message_bytes",
                   "max_connections", "log_level", "scheduler", "scheduler_object", "bpf_dir", "tcp", "metrics"});
   if (auto n = root["node_name"]) {
     c.node_name = scalar(n, "node_name");
@@ -101,6 +102,12 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
       c.task_discovery = TaskDiscovery::Off;
     else
       fail("task_discovery", "must be events, scan or off");
+  }
+  if (auto n = root["task_event_buffer"]) {
+    const uint64_t bytes = number(n, "task_event_buffer", 0, host::kMaxEventsRingbufBytes);
+    if (bytes != 0)
+      if (auto p = host::events_ringbuf_bytes_problem(bytes)) fail("task_event_buffer", *p + " (0: derived from pid_max)");
+    c.task_event_buffer_bytes = static_cast<uint32_t>(bytes);
   }
   if (auto n = root["rescan_interval"]) c.rescan_interval_ns = duration(n, "rescan_interval", 100'000'000, 3'600'000'000'000ull);
   if (auto n = root["readback_interval"])
@@ -239,6 +246,7 @@ std::vector<std::string> restart_only_changes(const DaemonConfig& a, const Daemo
   if (a.pin_root != b.pin_root) out.emplace_back("pin_root");
   if (a.policy_map_max_entries != b.policy_map_max_entries) out.emplace_back("policy_map_max_entries");
   if (a.task_discovery != b.task_discovery) out.emplace_back("task_discovery");
+  if (a.task_event_buffer_bytes != b.task_event_buffer_bytes) out.emplace_back("task_event_buffer");
   if (a.max_message_bytes != b.max_message_bytes) out.emplace_back("max_message_bytes");
   if (a.max_connections != b.max_connections) out.emplace_back("max_connections");
   if (a.scheduler != b.scheduler || a.scheduler_object != b.scheduler_object) out.emplace_back("scheduler");

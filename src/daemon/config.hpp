@@ -36,6 +36,9 @@ struct DaemonConfig {
   std::string pin_root = "/sys/fs/bpf/claim2core";
   uint32_t policy_map_max_entries = 131072;
   TaskDiscovery task_discovery = TaskDiscovery::Events;
+  // Bytes of the task-event ring buffer (a power of two, 1 MiB..1 GiB); 0: derived from pid_max
+  // (host::default_events_ringbuf_bytes).
+  uint32_t task_event_buffer_bytes = 0;
   uint64_t rescan_interval_ns = 30'000'000'000ull;
   uint64_t readback_interval_ns = 5'000'000'000ull;
   uint32_t watch_queue = 256;                    // events a watcher may lag before it is dropped

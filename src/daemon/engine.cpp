@@ -17,6 +17,7 @@
 #include "daemon/durable_write.hpp"
 #include "daemon/generation_guard.hpp"
 #include "host/bpf_object_path.hpp"
+#include "host/events_ringbuf.hpp"
 #include "host/topology.hpp"
 #include "mirror/abi.hpp"
 #include "sched/enforcing.hpp"
@@ -159,12 +160,17 @@ bool Engine::startup(std::string* err) {
   mirror::PinOptions po;
   po.pin_root = cfg_.pin_root;
   po.policy_max_entries = cfg_.policy_map_max_entries;
+  po.events_ringbuf_bytes =
+      cfg_.task_event_buffer_bytes != 0 ? cfg_.task_event_buffer_bytes : host::default_events_ringbuf_bytes();
   auto maps = mirror::PinnedMaps::open(po);
   if (!maps) {
     *err = "pinned maps: " + maps.error();
     return false;
   }
   maps_ = std::move(maps.value());
+  if (maps_->events_resized_from() != 0)
+    spdlog::info("task-event ring buffer {}/" C2C_EVENTS_MAP_NAME " replaced: {} -> {} bytes (task_event_buffer)",
+                 cfg_.pin_root, maps_->events_resized_from(), po.events_ringbuf_bytes);
   map_io_ = std::make_unique<mirror::KernelPolicyMap>(maps_->policy_fd(), maps_->policy_max_entries());
   // One attempt per write: a failed key goes to retry_ (backoff on the loop's timer), so the
   // applier never sleeps on the loop thread.
@@ -174,7 +180,7 @@ bool Engine::startup(std::string* err) {
   start_scheduler();
 
   // The event stream is opened before the snapshot, so no task slips between the two.
-  feed_ = std::make_unique<HostFeed>(cfg_.task_discovery, cfg_.pin_root + "/" + C2C_EVENTS_MAP_NAME);
+  feed_ = std::make_unique<HostFeed>(cfg_.task_discovery, maps_->events_fd());
 
   FieldError ferr;
   if (!load_state(state_path_, &durable_, &ferr)) {
@@ -447,7 +453,7 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   }
 
   turn_changed_ = false;
-  if (events_ready || timer) feed_->poll(core_, pending_host_);
+  if (events_ready || timer) feed_->poll(pending_host_);
   // Bounded like the ring buffer: if the loop fell this far behind, a snapshot is cheaper.
   bool overflow = pending_host_.size() > kMaxPendingHostEvents;
   if (overflow) {
@@ -457,17 +463,21 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   if (feed_->mode() != TaskDiscovery::Off && (overflow || feed_->lost_events() || now >= next_rescan_ns_)) {
     std::vector<Event> snapshot;
     feed_->rescan(core_, snapshot);
+    pending_host_.clear();  // polled before the snapshot, which supersedes them (HostFeed::rescan)
     for (auto& e : snapshot) apply(e);
     next_rescan_ns_ = now + cfg_.rescan_interval_ns;
     metrics_.rescan();
   }
-  // Task events cost /proc reads each; a command that arrives meanwhile is not kept waiting:
+  // Task events may cost /proc reads (cgroup v1 hosts, unknown cgroup ids); a command that arrives meanwhile is not kept waiting:
   // the rest stay queued (in order) for the next turn, which starts at once.
   size_t done = 0;
+  std::vector<Event> completed;
   while (!pending_host_.empty()) {
     if (done % 8 == 0 && done > 0 && queue_.size() > 0) break;
-    apply(feed_->complete(pending_host_.front()));
+    completed.clear();
+    feed_->complete(core_, std::move(pending_host_.front()), completed);
     pending_host_.pop_front();
+    for (const auto& e : completed) apply(e);
     ++done;
   }
   if (now >= next_readback_ns_) readback();

@@ -189,7 +189,7 @@ class Engine {
     std::vector<std::pair<std::string, std::string>> log_fields;  // event_log.hpp: the event's names
   };
   std::vector<Change> changes_;
-  std::deque<Event> pending_host_;  // polled task events not applied yet (oldest first)
+  std::deque<host::TaskEvent> pending_host_;  // polled task events not applied yet (oldest first)
   std::vector<Intent> intents_before_;
 };
 

@@ -11,27 +11,34 @@
 
 namespace c2c::daemon {
 
-HostFeed::HostFeed(TaskDiscovery mode, const std::string& events_pin) : mode_(mode) {
+HostFeed::HostFeed(TaskDiscovery mode, int events_fd) : mode_(mode) {
   host::ParseError perr;
   mounts_ = host::CgroupMounts::discover(&perr);
   if (!mounts_) spdlog::warn("cgroup mounts not found ({}): tasks get no cgroup or cpuset", perr.to_string());
+  cgroups_ = host::CgroupResolver(mounts_ ? &*mounts_ : nullptr);
   if (mode_ == TaskDiscovery::Off) {
     description_ = "task discovery off (task_discovery: off): no task is matched";
     return;
   }
-  snapshotter_ = std::make_unique<host::TaskSnapshotter>(true);
+  // The programs report the id of the cgroup the resolver maps (v2, or the v1 cpuset one).
+  snapshotter_ = std::make_unique<host::TaskSnapshotter>(true, cgroups_.id_of());
   std::string snap = std::string("snapshots by ") + host::to_string(snapshotter_->source()) +
                      (snapshotter_->fallback_reason().empty() ? "" : " (" + snapshotter_->fallback_reason() + ")");
   if (mode_ == TaskDiscovery::Events) {
     std::string err;
-    stream_ = host::TaskEventStream::open(&err, {}, events_pin);
+    stream_ = events_fd >= 0 ? host::TaskEventStream::open_on_map(&err, events_fd, {}, cgroups_.id_of())
+                             : host::TaskEventStream::open(&err, {}, {}, 0, cgroups_.id_of());
     if (!stream_) {
       spdlog::warn("task event stream unavailable ({}); falling back to periodic rescans", err);
       mode_ = TaskDiscovery::Scan;
       description_ = "periodic rescans only, the ring buffer could not be opened: " + err + "; " + snap;
       return;
     }
-    description_ = "BPF tracepoints (fork/exec/exit/rename) via the pinned ring buffer; " + snap;
+    description_ = "BPF tracepoints (fork/exec/exit/rename) via the " + std::string(events_fd >= 0 ? "pinned " : "") +
+                   "ring buffer (" + std::to_string(stream_->ringbuf_bytes()) + " bytes); " + snap +
+                   (!cgroups_.by_id() ? "; cgroups from /proc (a v1 cpu hierarchy without cpuset)"
+                    : cgroups_.id_of() == host::CgroupIdOf::Cpuset ? "; cgroups by the v1 cpuset cgroup's id"
+                                                                    : "; cgroups by the v2 cgroup id");
     return;
   }
   description_ = "periodic rescans only (task_discovery: scan); " + snap;
@@ -39,40 +46,42 @@ HostFeed::HostFeed(TaskDiscovery mode, const std::string& events_pin) : mode_(mo
 
 int HostFeed::epoll_fd() const { return stream_ ? stream_->epoll_fd() : -1; }
 
-Event HostFeed::complete(const Event& e) const {
-  const auto* seen = std::get_if<TaskSeen>(&e);
-  if (!seen) return e;
-  host::TaskInfo t;
-  t.tid = seen->task.key.tid;
-  t.tgid = seen->task.tgid;
-  t.start_ticks = seen->task.key.start;
-  t.comm = seen->task.comm;
-  host::ParseError err;
-  if (!host::fill_cgroup_from_proc(t, mounts_ ? &*mounts_ : nullptr, &err)) {
-    // Gone already, or the tid now names another task (INV-2): the task is dead, whatever its
-    // exit record says or whether there is one (a fork recorded just before a daemon was killed
-    // has none). It leaves at once; a successor under the same tid has its own event.
-    const auto now = host::read_proc_task("/proc", t.tgid, t.tid);
-    if (!now || now->start_ticks != t.start_ticks) return TaskExited{seen->task.key};
-    return e;  // alive, only its cgroup or cpuset could not be read: keep what the event said
+void HostFeed::complete(const Core& core, host::TaskEvent e, std::vector<Event>& out) {
+  if (auto old = host::exec_retired_tid(e)) {
+    // The exec'ing thread's former tid is gone; the core knows its start.
+    if (auto key = core.task_key(*old)) out.push_back(TaskExited{*key});
   }
-  TaskSeen out = *seen;
-  out.task.cgroup = t.cgroup;
-  out.task.cpuset = t.cpuset;
-  if (out.task.cpuset && out.task.cpuset->empty()) out.task.cpuset.reset();
-  return out;
+  if (e.kind == host::TaskEventKind::Rename || e.kind == host::TaskEventKind::Exit) {
+    out.push_back(host::to_core_event(e));
+    return;
+  }
+  host::TaskInfo& t = e.task;
+  // The record's cgroup id is the task's cgroup at the time of the record, read from the same
+  // task_struct as its tid and start: no /proc read, so no tid reuse to guard against. A record
+  // of a task that died since is followed by its exit record, or the loss is counted and the
+  // rescan that follows drops it (rescan()).
+  if (!cgroups_.fill(t)) {
+    host::ParseError err;
+    if (!host::fill_cgroup_from_proc(t, mounts_ ? &*mounts_ : nullptr, &err)) {
+      // Gone already, or the tid now names another task (INV-2): the task is dead, whatever its
+      // exit record says or whether there is one. It leaves at once; a successor under the same
+      // tid has its own event.
+      const auto now = host::read_proc_task("/proc", t.tgid, t.tid);
+      if (!now || now->start_ticks != t.start_ticks) {
+        out.push_back(TaskExited{TaskKey{t.tid, t.start_ticks}});
+        return;
+      }
+      // alive, only its cgroup or cpuset could not be read: keep what the record said
+    }
+  }
+  if (t.cpuset && t.cpuset->empty()) t.cpuset.reset();
+  out.push_back(host::to_core_event(e));
 }
 
-void HostFeed::poll(const Core& core, std::deque<Event>& out) {
+void HostFeed::poll(std::deque<host::TaskEvent>& out) {
   if (!stream_) return;
-  stream_->poll(0, [&](const host::TaskEvent& te) {
-    if (auto old = host::exec_retired_tid(te)) {
-      // The exec'ing thread's former tid is gone; the core knows its start.
-      for (const auto& t : core.tasks())
-        if (t.key.tid == *old) out.push_back(TaskExited{t.key});
-    }
-    out.push_back(host::to_core_event(te));
-  });
+  cgroups_.begin_pass();
+  stream_->poll(0, [&](const host::TaskEvent& te) { out.push_back(te); });
 }
 
 bool HostFeed::lost_events() {
@@ -86,6 +95,12 @@ bool HostFeed::lost_events() {
 
 void HostFeed::rescan(const Core& core, std::vector<Event>& out) {
   if (!snapshotter_) return;
+  if (stream_) {
+    // Everything written so far predates the pass below: discarded, as are the drops so far.
+    stream_->poll(0, [](const host::TaskEvent&) {});
+    dropped_seen_ = stream_->dropped();
+  }
+  cgroups_.begin_pass();
   auto tasks = snapshotter_->snapshot();
   if (!withheld_logged_ && !snapshotter_->last_withheld().empty()) {
     // Once: on some kernels the iterator never returns some processes (src/host/README.md).
@@ -100,8 +115,11 @@ void HostFeed::rescan(const Core& core, std::vector<Event>& out) {
   start_of.reserve(tasks.size());
   for (auto& t : tasks) {
     start_of[t.tid] = t.start_ticks;
-    host::ParseError err;
-    host::fill_cgroup_from_proc(t, mounts_ ? &*mounts_ : nullptr, &err);
+    // Iterator records carry the cgroup id (no /proc read); procfs-walked ones do not.
+    if (!cgroups_.fill(t)) {
+      host::ParseError err;
+      host::fill_cgroup_from_proc(t, mounts_ ? &*mounts_ : nullptr, &err);
+    }
     auto task = host::to_core_task(t);
     if (task.cpuset && task.cpuset->empty()) task.cpuset.reset();
     if (validate(task)) continue;  // e.g. a comm longer than 15 bytes from procfs: skip, logged by the count

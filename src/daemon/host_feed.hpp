@@ -13,6 +13,7 @@
 #include "core/core.hpp"
 #include "daemon/config.hpp"
 #include "host/cgroup.hpp"
+#include "host/cgroup_resolver.hpp"
 #include "host/task_events.hpp"
 #include "host/task_snapshot.hpp"
 
@@ -20,21 +21,31 @@ namespace c2c::daemon {
 
 class HostFeed {
  public:
-  // events_pin: the pinned ring buffer of the map set (the programs write into it).
-  HostFeed(TaskDiscovery mode, const std::string& events_pin);
+  // events_fd: the map set's ring buffer (PinnedMaps::events_fd(); the programs write into it);
+  // -1: a private one.
+  HostFeed(TaskDiscovery mode, int events_fd);
   TaskDiscovery mode() const { return mode_; }
   // A sentence for Status and logs: which discovery runs and why (fallbacks included).
   const std::string& description() const { return description_; }
   int epoll_fd() const;  // -1 without an event stream
 
-  // Ring-buffer events -> core events, cheap: TaskSeen still lacks cgroup and cpuset, which
-  // complete() adds (reads /proc) when the engine gets to the event.
-  void poll(const Core& core, std::deque<Event>& out);
-  Event complete(const Event& e) const;
+  // The ring buffer's records as decoded, cheap; complete() turns each into core events when the
+  // engine gets to it.
+  void poll(std::deque<host::TaskEvent>& out);
+  // One record -> the core events it means, appended to `out` (the one host -> core conversion):
+  // TaskSeen with the task's cgroup and cpuset (from its cgroup id, else from /proc with the INV-2
+  // check: a task that is gone or whose tid names another task becomes its TaskExited), plus, for
+  // an exec by a non-leader thread, the TaskExited of the exec'ing thread's former tid.
+  void complete(const Core& core, host::TaskEvent e, std::vector<Event>& out);
   // The stream lost records since the last call: a rescan is needed.
   bool lost_events();
   // Every task now (completed): TaskSeen for each, TaskExited for tasks the core has that are gone.
+  // The ring buffer is drained (discarded) first: its records, like every record polled but not
+  // yet completed, predate the snapshot, which supersedes them (the caller drops those).
   void rescan(const Core& core, std::vector<Event>& out);
+  // Bytes of the ring buffer the programs write to (0 without a stream).
+  uint32_t ringbuf_bytes() const { return stream_ ? stream_->ringbuf_bytes() : 0; }
+  const host::CgroupResolver& cgroups() const { return cgroups_; }
 
   // The pod-level cgroup for a pod UID (walks the cgroup2 hierarchy), or "" when none.
   std::string find_pod_cgroup(const std::string& pod_uid) const;
@@ -46,6 +57,7 @@ class HostFeed {
   std::unique_ptr<host::TaskEventStream> stream_;
   std::unique_ptr<host::TaskSnapshotter> snapshotter_;
   std::optional<host::CgroupMounts> mounts_;
+  host::CgroupResolver cgroups_{nullptr};
   uint64_t dropped_seen_ = 0;
   bool withheld_logged_ = false;
 };

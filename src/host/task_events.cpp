@@ -9,17 +9,52 @@
 #include <vector>
 
 #include "host/abi.hpp"
+#include "host/bpf_errno.hpp"
 #include "host/bpf_object_path.hpp"
+#include "host/bpf_rodata.hpp"
+#include "host/events_ringbuf.hpp"
 
 namespace c2c::host {
 
 namespace {
-std::string errno_text(int e) { return std::strerror(e < 0 ? -e : e); }
 constexpr const char* kPrograms[] = {"c2c_on_fork", "c2c_on_rename", "c2c_on_exec", "c2c_on_exit"};
+
+// Why the map behind fd cannot carry the events ("" when it can): bpf_map__reuse_fd adopts
+// whatever map it is given, so the layout is checked here.
+std::string ring_problem(int fd, bpf_map_info* info) {
+  std::memset(info, 0, sizeof *info);
+  uint32_t len = sizeof *info;
+  if (bpf_map_get_info_by_fd(fd, info, &len) != 0) return std::string("cannot read map info: ") + bpf_errno_text(errno);
+  if (info->type != BPF_MAP_TYPE_RINGBUF)
+    return "not a ring buffer (type " + std::to_string(info->type) + ")";
+  if (auto p = events_ringbuf_bytes_problem(info->max_entries)) return "ring buffer size: " + *p;
+  return "";
+}
 }  // namespace
 
 std::unique_ptr<TaskEventStream> TaskEventStream::open(std::string* err, const std::filesystem::path& object,
-                                                       const std::filesystem::path& events_pin) {
+                                                       const std::filesystem::path& events_pin,
+                                                       uint32_t private_ringbuf_bytes, CgroupIdOf cgroup_id_of) {
+  if (events_pin.empty()) return open_impl(err, object, -1, {}, private_ringbuf_bytes, cgroup_id_of);
+  const int pin_fd = bpf_obj_get(events_pin.c_str());
+  if (pin_fd < 0) {
+    if (err) *err = "events pin " + events_pin.string() + ": " + bpf_errno_text(errno);
+    return nullptr;
+  }
+  auto s = open_impl(err, object, pin_fd, "events pin " + events_pin.string(), 0, cgroup_id_of);
+  ::close(pin_fd);  // reuse_fd keeps its own duplicate
+  return s;
+}
+
+std::unique_ptr<TaskEventStream> TaskEventStream::open_on_map(std::string* err, int events_fd,
+                                                              const std::filesystem::path& object,
+                                                              CgroupIdOf cgroup_id_of) {
+  return open_impl(err, object, events_fd, "events map fd " + std::to_string(events_fd), 0, cgroup_id_of);
+}
+
+std::unique_ptr<TaskEventStream> TaskEventStream::open_impl(std::string* err, const std::filesystem::path& object,
+                                                            int events_fd, const std::string& what,
+                                                            uint32_t private_bytes, CgroupIdOf cgroup_id_of) {
   std::filesystem::path path = object;
   if (path.empty()) {
     auto found = find_bpf_object("task_events", err);
@@ -29,38 +64,40 @@ std::unique_ptr<TaskEventStream> TaskEventStream::open(std::string* err, const s
   std::unique_ptr<TaskEventStream> s(new TaskEventStream());
   s->obj_ = bpf_object__open_file(path.c_str(), nullptr);
   if (s->obj_ == nullptr) {
-    if (err) *err = "open " + path.string() + ": " + errno_text(errno);
+    if (err) *err = "open " + path.string() + ": " + bpf_errno_text(errno);
     return nullptr;
   }
-  if (!events_pin.empty()) {
-    bpf_map* rb = bpf_object__find_map_by_name(s->obj_, C2C_EVENTS_MAP_NAME);
-    const int pin_fd = bpf_obj_get(events_pin.c_str());
-    if (rb == nullptr || pin_fd < 0) {
-      if (err) *err = "events pin " + events_pin.string() + ": " + (rb == nullptr ? "no map in object" : errno_text(errno));
-      return nullptr;
-    }
-    // bpf_map__reuse_fd adopts whatever map it is given: check the layout here.
+  bpf_map* rb = bpf_object__find_map_by_name(s->obj_, C2C_EVENTS_MAP_NAME);
+  if (rb == nullptr) {
+    if (err) *err = path.string() + ": no map " C2C_EVENTS_MAP_NAME;
+    return nullptr;
+  }
+  if (events_fd >= 0) {
     bpf_map_info info;
-    std::memset(&info, 0, sizeof info);
-    uint32_t len = sizeof info;
-    if (bpf_map_get_info_by_fd(pin_fd, &info, &len) != 0 || info.type != BPF_MAP_TYPE_RINGBUF ||
-        info.max_entries != C2C_EVENTS_RINGBUF_BYTES) {
-      ::close(pin_fd);
-      if (err)
-        *err = "events pin " + events_pin.string() + ": not a " + std::to_string(C2C_EVENTS_RINGBUF_BYTES) +
-               "-byte ring buffer (type " + std::to_string(info.type) + ", max_entries " +
-               std::to_string(info.max_entries) + ")";
+    if (std::string p = ring_problem(events_fd, &info); !p.empty()) {
+      if (err) *err = what + ": " + p;
       return nullptr;
     }
-    const int rc = bpf_map__reuse_fd(rb, pin_fd);
-    ::close(pin_fd);  // reuse_fd keeps its own duplicate
-    if (rc != 0) {
-      if (err) *err = "events pin " + events_pin.string() + ": " + errno_text(rc);
+    if (const int rc = bpf_map__reuse_fd(rb, events_fd); rc != 0) {
+      if (err) *err = what + ": " + bpf_errno_text(rc);
+      return nullptr;
+    }
+  } else if (private_bytes != 0) {
+    if (auto p = events_ringbuf_bytes_problem(private_bytes)) {
+      if (err) *err = "private ring buffer: " + *p;
+      return nullptr;
+    }
+    if (const int rc = bpf_map__set_max_entries(rb, private_bytes); rc != 0) {
+      if (err) *err = "private ring buffer of " + std::to_string(private_bytes) + " bytes: " + bpf_errno_text(rc);
       return nullptr;
     }
   }
+  if (std::string e = set_rodata_u32(s->obj_, "c2c_cgroup_id_of", static_cast<uint32_t>(cgroup_id_of)); !e.empty()) {
+    if (err) *err = path.string() + ": " + e;
+    return nullptr;
+  }
   if (const int rc = bpf_object__load(s->obj_); rc != 0) {
-    if (err) *err = "load " + path.string() + ": " + errno_text(rc);
+    if (err) *err = "load " + path.string() + ": " + bpf_errno_text(rc);
     return nullptr;
   }
   const int rb_fd = bpf_object__find_map_fd_by_name(s->obj_, C2C_EVENTS_MAP_NAME);
@@ -71,7 +108,7 @@ std::unique_ptr<TaskEventStream> TaskEventStream::open(std::string* err, const s
   }
   s->rb_ = ring_buffer__new(rb_fd, &TaskEventStream::on_sample, s.get(), nullptr);
   if (s->rb_ == nullptr) {
-    if (err) *err = "ring_buffer__new: " + errno_text(errno);
+    if (err) *err = "ring_buffer__new: " + bpf_errno_text(errno);
     return nullptr;
   }
   // A pinned ring buffer outlives its consumer: what a killed daemon left unread was written
@@ -81,7 +118,7 @@ std::unique_ptr<TaskEventStream> TaskEventStream::open(std::string* err, const s
   // the previous writer's links died with it.
   const int stale = ring_buffer__consume(s->rb_);
   if (stale < 0) {
-    if (err) *err = "draining the ring buffer: " + errno_text(stale);
+    if (err) *err = "draining the ring buffer: " + bpf_errno_text(stale);
     return nullptr;
   }
   s->stale_ = static_cast<uint64_t>(stale);
@@ -93,7 +130,7 @@ std::unique_ptr<TaskEventStream> TaskEventStream::open(std::string* err, const s
     }
     s->links_[i] = bpf_program__attach(prog);
     if (s->links_[i] == nullptr) {
-      if (err) *err = std::string("attach ") + kPrograms[i] + ": " + errno_text(errno);
+      if (err) *err = std::string("attach ") + kPrograms[i] + ": " + bpf_errno_text(errno);
       return nullptr;
     }
   }
@@ -128,14 +165,21 @@ int TaskEventStream::poll(int timeout_ms, const Handler& on_event) {
 
 int TaskEventStream::epoll_fd() const { return ring_buffer__epoll_fd(rb_); }
 
-uint32_t TaskEventStream::events_map_id() const {
+namespace {
+// The info of the ring buffer the object's programs write to; zeroed when unreadable.
+bpf_map_info events_info(bpf_object* obj) {
   bpf_map_info info;
   std::memset(&info, 0, sizeof info);
   uint32_t len = sizeof info;
-  const int fd = bpf_object__find_map_fd_by_name(obj_, C2C_EVENTS_MAP_NAME);
-  if (fd < 0 || bpf_map_get_info_by_fd(fd, &info, &len) != 0) return 0;
-  return info.id;
+  const int fd = bpf_object__find_map_fd_by_name(obj, C2C_EVENTS_MAP_NAME);
+  if (fd < 0 || bpf_map_get_info_by_fd(fd, &info, &len) != 0) std::memset(&info, 0, sizeof info);
+  return info;
 }
+}  // namespace
+
+uint32_t TaskEventStream::events_map_id() const { return events_info(obj_).id; }
+
+uint32_t TaskEventStream::ringbuf_bytes() const { return events_info(obj_).max_entries; }
 
 uint64_t TaskEventStream::dropped() const {
   const int ncpu = libbpf_num_possible_cpus();

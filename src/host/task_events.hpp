@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "host/cgroup_id_of.hpp"
 #include "host/task_record.hpp"
 
 struct bpf_object;
@@ -22,10 +23,19 @@ class TaskEventStream {
   // already in a pinned ring buffer (left by a previous consumer) are discarded before the attach:
   // they predate this stream (stale_discarded()).
   // With `events_pin` (e.g. C2C_EVENTS_PIN of the pinned map set), the programs write into that
-  // pinned ring buffer instead of a private one; a pin that is not a C2C_EVENTS_RINGBUF_BYTES ring
-  // buffer is refused.
+  // pinned ring buffer instead of a private one; a pin that is not a ring buffer of a valid size
+  // (events_ringbuf_bytes_problem) is refused. A private ring buffer has `private_ringbuf_bytes`
+  // (0: the compiled-in C2C_EVENTS_RINGBUF_BYTES).
   static std::unique_ptr<TaskEventStream> open(std::string* err, const std::filesystem::path& object = {},
-                                               const std::filesystem::path& events_pin = {});
+                                               const std::filesystem::path& events_pin = {},
+                                               uint32_t private_ringbuf_bytes = 0,
+                                               CgroupIdOf cgroup_id_of = CgroupIdOf::DefaultHierarchy);
+  // The daemon's way: the ring buffer fd PinnedMaps holds (opened and verified there once), so the
+  // pin is not opened again by path. The fd stays the caller's.
+  // `cgroup_id_of`: which cgroup's id the records carry (TaskInfo::cgroup_id).
+  static std::unique_ptr<TaskEventStream> open_on_map(std::string* err, int events_fd,
+                                                      const std::filesystem::path& object = {},
+                                                      CgroupIdOf cgroup_id_of = CgroupIdOf::DefaultHierarchy);
   ~TaskEventStream();
   TaskEventStream(const TaskEventStream&) = delete;
   TaskEventStream& operator=(const TaskEventStream&) = delete;
@@ -44,9 +54,14 @@ class TaskEventStream {
   uint64_t stale_discarded() const { return stale_; }
   // Kernel id of the ring buffer the programs write to (to tell a private one from a pinned one).
   uint32_t events_map_id() const;
+  // Its size in bytes (records of kEventRecordBytes each).
+  uint32_t ringbuf_bytes() const;
 
  private:
   TaskEventStream() = default;
+  static std::unique_ptr<TaskEventStream> open_impl(std::string* err, const std::filesystem::path& object,
+                                                    int events_fd, const std::string& what, uint32_t private_bytes,
+                                                    CgroupIdOf cgroup_id_of);
   static int on_sample(void* ctx, void* data, size_t size);
   bpf_object* obj_ = nullptr;
   bpf_link* links_[4] = {};

@@ -8,16 +8,15 @@
 #include <cstring>
 
 #include "host/abi.hpp"
+#include "host/bpf_errno.hpp"
 #include "host/bpf_object_path.hpp"
+#include "host/bpf_rodata.hpp"
 #include "host/task_record.hpp"
 
 namespace c2c::host {
 
-namespace {
-std::string errno_text(int e) { return std::strerror(e < 0 ? -e : e); }
-}  // namespace
-
-std::unique_ptr<BpfTaskIterator> BpfTaskIterator::open(std::string* err, const std::filesystem::path& object) {
+std::unique_ptr<BpfTaskIterator> BpfTaskIterator::open(std::string* err, const std::filesystem::path& object,
+                                                       CgroupIdOf cgroup_id_of) {
   std::filesystem::path path = object;
   if (path.empty()) {
     auto found = find_bpf_object("task_iter", err);
@@ -27,11 +26,15 @@ std::unique_ptr<BpfTaskIterator> BpfTaskIterator::open(std::string* err, const s
   std::unique_ptr<BpfTaskIterator> it(new BpfTaskIterator());
   it->obj_ = bpf_object__open_file(path.c_str(), nullptr);
   if (it->obj_ == nullptr) {
-    if (err) *err = "open " + path.string() + ": " + errno_text(errno);
+    if (err) *err = "open " + path.string() + ": " + bpf_errno_text(errno);
+    return nullptr;
+  }
+  if (std::string e = set_rodata_u32(it->obj_, "c2c_cgroup_id_of", static_cast<uint32_t>(cgroup_id_of)); !e.empty()) {
+    if (err) *err = path.string() + ": " + e;
     return nullptr;
   }
   if (const int rc = bpf_object__load(it->obj_); rc != 0) {
-    if (err) *err = "load " + path.string() + ": " + errno_text(rc);
+    if (err) *err = "load " + path.string() + ": " + bpf_errno_text(rc);
     return nullptr;
   }
   bpf_program* prog = bpf_object__find_program_by_name(it->obj_, "c2c_task_iter");
@@ -41,7 +44,7 @@ std::unique_ptr<BpfTaskIterator> BpfTaskIterator::open(std::string* err, const s
   }
   it->all_ = bpf_program__attach_iter(prog, nullptr);
   if (it->all_ == nullptr) {
-    if (err) *err = "attach task iterator: " + errno_text(errno);
+    if (err) *err = "attach task iterator: " + bpf_errno_text(errno);
     return nullptr;
   }
   return it;
@@ -55,7 +58,7 @@ BpfTaskIterator::~BpfTaskIterator() {
 std::optional<std::vector<TaskInfo>> BpfTaskIterator::read_link(bpf_link* link, std::string* err) {
   const int fd = bpf_iter_create(bpf_link__fd(link));
   if (fd < 0) {
-    if (err) *err = "bpf_iter_create: " + errno_text(errno);
+    if (err) *err = "bpf_iter_create: " + bpf_errno_text(errno);
     return std::nullopt;
   }
   std::vector<TaskInfo> out;
@@ -69,7 +72,7 @@ std::optional<std::vector<TaskInfo>> BpfTaskIterator::read_link(bpf_link* link, 
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN && ++eagain < 100) continue;  // transient; bounded so it cannot spin
-      if (err) *err = "read task iterator: " + errno_text(errno);
+      if (err) *err = "read task iterator: " + bpf_errno_text(errno);
       ::close(fd);
       return std::nullopt;
     }
@@ -109,7 +112,7 @@ std::optional<std::vector<TaskInfo>> BpfTaskIterator::snapshot(std::string* err,
   bpf_link* link = bpf_program__attach_iter(prog, &opts);
   if (link == nullptr) {
     if (errno == ESRCH) return std::vector<TaskInfo>{};  // the process is gone: no threads, as in /proc
-    if (err) *err = "attach task iterator for pid " + std::to_string(*tgid) + ": " + errno_text(errno);
+    if (err) *err = "attach task iterator for pid " + std::to_string(*tgid) + ": " + bpf_errno_text(errno);
     return std::nullopt;
   }
   auto out = read_link(link, err);

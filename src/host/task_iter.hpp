@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "host/cgroup_id_of.hpp"
 #include "host/task_info.hpp"
 
 struct bpf_object;
@@ -19,7 +20,9 @@ class BpfTaskIterator {
  public:
   // Opens and loads task_iter.bpf.o (found with find_bpf_object unless a path is given) and
   // attaches the iterator. Needs CAP_BPF/CAP_PERFMON (root). nullptr with *err on failure.
-  static std::unique_ptr<BpfTaskIterator> open(std::string* err, const std::filesystem::path& object = {});
+  // `cgroup_id_of`: which cgroup's id the records carry (TaskInfo::cgroup_id).
+  static std::unique_ptr<BpfTaskIterator> open(std::string* err, const std::filesystem::path& object = {},
+                                               CgroupIdOf cgroup_id_of = CgroupIdOf::DefaultHierarchy);
   ~BpfTaskIterator();
   BpfTaskIterator(const BpfTaskIterator&) = delete;
   BpfTaskIterator& operator=(const BpfTaskIterator&) = delete;

@@ -16,12 +16,12 @@ std::vector<uint32_t> withheld_tgids(const std::vector<TaskInfo>& iterated, std:
 
 const char* to_string(SnapshotSource s) { return s == SnapshotSource::BpfIterator ? "bpf-iterator" : "procfs"; }
 
-TaskSnapshotter::TaskSnapshotter(bool allow_bpf) {
+TaskSnapshotter::TaskSnapshotter(bool allow_bpf, CgroupIdOf cgroup_id_of) {
   if (!allow_bpf) {
     fallback_reason_ = "BPF disabled by configuration";
     return;
   }
-  iter_ = BpfTaskIterator::open(&fallback_reason_);
+  iter_ = BpfTaskIterator::open(&fallback_reason_, {}, cgroup_id_of);
 }
 
 std::vector<TaskInfo> TaskSnapshotter::snapshot(std::optional<uint32_t> tgid) {

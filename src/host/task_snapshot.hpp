@@ -27,7 +27,8 @@ const char* to_string(SnapshotSource s);
 class TaskSnapshotter {
  public:
   // allow_bpf = false forces the procfs walker (e.g. --no-bpf, or tests).
-  explicit TaskSnapshotter(bool allow_bpf = true);
+  // cgroup_id_of: which cgroup's id the iterator's records carry.
+  explicit TaskSnapshotter(bool allow_bpf = true, CgroupIdOf cgroup_id_of = CgroupIdOf::DefaultHierarchy);
   SnapshotSource source() const { return iter_ ? SnapshotSource::BpfIterator : SnapshotSource::Procfs; }
   const std::string& fallback_reason() const { return fallback_reason_; }
   // Every thread (or only those of tgid). If the iterator fails mid-flight, this pass and later

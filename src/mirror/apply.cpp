@@ -7,9 +7,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "host/bpf_errno.hpp"
 #include "mirror/convert.hpp"
 
 namespace c2c::mirror {
+
+using host::bpf_errno_text;
 
 namespace {
 
@@ -192,7 +195,7 @@ void Applier::delete_keys(const std::vector<size_t>& idx, const Plan& plan, Appl
     } else if (err != 0) {
       st.state = OpState::Failed;
       st.err = err;
-      st.reason = "lookup before delete failed: " + std::string(std::strerror(err));
+      st.reason = "lookup before delete failed: " + bpf_errno_text(err);
     } else if (cur.start_ticks != want.start) {
       st.state = OpState::Skipped;
       st.reason = "tid now holds another task (start_ticks " + std::to_string(cur.start_ticks) + ", expected " +
@@ -219,7 +222,7 @@ void Applier::delete_keys(const std::vector<size_t>& idx, const Plan& plan, Appl
     } else {
       st.state = OpState::Failed;
       st.err = err;
-      st.reason = "delete failed: " + std::string(std::strerror(err));
+      st.reason = "delete failed: " + bpf_errno_text(err);
     }
   };
   size_t pos = 0;
@@ -274,7 +277,7 @@ std::optional<size_t> Applier::write_keys(const std::vector<size_t>& idx,
     }
     st.state = OpState::Failed;
     st.err = err;
-    st.reason = "write failed: " + std::string(std::strerror(err));
+    st.reason = "write failed: " + bpf_errno_text(err);
     return map_full_err(err);
   };
   size_t pos = 0;
@@ -348,7 +351,7 @@ void Applier::fail_closed(size_t full_at, const std::vector<size_t>& pending, co
     } else {
       st.state = OpState::Failed;
       st.err = err;
-      st.reason = full + ": rollback failed: " + std::strerror(err) + "; the entry stays";
+      st.reason = full + ": rollback failed: " + bpf_errno_text(err) + "; the entry stays";
     }
   }
   rep.error = full + ": " + std::to_string(undone) +
@@ -405,7 +408,7 @@ std::string Applier::read_raw(bool* batched) {
         sleep_(backoff_delay(opts_.retry, transient - 1));
         continue;
       }
-      return "reading the policy map (lookup_batch) failed: " + std::string(std::strerror(err));
+      return "reading the policy map (lookup_batch) failed: " + bpf_errno_text(err);
     }
   }
   if (!use_batch) {
@@ -418,7 +421,7 @@ std::string Applier::read_raw(bool* batched) {
     while (true) {
       int err = map_.next_key(first ? nullptr : &prev, &key);
       if (err == ENOENT) break;
-      if (err != 0) return "reading the policy map (get_next_key) failed: " + std::string(std::strerror(err));
+      if (err != 0) return "reading the policy map (get_next_key) failed: " + bpf_errno_text(err);
       // A key deleted under us makes the kernel restart from the first key: skip repeats, and
       // stop if that never ends.
       if (seen.insert(key).second) keys.push_back(key);
@@ -430,7 +433,7 @@ std::string Applier::read_raw(bool* batched) {
     for (uint32_t k : keys) {
       int err = map_.lookup(k, &raw_vals_[got]);
       if (err == ENOENT) continue;  // deleted since we saw its key
-      if (err != 0) return "reading tid " + std::to_string(k) + " failed: " + std::strerror(err);
+      if (err != 0) return "reading tid " + std::to_string(k) + " failed: " + bpf_errno_text(err);
       raw_keys_[got++] = k;
     }
   }

@@ -11,7 +11,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "host/bpf_errno.hpp"
 #include "host/bpf_object_path.hpp"
+#include "host/events_ringbuf.hpp"
 
 namespace c2c::mirror {
 
@@ -49,17 +51,17 @@ struct Expected {
 
 enum MapIndex : size_t { kPolicy = 0, kStats = 1, kEvents = 2, kMeta = 3, kNumMaps = 4 };
 
-std::array<Expected, kNumMaps> expectations(uint32_t policy_max) {
+std::array<Expected, kNumMaps> expectations(uint32_t policy_max, uint32_t events_bytes) {
   return {{
       {C2C_POLICY_MAP_NAME, BPF_MAP_TYPE_HASH, sizeof(c2c_task_key), sizeof(c2c_policy_value), policy_max,
        "c2c_policy_value"},
       {C2C_STATS_MAP_NAME, BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(c2c_stats), 1, "c2c_stats"},
-      {C2C_EVENTS_MAP_NAME, BPF_MAP_TYPE_RINGBUF, 0, 0, C2C_EVENTS_RINGBUF_BYTES, nullptr},
+      {C2C_EVENTS_MAP_NAME, BPF_MAP_TYPE_RINGBUF, 0, 0, events_bytes, nullptr},
       {C2C_META_MAP_NAME, BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(c2c_meta), 1, "c2c_meta"},
   }};
 }
 
-std::string errno_text(int err) { return std::string(std::strerror(err)); }
+using host::bpf_errno_text;
 
 std::string mismatch(const std::string& pin, const char* field, uint64_t is, uint64_t want) {
   return "pinned map " + pin + ": " + field + " is " + std::to_string(is) + ", this build (ABI v" +
@@ -73,7 +75,7 @@ std::string verify(int fd, const Expected& e, const std::string& pin) {
   std::memset(&info, 0, sizeof info);
   __u32 len = sizeof info;
   if (int rc = bpf_map_get_info_by_fd(fd, &info, &len); rc != 0)
-    return "pinned map " + pin + ": cannot read map info: " + errno_text(-rc);
+    return "pinned map " + pin + ": cannot read map info: " + bpf_errno_text(-rc);
   if (info.type != static_cast<__u32>(e.type)) return mismatch(pin, "type", info.type, e.type);
   if (info.key_size != e.key_size) return mismatch(pin, "key_size", info.key_size, e.key_size);
   if (info.value_size != e.value_size) return mismatch(pin, "value_size", info.value_size, e.value_size);
@@ -83,7 +85,7 @@ std::string verify(int fd, const Expected& e, const std::string& pin) {
   if (info.btf_id == 0)
     return "pinned map " + pin + ": has no BTF, so it was not created from policy_maps.bpf.o; refusing to use it";
   btf* b = btf__load_from_kernel_by_id(info.btf_id);
-  if (b == nullptr) return "pinned map " + pin + ": cannot load its BTF: " + errno_text(errno);
+  if (b == nullptr) return "pinned map " + pin + ": cannot load its BTF: " + bpf_errno_text(errno);
   std::string err;
   const btf_type* t = btf__type_by_id(b, info.btf_value_type_id);
   const char* tname = t != nullptr ? btf__name_by_offset(b, t->name_off) : nullptr;
@@ -96,6 +98,19 @@ std::string verify(int fd, const Expected& e, const std::string& pin) {
   return err;
 }
 
+// The size of the ring buffer behind fd when it is laid out as `e` wants except for its size
+// (a valid one); 0 otherwise (then verify() says what is wrong, or nothing is).
+uint32_t ring_of_other_size(int fd, const Expected& e, const std::string& pin) {
+  bpf_map_info info;
+  std::memset(&info, 0, sizeof info);
+  __u32 len = sizeof info;
+  if (bpf_map_get_info_by_fd(fd, &info, &len) != 0 || info.max_entries == e.max_entries) return 0;
+  if (host::events_ringbuf_bytes_problem(info.max_entries)) return 0;
+  Expected same = e;
+  same.max_entries = info.max_entries;
+  return verify(fd, same, pin).empty() ? info.max_entries : 0;
+}
+
 bool exists(const std::string& path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0;
@@ -106,7 +121,7 @@ std::string make_dirs(const std::string& dir) {
     if (pos != dir.size() && dir[pos] != '/') continue;
     std::string part = dir.substr(0, pos);
     if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
-      return "cannot create pin directory " + part + ": " + errno_text(errno);
+      return "cannot create pin directory " + part + ": " + bpf_errno_text(errno);
   }
   return "";
 }
@@ -117,7 +132,7 @@ std::string verify_meta(int fd, const std::string& pin, uint32_t policy_max, boo
   c2c_meta m;
   std::memset(&m, 0, sizeof m);
   if (int rc = bpf_map_lookup_elem(fd, &key, &m); rc != 0)
-    return "pinned map " + pin + ": cannot read element 0: " + errno_text(-rc);
+    return "pinned map " + pin + ": cannot read element 0: " + bpf_errno_text(-rc);
   *unwritten = m.abi_version == 0;
   if (*unwritten) return "";
   if (m.abi_version != C2C_ABI_VERSION) return mismatch(pin, "abi_version", m.abi_version, C2C_ABI_VERSION);
@@ -136,7 +151,7 @@ Result<std::array<UniqueFd, kNumMaps>> create_missing(const PinOptions& opts,
   if (std::string e = make_dirs(opts.pin_root); !e.empty()) return R::fail(e);
   bpf_object* obj = bpf_object__open_file(opts.object_path.c_str(), nullptr);
   if (obj == nullptr)
-    return R::fail("cannot open the maps' BPF object " + opts.object_path + ": " + errno_text(errno) +
+    return R::fail("cannot open the maps' BPF object " + opts.object_path + ": " + bpf_errno_text(errno) +
                    " (set C2C_POLICY_MAPS_OBJ to policy_maps.bpf.o)");
   std::string err;
   for (const Expected& e : want) {
@@ -147,15 +162,17 @@ Result<std::array<UniqueFd, kNumMaps>> create_missing(const PinOptions& opts,
     }
     std::string pin = opts.pin_root + "/" + e.name;
     int rc = bpf_map__set_pin_path(m, pin.c_str());
-    if (rc == 0 && std::strcmp(e.name, C2C_POLICY_MAP_NAME) == 0) rc = bpf_map__set_max_entries(m, e.max_entries);
+    // The policy map and the ring buffer are sized at run time (the object has the defaults).
+    if (rc == 0 && (std::strcmp(e.name, C2C_POLICY_MAP_NAME) == 0 || std::strcmp(e.name, C2C_EVENTS_MAP_NAME) == 0))
+      rc = bpf_map__set_max_entries(m, e.max_entries);
     if (rc != 0) {
-      err = "cannot prepare map " + pin + ": " + errno_text(-rc);
+      err = "cannot prepare map " + pin + ": " + bpf_errno_text(-rc);
       break;
     }
   }
   if (err.empty()) {
     if (int rc = bpf_object__load(obj); rc != 0)
-      err = "cannot create or re-use the pinned maps under " + opts.pin_root + ": " + errno_text(-rc) +
+      err = "cannot create or re-use the pinned maps under " + opts.pin_root + ": " + bpf_errno_text(-rc) +
             " (see libbpf's message above)";
   }
   std::array<UniqueFd, kNumMaps> fds;
@@ -163,7 +180,7 @@ Result<std::array<UniqueFd, kNumMaps>> create_missing(const PinOptions& opts,
     for (size_t i = 0; i < kNumMaps; ++i) {
       int fd = ::dup(bpf_map__fd(bpf_object__find_map_by_name(obj, want[i].name)));
       if (fd < 0) {
-        err = "dup of map fd failed: " + errno_text(errno);
+        err = "dup of map fd failed: " + bpf_errno_text(errno);
         break;
       }
       fds[i] = UniqueFd(fd);
@@ -181,12 +198,15 @@ Result<std::unique_ptr<PinnedMaps>> PinnedMaps::open(const PinOptions& opts) {
   if (opts.pin_root.empty() || opts.pin_root[0] != '/')
     return R::fail("pin_root: must be an absolute path under a bpffs mount, got '" + opts.pin_root + "'");
   if (opts.policy_max_entries == 0) return R::fail("policy_max_entries: must be > 0");
-  const auto want = expectations(opts.policy_max_entries);
+  if (auto p = host::events_ringbuf_bytes_problem(opts.events_ringbuf_bytes))
+    return R::fail("events_ringbuf_bytes: " + *p);
+  const auto want = expectations(opts.policy_max_entries, opts.events_ringbuf_bytes);
 
   // 1. Verify every existing pin before creating anything: a mismatch changes nothing.
   std::array<UniqueFd, kNumMaps> fds;
   bool missing = false;
   bool meta_unwritten = false;
+  uint32_t resized_from = 0;
   for (size_t i = 0; i < kNumMaps; ++i) {
     std::string pin = opts.pin_root + "/" + want[i].name;
     if (!exists(pin)) {
@@ -194,8 +214,14 @@ Result<std::unique_ptr<PinnedMaps>> PinnedMaps::open(const PinOptions& opts) {
       continue;
     }
     int fd = bpf_obj_get(pin.c_str());
-    if (fd < 0) return R::fail("pin " + pin + ": bpf_obj_get failed: " + errno_text(-fd));
+    if (fd < 0) return R::fail("pin " + pin + ": bpf_obj_get failed: " + bpf_errno_text(-fd));
     fds[i] = UniqueFd(fd);
+    if (i == kEvents && opts.create) {
+      if (const uint32_t other = ring_of_other_size(fd, want[i], pin); other != 0) {
+        resized_from = other;  // replaced below, once every other pin is verified
+        continue;
+      }
+    }
     if (std::string e = verify(fd, want[i], pin); !e.empty()) return R::fail(e);
     if (i == kMeta) {
       if (std::string e = verify_meta(fd, pin, opts.policy_max_entries, &meta_unwritten); !e.empty())
@@ -203,8 +229,21 @@ Result<std::unique_ptr<PinnedMaps>> PinnedMaps::open(const PinOptions& opts) {
     }
   }
 
+  if (resized_from != 0) {
+    // Only the ring buffer's size differs (task_event_buffer changed, or pid_max did). It holds
+    // nothing that outlives its consumer (TaskEventStream discards what it finds at open) and only
+    // the daemon's own task-event programs write into it (their links die with it), so it is
+    // replaced by one of the wanted size.
+    const std::string pin = opts.pin_root + "/" + want[kEvents].name;
+    fds[kEvents] = UniqueFd();
+    if (::unlink(pin.c_str()) != 0)
+      return R::fail("pin " + pin + ": cannot replace the " + std::to_string(resized_from) +
+                     "-byte ring buffer: " + bpf_errno_text(errno));
+    missing = true;
+  }
   auto maps = std::make_unique<PinnedMaps>();
   maps->pin_root_ = opts.pin_root;
+  maps->events_resized_from_ = resized_from;
   maps->policy_max_entries_ = opts.policy_max_entries;
   if (missing) {
     if (!opts.create) return R::fail("pins under " + opts.pin_root + " are missing and create=false");
@@ -228,7 +267,7 @@ Result<std::unique_ptr<PinnedMaps>> PinnedMaps::open(const PinOptions& opts) {
     m.policy_max_entries = opts.policy_max_entries;
     __u32 key = 0;
     if (int rc = bpf_map_update_elem(fds[kMeta].get(), &key, &m, BPF_ANY); rc != 0)
-      return R::fail("cannot write " + opts.pin_root + "/" C2C_META_MAP_NAME ": " + errno_text(-rc));
+      return R::fail("cannot write " + opts.pin_root + "/" C2C_META_MAP_NAME ": " + bpf_errno_text(-rc));
   }
   maps->policy_ = std::move(fds[kPolicy]);
   maps->stats_ = std::move(fds[kStats]);
@@ -261,7 +300,7 @@ Result<std::vector<std::string>> PinnedMaps::restore_pins() const {
     const int pfd = bpf_obj_get(pin.c_str());
     if (pfd < 0) {
       const int e = errno;
-      if (e != ENOENT) return R::fail("pin " + pin + ": bpf_obj_get failed: " + errno_text(e));
+      if (e != ENOENT) return R::fail("pin " + pin + ": bpf_obj_get failed: " + bpf_errno_text(e));
       what = "deleted";
     } else {
       const uint32_t pinned = map_id(pfd);
@@ -269,12 +308,12 @@ Result<std::vector<std::string>> PinnedMaps::restore_pins() const {
       if (pinned == ours) continue;
       what = "replaced by " + (pinned == 0 ? std::string("an object that is not a map") : "map id " + std::to_string(pinned));
       if (::unlink(pin.c_str()) != 0 && errno != ENOENT)
-        return R::fail("pin " + pin + " (" + what + "): cannot unlink: " + errno_text(errno));
+        return R::fail("pin " + pin + " (" + what + "): cannot unlink: " + bpf_errno_text(errno));
     }
     if (std::string e = make_dirs(pin_root_); !e.empty()) return R::fail("pin " + pin + " (" + what + "): " + e);
     if (bpf_obj_pin(fd, pin.c_str()) != 0)
       return R::fail("pin " + pin + " (" + what + "): cannot pin map id " + std::to_string(ours) + " again: " +
-                     errno_text(errno));
+                     bpf_errno_text(errno));
     restored.push_back(pin + ": " + what);
   }
   return R::ok(std::move(restored));
@@ -283,11 +322,11 @@ Result<std::vector<std::string>> PinnedMaps::restore_pins() const {
 std::string PinnedMaps::remove_pins(const std::string& pin_root) {
   for (const char* name : {C2C_POLICY_MAP_NAME, C2C_STATS_MAP_NAME, C2C_EVENTS_MAP_NAME, C2C_META_MAP_NAME}) {
     std::string pin = pin_root + "/" + name;
-    if (::unlink(pin.c_str()) != 0 && errno != ENOENT) return "cannot unlink " + pin + ": " + errno_text(errno);
+    if (::unlink(pin.c_str()) != 0 && errno != ENOENT) return "cannot unlink " + pin + ": " + bpf_errno_text(errno);
   }
   // Other parts (the scheduler) may pin their own objects here: a non-empty directory stays.
   if (::rmdir(pin_root.c_str()) != 0 && errno != ENOENT && errno != ENOTEMPTY)
-    return "cannot remove " + pin_root + ": " + errno_text(errno);
+    return "cannot remove " + pin_root + ": " + bpf_errno_text(errno);
   return "";
 }
 

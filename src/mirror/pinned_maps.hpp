@@ -19,6 +19,10 @@ struct PinOptions {
   std::string pin_root = C2C_PIN_ROOT;  // tests use a private directory under /sys/fs/bpf
   std::string object_path = default_maps_object();
   uint32_t policy_max_entries = C2C_POLICY_MAX_ENTRIES;  // tests make small maps to fill them
+  // Size of the task-event ring buffer (a power of two, host::events_ringbuf_bytes_problem); the
+  // daemon passes task_event_buffer or host::default_events_ringbuf_bytes(). A pinned ring
+  // buffer of another size is replaced when `create` (it holds nothing that must survive).
+  uint32_t events_ringbuf_bytes = C2C_EVENTS_RINGBUF_BYTES;
   bool create = true;  // false: only re-open existing pins (a consumer, never a creator)
 };
 
@@ -63,10 +67,13 @@ class PinnedMaps {
   // when every pin is ours; fails naming the pin that cannot be restored.
   Result<std::vector<std::string>> restore_pins() const;
 
+  // The fds of the pins, opened once here: users take them from here instead of opening a pin
+  // again by path (the task-event stream writes into events_fd()).
   int policy_fd() const { return policy_.get(); }
-  int stats_fd() const { return stats_.get(); }
   int events_fd() const { return events_.get(); }
   int meta_fd() const { return meta_.get(); }
+  // The size of the ring buffer this open replaced because it differed from the wanted size; 0: none.
+  uint32_t events_resized_from() const { return events_resized_from_; }
   uint32_t policy_max_entries() const { return policy_max_entries_; }
   bool created() const { return created_; }  // this open created (and pinned) at least one map
   const std::string& pin_root() const { return pin_root_; }
@@ -74,6 +81,7 @@ class PinnedMaps {
  private:
   UniqueFd policy_, stats_, events_, meta_;
   uint32_t policy_max_entries_ = 0;
+  uint32_t events_resized_from_ = 0;
   bool created_ = false;
   std::string pin_root_;
 };

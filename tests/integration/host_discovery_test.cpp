@@ -31,6 +31,7 @@
 #include "host/task_cgroup.hpp"
 #include "host/task_events.hpp"
 #include "host/task_iter.hpp"
+#include "host/cgroup_resolver.hpp"
 #include "host/task_snapshot.hpp"
 
 using namespace c2c::host;
@@ -432,6 +433,45 @@ TEST_F(HostDiscovery, IteratorRecordsResolveToCgroupPathAndCpuset) {
   }
 }
 
+// Issue 13: loaded for the resolver's hierarchy (the v1 cpuset one on a hybrid host like this
+// project's CI host, else v2), the iterator's and the event stream's records carry the id that
+// CgroupResolver maps to exactly what /proc gives: the primary cgroup path and its cpuset.
+TEST_F(HostDiscovery, RecordsCarryTheIdOfTheCgroupTheResolverMaps) {
+  ParseError perr;
+  const auto mounts = CgroupMounts::discover(&perr);
+  ASSERT_TRUE(mounts) << perr.to_string();
+  CgroupResolver resolver(&*mounts);
+  if (!resolver.by_id()) GTEST_SKIP() << "a v1 cpu hierarchy without cpuset: ids name no primary path";
+  std::string err;
+  auto iter = BpfTaskIterator::open(&err, {}, resolver.id_of());
+  ASSERT_TRUE(iter) << err;
+  auto stream = TaskEventStream::open(&err, {}, {}, 0, resolver.id_of());
+  ASSERT_TRUE(stream) << err;
+  NamedThreads threads({"EngineCore_DP7"});
+  EventView view{self_tgid(), {}, {}};
+  ASSERT_TRUE(poll_until(*stream, std::ref(view), [&] {
+    for (const auto& e : view.all)
+      if (e.kind == TaskEventKind::Rename && e.task.comm == "EngineCore_DP7") return true;
+    return false;
+  }));
+  auto snap = iter->snapshot(&err, self_tgid());
+  ASSERT_TRUE(snap) << err;
+  ASSERT_EQ(snap->size(), 2u);
+  std::vector<TaskInfo> records = *snap;
+  for (const auto& e : view.all)
+    if (e.kind == TaskEventKind::Rename && e.task.comm == "EngineCore_DP7") records.push_back(e.task);
+  ASSERT_EQ(records.size(), 3u);
+  resolver.begin_pass();
+  for (auto t : records) {
+    TaskInfo from_proc = t;
+    ASSERT_TRUE(fill_cgroup_from_proc(from_proc, &*mounts, &perr)) << perr.to_string();
+    ASSERT_TRUE(resolver.fill(t)) << "tid " << t.tid << " cgroup_id " << t.cgroup_id;
+    EXPECT_EQ(t.cgroup, from_proc.cgroup) << "tid " << t.tid;
+    EXPECT_EQ(t.cpuset, from_proc.cpuset) << "tid " << t.tid;
+  }
+  EXPECT_EQ(resolver.cpuset_reads(), 1u);
+}
+
 TEST_F(HostDiscovery, SnapshotterUsesTheIteratorAsRoot) {
   TaskSnapshotter s(true);
   ASSERT_EQ(s.source(), SnapshotSource::BpfIterator) << s.fallback_reason();
@@ -494,6 +534,43 @@ TEST_F(HostDiscovery, EventsIntoAPinnedRingBuffer) {
   EXPECT_NE(events_->events_map_id(), info.id);  // the fixture's stream has a private buffer
   EXPECT_NE(events_->events_map_id(), 0u);
   EXPECT_TRUE(got) << "no rename event through the pinned ring buffer";
+}
+
+// Issue 13: the daemon hands the stream the ring buffer fd PinnedMaps opened and verified (the pin
+// is not opened again by path); a private ring buffer has the size asked for. Both refuse what
+// cannot carry the records, naming why.
+TEST_F(HostDiscovery, EventsIntoAMapFdAndAPrivateRingBufferOfTheWantedSize) {
+  const int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, C2C_EVENTS_MAP_NAME, 0, 0, 2u << 20, nullptr);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  bpf_map_info info{};
+  uint32_t len = sizeof info;
+  ASSERT_EQ(bpf_map_get_info_by_fd(fd, &info, &len), 0);
+  std::string err;
+  auto stream = TaskEventStream::open_on_map(&err, fd);
+  ASSERT_TRUE(stream) << err;
+  EXPECT_EQ(stream->ringbuf_bytes(), 2u << 20);
+  EXPECT_EQ(stream->events_map_id(), info.id);
+  EventView view{self_tgid(), {}, {}};
+  NamedThreads threads({"EngineCore_DP6"});
+  EXPECT_TRUE(poll_until(*stream, std::ref(view), [&] {
+    for (const auto& e : view.all)
+      if (e.kind == TaskEventKind::Rename && e.task.comm == "EngineCore_DP6") return true;
+    return false;
+  })) << "no rename event through the map fd";
+
+  const int hash = bpf_map_create(BPF_MAP_TYPE_HASH, "c2c_not_a_ring", 4, 4, 16, nullptr);
+  ASSERT_GE(hash, 0) << std::strerror(errno);
+  EXPECT_FALSE(TaskEventStream::open_on_map(&err, hash));
+  EXPECT_NE(err.find("not a ring buffer"), std::string::npos) << err;
+  ::close(hash);
+  ::close(fd);
+
+  auto priv = TaskEventStream::open(&err, {}, {}, 8u << 20);
+  ASSERT_TRUE(priv) << err;
+  EXPECT_EQ(priv->ringbuf_bytes(), 8u << 20);
+  EXPECT_EQ(events_->ringbuf_bytes(), C2C_EVENTS_RINGBUF_BYTES);  // the fixture's: the default
+  EXPECT_FALSE(TaskEventStream::open(&err, {}, {}, 3u << 20));
+  EXPECT_NE(err.find("power of two"), std::string::npos) << err;
 }
 
 // Item 7 of issue 12: on this project's CI host the kernel hands the task iterator no thread of

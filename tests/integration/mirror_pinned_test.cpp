@@ -228,6 +228,55 @@ TEST_F(MirrorPinned, RefusesAnotherSizeAndMissingPinsForAConsumer) {
   EXPECT_TRUE(open_ok(consumer)) << "a consumer re-opens a complete, matching set";
 }
 
+// Issue 13: the task-event ring buffer has the size the caller wants (the daemon's
+// task_event_buffer, else derived from pid_max). A pinned one of another size is replaced when
+// creating (it holds nothing that must outlive its consumer; the other maps stay), refused for a
+// consumer; an invalid size is refused naming the option, changing nothing.
+TEST_F(MirrorPinned, TheEventsRingBufferHasTheWantedSizeAndIsReplacedWhenItDiffers) {
+  auto ring_bytes = [](int fd) {
+    bpf_map_info info;
+    std::memset(&info, 0, sizeof info);
+    __u32 len = sizeof info;
+    EXPECT_EQ(bpf_map_get_info_by_fd(fd, &info, &len), 0);
+    EXPECT_EQ(info.type, BPF_MAP_TYPE_RINGBUF);
+    return info.max_entries;
+  };
+  opts.events_ringbuf_bytes = 4u << 20;
+  auto maps = open_ok(opts);
+  ASSERT_TRUE(maps);
+  EXPECT_EQ(ring_bytes(maps->events_fd()), 4u << 20);
+  EXPECT_EQ(maps->events_resized_from(), 0u);
+  const uint32_t policy_id = map_id(maps->policy_fd());
+  const uint32_t old_ring = map_id(maps->events_fd());
+  maps.reset();
+
+  PinOptions consumer = opts;
+  consumer.create = false;
+  consumer.events_ringbuf_bytes = 2u << 20;
+  auto refused = PinnedMaps::open(consumer);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().find("max_entries is 4194304"), std::string::npos) << refused.error();
+
+  PinOptions invalid = opts;
+  invalid.events_ringbuf_bytes = 3u << 20;
+  auto bad = PinnedMaps::open(invalid);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().find("events_ringbuf_bytes"), std::string::npos) << bad.error();
+
+  PinOptions bigger = opts;
+  bigger.events_ringbuf_bytes = 8u << 20;
+  auto again = open_ok(bigger);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(ring_bytes(again->events_fd()), 8u << 20);
+  EXPECT_EQ(again->events_resized_from(), 4u << 20);
+  EXPECT_NE(map_id(again->events_fd()), old_ring);
+  EXPECT_EQ(map_id(again->policy_fd()), policy_id) << "the policy map (and its entries) stays";
+  const int pinned = bpf_obj_get((root + "/" C2C_EVENTS_MAP_NAME).c_str());
+  ASSERT_GE(pinned, 0);
+  EXPECT_EQ(map_id(pinned), map_id(again->events_fd())) << "the new ring buffer is the pinned one";
+  ::close(pinned);
+}
+
 TEST_F(MirrorPinned, BpftoolInjectedEntriesArePrunedByAReconcile) {
   auto maps = open_ok(opts);
   ASSERT_TRUE(maps);

@@ -343,6 +343,27 @@ TEST(DaemonConfig, ReloadNamesRestartOnlyFields) {
   EXPECT_EQ(restart_only_changes(a, b), (std::vector<std::string>{"socket", "tcp"}));
 }
 
+// task_event_buffer (issue 13): the ring buffer's bytes, a power of two in 1 MiB..1 GiB; 0 (the
+// default) derives it from pid_max when the daemon starts. Restart-only (the pin is re-created).
+TEST(DaemonConfig, TaskEventBufferIsAPowerOfTwoOrDerivedFromPidMax) {
+  DaemonConfig c;
+  FieldError err;
+  ASSERT_TRUE(parse_config("", &c, &err));
+  EXPECT_EQ(c.task_event_buffer_bytes, 0u);
+  ASSERT_TRUE(parse_config("task_event_buffer: 16777216\n", &c, &err)) << err.field << ": " << err.message;
+  EXPECT_EQ(c.task_event_buffer_bytes, 16u << 20);
+  for (const char* bad : {"task_event_buffer: 3000000\n", "task_event_buffer: 4096\n", "task_event_buffer: -1\n",
+                          "task_event_buffer: 2147483648\n", "task_event_buffer: big\n"}) {
+    DaemonConfig d;
+    EXPECT_FALSE(parse_config(bad, &d, &err)) << bad;
+    EXPECT_EQ(err.field, "task_event_buffer") << bad << " -> " << err.message;
+    EXPECT_EQ(d, DaemonConfig{}) << bad << ": a refused file changes nothing";
+  }
+  DaemonConfig a, b;
+  b.task_event_buffer_bytes = 8u << 20;
+  EXPECT_EQ(restart_only_changes(a, b), (std::vector<std::string>{"task_event_buffer"}));
+}
+
 // bpf_dir (issue 17): the directory searched first for the BPF objects; absolute, restart-only.
 TEST(DaemonConfig, BpfDirIsAnAbsolutePathThatNeedsARestart) {
   DaemonConfig c;
