@@ -98,7 +98,7 @@ std::string proto_field_of(const std::string& f) {
       break;
     }
   // Role selectors are flattened in the proto.
-  for (const char* sel : {".selector.commandRegex", ".selector.registeredRole"}) {
+  for (const char* sel : {".selector.commandRegex", ".selector.registeredRole", ".selector.processRegex"}) {
     auto pos = s.find(sel);
     if (pos != std::string::npos) s = s.substr(0, pos) + "." + s.substr(pos + std::string(".selector.").size());
   }
@@ -132,12 +132,14 @@ Converted<DraExecutionPolicy> from_proto(const pb::DRAExecutionPolicy& p, const 
     const auto& r = p.task_roles(i);
     std::string f = idx(at(path, "task_roles"), static_cast<size_t>(i));
     for (const auto& [name, value] : {std::pair{"name", &r.name()}, std::pair{"registered_role", &r.registered_role()},
-                                      std::pair{"command_regex", &r.command_regex()}})
+                                      std::pair{"command_regex", &r.command_regex()},
+                                      std::pair{"process_regex", &r.process_regex()}})
       if (auto e = check_string(f + "." + name, *value)) return fail<DraExecutionPolicy>(e->field, e->message);
     TaskRole role;
     role.name = r.name();
     role.registered_role = r.registered_role();
     role.comm_regex = r.command_regex();
+    role.process_regex = r.process_regex();
     if (r.execution_class().empty()) {
       role.exec_class = ExecClass::Normal;
     } else {
@@ -199,6 +201,9 @@ Converted<NodeSchedulingPolicy> from_proto(const pb::NodeSchedulingPolicy& p, co
   if (auto e = check_string(at(path, "command_regex"), p.command_regex(), 1024))
     return fail<NodeSchedulingPolicy>(e->field, e->message);
   n.command_regex = p.command_regex();
+  if (auto e = check_string(at(path, "process_regex"), p.process_regex(), 1024))
+    return fail<NodeSchedulingPolicy>(e->field, e->message);
+  n.process_regex = p.process_regex();
   n.priority = p.priority();
   n.execution_time = p.execution_time_ns();
   if (auto e = check == Check::Full ? validate(n) : std::nullopt) {
@@ -245,6 +250,7 @@ pb::DRAExecutionPolicy to_proto(const DraExecutionPolicy& p) {
     t->set_name(r.name);
     t->set_registered_role(r.registered_role);
     t->set_command_regex(r.comm_regex);
+    t->set_process_regex(r.process_regex);
     t->set_execution_class(to_string(r.exec_class));
   }
   o.set_require_preview(p.require_preview);
@@ -267,6 +273,7 @@ pb::NodeSchedulingPolicy to_proto(const NodeSchedulingPolicy& p) {
     d->set_device(s.device);
   }
   o.set_command_regex(p.command_regex);
+  o.set_process_regex(p.process_regex);
   o.set_priority(p.priority);
   o.set_execution_time_ns(p.execution_time);
   return o;
@@ -451,6 +458,7 @@ pb::Task to_proto(const Task& t, const std::string& pod_uid) {
   o.set_comm(t.comm);
   o.set_cgroup(t.cgroup);
   o.set_pod_uid(pod_uid);
+  o.set_title(t.title);
   return o;
 }
 
@@ -461,6 +469,7 @@ Converted<Task> from_proto(const pb::Task& t, const std::string& path) {
   if (auto e = check_string(at(path, "cgroup"), t.cgroup())) return fail<Task>(e->field, e->message);
   o.comm = t.comm();
   o.cgroup = t.cgroup();
+  o.title = t.title();
   if (auto e = validate(o)) {
     std::string f = e->field.rfind("task.", 0) == 0 ? e->field.substr(5) : e->field;
     return fail<Task>(at(path, f), e->message);

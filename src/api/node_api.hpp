@@ -73,11 +73,16 @@ struct PreviewReply {
   bool acknowledged = false;        // acknowledge was set and a PreviewAck was recorded
   std::vector<std::string> warnings;  // the daemon's own, after the core's
   bool durable = false;
+  std::vector<std::string> titles;  // the process title of each result.matched task, in order
 };
 
 struct TaskRow {
   Task task;
   std::string pod_uid;  // from the kubelet cgroup name, "" outside pods
+  // The policy the task gets (issue #15; empty when none): "<Kind>/<name>", role, strategy,
+  // class, and the policies that match it too and lost ("<Kind>/<name> (rule)").
+  std::string policy, role, strategy, execution_class;
+  std::vector<std::string> outranked;
 };
 
 struct Bindings {

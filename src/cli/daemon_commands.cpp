@@ -315,8 +315,8 @@ void add_preview(CLI::App& app, int& exit_code) {
 
 // One resource of `get`: the RPCs that list it, as a Listing (tables.hpp). Wide listings of
 // tasks also ask ListBindings for the pods' names.
-std::function<Listing()> lister(Session& s, const std::string& w, const std::string& filter, const std::string& comm,
-                                bool wide) {
+std::function<Listing()> lister(Session& s, const std::string& w, const std::string& filter,
+                                const claim2core::v1::ListTasksRequest& task_req, bool wide) {
   auto call = [&s](const char* what, auto rpc, const auto& req, auto& resp) {
     auto ctx = s.context();
     s.check((s.stub().*rpc)(ctx.get(), req, &resp), what);
@@ -337,9 +337,7 @@ std::function<Listing()> lister(Session& s, const std::string& w, const std::str
       return intents_listing(resp);
     };
   if (w.rfind("task", 0) == 0)
-    return [call, comm, wide] {
-      claim2core::v1::ListTasksRequest req;
-      req.set_comm_regex(comm);
+    return [call, req = task_req, wide] {
       claim2core::v1::ListTasksResponse resp;
       call("ListTasks", &Stub::ListTasks, req, resp);
       claim2core::v1::ListBindingsResponse pods;
@@ -395,20 +393,34 @@ void add_get(CLI::App& app, int& exit_code) {
   auto comm = std::make_shared<std::string>();
   auto watch = std::make_shared<bool>(false);
   auto max_events = std::make_shared<uint64_t>(0);
+  auto title = std::make_shared<std::string>();
+  auto tgid = std::make_shared<uint32_t>(0);
+  auto all = std::make_shared<bool>(false);
   cmd->add_option("resource", *what, "policies | intents | tasks | bindings")
       ->required()
       ->check(CLI::IsMember({"policies", "policy", "intents", "intent", "tasks", "task", "bindings", "binding"}));
   cmd->add_option("name", *filter, "intents: only this policy's");
   cmd->add_option("--comm", *comm, "tasks: only those whose comm matches this RE2 regex");
+  cmd->add_option("--title", *title, "tasks: only those whose process title (argv[0]) matches this RE2 regex");
+  cmd->add_option("--tgid,--pid", *tgid, "tasks: only the threads of this process")->check(CLI::Range(1u, 4194304u));
+  cmd->add_flag("--all", *all,
+                "tasks: every task, also those without a policy entry (default when --comm, --title or --tgid is "
+                "given; without a filter only tasks with an entry are listed)");
   cmd->add_flag("-w,--watch", *watch,
                 "After the listing, print each row that is added, modified or deleted as the daemon changes "
                 "(Watch), with an EVENT column (-o json: one {type, object} a line)");
   cmd->add_option("--max-events", *max_events, "With -w: stop after this many changed rows (0: never)");
   add_common(cmd, *c, {"table", "wide", "name", "json", "yaml"});
-  cmd->callback(guarded(exit_code, [c, what, filter, comm, watch, max_events]() -> int {
+  cmd->callback(guarded(exit_code, [c, what, filter, comm, watch, max_events, title, tgid, all]() -> int {
     GetFormat fmt = get_format_from_string(c->output);
     Session s("get", *c);
-    auto list = lister(s, *what, *filter, *comm, fmt == GetFormat::Wide);
+    claim2core::v1::ListTasksRequest task_req;
+    task_req.set_comm_regex(*comm);
+    task_req.set_title_regex(*title);
+    task_req.set_tgid(*tgid);
+    // A host runs thousands of threads: with no filter, only those with a policy entry.
+    task_req.set_matched_only(!*all && comm->empty() && title->empty() && *tgid == 0);
+    auto list = lister(s, *what, *filter, task_req, fmt == GetFormat::Wide);
     if (*watch) return watch_listing(s, list, fmt, *max_events);
     std::cout << render_listing(list(), fmt);
     return kExitOk;

@@ -159,7 +159,8 @@ Listing policies_listing(const pb::ListPoliciesResponse& r) {
       for (const auto& d : n.dra_selectors())
         where.push_back("dra " + d.driver() + (d.pool().empty() ? "" : "/" + d.pool()) +
                         (d.device().empty() ? "" : "/" + d.device()));
-      where.push_back("comm =~ " + n.command_regex());
+      if (!n.command_regex().empty()) where.push_back("comm =~ " + n.command_regex());
+      if (!n.process_regex().empty()) where.push_back("title =~ " + n.process_regex());
       l.rows.push_back({"NodeSchedulingPolicy/" + n.name(),
                         {"NodeSchedulingPolicy", n.name(), std::to_string(n.generation()), join(where, "; "),
                          "priority " + std::to_string(n.priority()) + ", slice " +
@@ -201,13 +202,23 @@ Listing intents_listing(const pb::ListIntentsResponse& r) {
 Listing tasks_listing(const pb::ListTasksResponse& r, const google::protobuf::RepeatedPtrField<pb::PodInfo>& pods) {
   Listing l;
   l.empty_message = "No tasks.";
-  for (const char* h : {"TID", "TGID", "START", "COMM", "CGROUP", "POD"}) l.add_column(h);
+  for (const char* h : {"TID", "TGID", "COMM", "TITLE", "CGROUP", "POD", "POLICY", "CLASS", "WHY"}) l.add_column(h);
+  l.add_column("START", true);
   l.add_column("POD NAME", true);
-  for (const auto& k : r.tasks())
+  for (const auto& k : r.tasks()) {
+    // Why: the rule that gave the thread its policy, and the policies it outranked.
+    std::string why = "no policy matches";
+    if (!k.policy().empty()) {
+      why = k.strategy() == "tgid" ? "inherited from its thread-group leader (tgid)" : "matches the thread (exact-tid)";
+      if (k.outranked_size()) why += "; outranks " + join(k.outranked());
+    }
     l.rows.push_back({"task/" + std::to_string(k.tid()),
-                      {std::to_string(k.tid()), std::to_string(k.tgid()), std::to_string(k.start()), k.comm(),
-                       or_dash(k.cgroup()), or_dash(k.pod_uid()), pod_name(pods, k.pod_uid())},
+                      {std::to_string(k.tid()), std::to_string(k.tgid()), k.comm(), or_dash(k.title()),
+                       or_dash(k.cgroup()), or_dash(k.pod_uid()),
+                       k.policy().empty() ? "-" : k.policy() + (k.role().empty() ? "" : " role " + k.role()),
+                       or_dash(k.execution_class()), why, std::to_string(k.start()), pod_name(pods, k.pod_uid())},
                       proto_to_json(k)});
+  }
   return l;
 }
 
@@ -270,6 +281,7 @@ std::string render_explain(uint32_t tid, const pb::ExplainResponse& r) {
   const auto& l = r.lineage();
   std::ostringstream o;
   o << "tid " << l.tid() << " (start " << l.start() << ", tgid " << l.tgid() << ", comm '" << l.comm() << "')\n";
+  if (!l.title().empty()) o << "  title:    " << l.title() << " (process title, /proc/" << l.tgid() << "/cmdline argv[0])\n";
   if (l.has_entry()) o << "  entry:    " << entry_summary(l.entry()) << "\n";
   for (const auto& c : l.claims()) o << "  claim:    " << c.uid() << " generation " << c.generation() << "\n";
   if (!l.pod_uid().empty()) o << "  pod:      " << l.pod_uid() << "\n";
@@ -292,9 +304,10 @@ std::string render_preview(const pb::PreviewResponse& r) {
   if (r.matched_size() == 0) {
     o << "No task matches.\n";
   } else {
-    TextTable t({"TID", "TGID", "START", "COMM", "STRATEGY", "INTENDED", "ACTUAL"});
+    TextTable t({"TID", "TGID", "START", "COMM", "TITLE", "STRATEGY", "INTENDED", "ACTUAL"});
     for (const auto& m : r.matched())
-      t.add({std::to_string(m.tid()), std::to_string(m.tgid()), std::to_string(m.start()), m.comm(), m.strategy(),
+      t.add({std::to_string(m.tid()), std::to_string(m.tgid()), std::to_string(m.start()), m.comm(),
+             or_dash(m.title()), m.strategy(),
              m.has_intended() ? entry_summary(m.intended()) : "(loses a conflict)",
              m.has_actual() ? entry_summary(m.actual()) : "(not in the map)"});
     o << t.render();

@@ -1,6 +1,8 @@
 // Preview: what a policy would do, computed without changing anything (read-only).
 #include <algorithm>
+#include <cctype>
 #include <set>
+#include <string_view>
 
 #include "core/core_impl.hpp"
 
@@ -72,6 +74,18 @@ int64_t preview_generation(const P& p, const P* existing) {
   return same == *existing ? existing->generation : 0;
 }
 
+// The text, or a part of it that starts after a separator (':', '/', ' ', '-', '.', '_'), matches:
+// "VLLM::EngineCore_DP0" holds "EngineCore_DP0", so the seed's ^EngineCore(_DP[0-9]+)?$, written
+// for thread names, still finds the stock vLLM titles it was meant for.
+bool part_matches(const std::string& text, const RE2& re) {
+  if (RE2::PartialMatch(text, re)) return true;
+  auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  const std::string_view v(text);
+  for (size_t i = 0; i + 1 < v.size(); ++i)
+    if (!word(v[i]) && word(v[i + 1]) && RE2::PartialMatch(v.substr(i + 1), re)) return true;
+  return false;
+}
+
 // A policy that matches nothing often names the wrong field: stock vLLM's EngineCore threads are
 // all called "VLLM::EngineCor" (setproctitle cuts the comm to 15 bytes) while the process title
 // reads "VLLM::EngineCore_DP0". Say what the node's nearest candidates look like.
@@ -84,7 +98,7 @@ void add_did_you_mean(const CoreImpl& s, const NodePolicyState& st, std::vector<
     size_t n = 0;
     std::string example;
     for (const auto& [text, tids] : other_index)
-      if (!text.empty() && RE2::PartialMatch(text, *re)) {
+      if (!text.empty() && part_matches(text, *re)) {
         n += tids.size();
         if (example.empty()) example = text;
       }

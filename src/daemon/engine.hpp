@@ -27,6 +27,7 @@
 #include "daemon/metrics.hpp"
 #include "daemon/policy_facts.hpp"
 #include "daemon/retry_queue.hpp"
+#include "daemon/task_listing.hpp"
 #include "daemon/state_log.hpp"
 #include "daemon/watchers.hpp"
 #include "mirror/apply.hpp"
@@ -80,8 +81,9 @@ class Engine {
   std::vector<node::Intent> list_intents(const std::string& policy, std::optional<PolicyKind> kind) const;
   std::optional<Lineage> explain(uint32_t tid) const;
   node::NodeStatus status();
-  // Tasks whose comm passes `keep` (nullptr: all), sorted by tid.
-  std::vector<node::TaskRow> list_tasks(const std::function<bool(const std::string& comm)>& keep) const;
+  // Tasks that pass the filter, sorted by tid, with the policy each gets (task_listing.hpp).
+  std::vector<node::TaskRow> list_tasks(const TaskFilter& f) const;
+  std::string task_title(uint32_t tid, uint64_t start) const;  // "" when unknown
   std::vector<AnyPolicy> list_policies() const;
   node::Bindings list_bindings() const;
   // This batch could not be made durable ("" when fine): its generation could not be covered

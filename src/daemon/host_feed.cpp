@@ -51,8 +51,17 @@ void HostFeed::complete(const Core& core, host::TaskEvent e, std::vector<Event>&
     // The exec'ing thread's former tid is gone; the core knows its start.
     if (auto key = core.task_key(*old)) out.push_back(TaskExited{*key});
   }
+  // A rename may have changed the process title: its threads are sent again, completed.
+  const auto resend = titles_.after_event(e);
   if (e.kind == host::TaskEventKind::Rename || e.kind == host::TaskEventKind::Exit) {
     out.push_back(host::to_core_event(e));
+    for (const auto& t : resend) {
+      if (validate(host::to_core_task(t))) continue;  // procfs shows kworkers' long names
+      host::TaskEvent again;
+      again.kind = host::TaskEventKind::Snapshot;
+      again.task = t;
+      complete(core, again, out);
+    }
     return;
   }
   host::TaskInfo& t = e.task;
@@ -75,7 +84,9 @@ void HostFeed::complete(const Core& core, host::TaskEvent e, std::vector<Event>&
     }
   }
   if (t.cpuset && t.cpuset->empty()) t.cpuset.reset();
-  out.push_back(host::to_core_event(e));
+  Event ev = host::to_core_event(e);
+  if (auto* seen = std::get_if<TaskSeen>(&ev)) seen->task.title = titles_.get(t.tgid, t.tid == t.tgid ? t.start_ticks : 0);
+  out.push_back(std::move(ev));
 }
 
 void HostFeed::poll(std::deque<host::TaskEvent>& out) {
@@ -102,6 +113,7 @@ void HostFeed::rescan(const Core& core, std::vector<Event>& out) {
   }
   cgroups_.begin_pass();
   auto tasks = snapshotter_->snapshot();
+  titles_.clear();  // every process's title is read once more (an argv rewrite fires no event)
   if (!withheld_logged_ && !snapshotter_->last_withheld().empty()) {
     // Once: on some kernels the iterator never returns some processes (src/host/README.md).
     std::string list;
@@ -121,6 +133,7 @@ void HostFeed::rescan(const Core& core, std::vector<Event>& out) {
       host::fill_cgroup_from_proc(t, mounts_ ? &*mounts_ : nullptr, &err);
     }
     auto task = host::to_core_task(t);
+    task.title = titles_.get(t.tgid, t.tid == t.tgid ? t.start_ticks : 0);
     if (task.cpuset && task.cpuset->empty()) task.cpuset.reset();
     if (validate(task)) continue;  // e.g. a comm longer than 15 bytes from procfs: skip, logged by the count
     out.push_back(TaskSeen{std::move(task)});

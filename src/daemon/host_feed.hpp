@@ -14,6 +14,7 @@
 #include "daemon/config.hpp"
 #include "host/cgroup.hpp"
 #include "host/cgroup_resolver.hpp"
+#include "host/process_title.hpp"
 #include "host/task_events.hpp"
 #include "host/task_snapshot.hpp"
 
@@ -35,7 +36,10 @@ class HostFeed {
   // One record -> the core events it means, appended to `out` (the one host -> core conversion):
   // TaskSeen with the task's cgroup and cpuset (from its cgroup id, else from /proc with the INV-2
   // check: a task that is gone or whose tid names another task becomes its TaskExited), plus, for
-  // an exec by a non-leader thread, the TaskExited of the exec'ing thread's former tid.
+  // an exec by a non-leader thread, the TaskExited of the exec'ing thread's former tid. Every
+  // TaskSeen carries its process title (issue #15); a rename that changed the title
+  // (setproctitle renames the calling thread) sends every thread of the process again with the
+  // new one (one /proc/<tgid>/task walk, only when the title changed).
   void complete(const Core& core, host::TaskEvent e, std::vector<Event>& out);
   // The stream lost records since the last call: a rescan is needed.
   bool lost_events();
@@ -58,6 +62,9 @@ class HostFeed {
   std::unique_ptr<host::TaskSnapshotter> snapshotter_;
   std::optional<host::CgroupMounts> mounts_;
   host::CgroupResolver cgroups_{nullptr};
+  // Process titles (argv[0]), read once per process: re-read on exec and rename, dropped with the
+  // leader, all re-read by each rescan (host/process_title.hpp).
+  host::ProcessTitles titles_;
   uint64_t dropped_seen_ = 0;
   bool withheld_logged_ = false;
 };

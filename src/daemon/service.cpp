@@ -10,6 +10,7 @@
 
 #include "api/convert.hpp"
 #include "api/node_api_proto.hpp"
+#include "daemon/task_listing.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -306,6 +307,8 @@ grpc::ServerUnaryReactor* Service::Preview(Ctx* ctx, const Buf* in, Buf* out) {
           return false;
         }
         call->resp = api::to_proto(r);
+        for (int i = 0; i < call->resp.matched_size() && i < static_cast<int>(r.titles.size()); ++i)
+          call->resp.mutable_matched(i)->set_title(r.titles[static_cast<size_t>(i)]);
         return r.durable;
       },
       [](Engine&) {});
@@ -349,6 +352,7 @@ grpc::ServerUnaryReactor* Service::Explain(Ctx* ctx, const Buf* in, Buf* out) {
            if (auto l = e.explain(call->req.tid())) {
              call->resp.set_found(true);
              *call->resp.mutable_lineage() = api::to_proto(*l);
+             call->resp.mutable_lineage()->set_title(e.task_title(l->task.tid, l->task.start));
            }
          });
   return reactor;
@@ -366,25 +370,30 @@ grpc::ServerUnaryReactor* Service::ListTasks(Ctx* ctx, const Buf* in, Buf* out) 
   auto call = begin<pb::ListTasksRequest, pb::ListTasksResponse>(ctx, in, out, "ListTasks", max_bytes_, metrics_);
   if (call->done) return call->reactor;
   auto* reactor = call->reactor;
-  std::shared_ptr<RE2> re;
-  if (!call->req.comm_regex().empty()) {
-    if (auto e = api::check_string("comm_regex", call->req.comm_regex(), 1024)) {
+  for (const auto& [field, value] : {std::pair{"comm_regex", &call->req.comm_regex()},
+                                     std::pair{"title_regex", &call->req.title_regex()}})
+    if (auto e = api::check_string(field, *value, 1024)) {
       call->finish(invalid(*e));
       return reactor;
     }
-    RE2::Options opts;
-    opts.set_log_errors(false);
-    re = std::make_shared<RE2>(call->req.comm_regex(), opts);
-    if (!re->ok()) {
-      call->finish(invalid("comm_regex", "invalid RE2 regex: " + re->error()));
-      return reactor;
-    }
+  FieldError error;
+  auto filter = task_filter(call->req.comm_regex(), call->req.title_regex(), call->req.tgid(),
+                            call->req.matched_only(), &error);
+  if (!filter) {
+    call->finish(invalid(error));
+    return reactor;
   }
   submit(engine_, call, [](Engine&) { return false; },
-         [call, re](Engine& e) {
-           std::function<bool(const std::string&)> keep;
-           if (re) keep = [re](const std::string& comm) { return RE2::PartialMatch(comm, *re); };
-           for (const auto& row : e.list_tasks(keep)) *call->resp.add_tasks() = api::to_proto(row.task, row.pod_uid);
+         [call, f = *filter](Engine& e) {
+           for (const auto& row : e.list_tasks(f)) {
+             auto* o = call->resp.add_tasks();
+             *o = api::to_proto(row.task, row.pod_uid);
+             o->set_policy(row.policy);
+             o->set_role(row.role);
+             o->set_strategy(row.strategy);
+             o->set_execution_class(row.execution_class);
+             for (const auto& l : row.outranked) o->add_outranked(l);
+           }
          });
   return reactor;
 }

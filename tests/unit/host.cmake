@@ -9,7 +9,8 @@ if(TARGET c2c_host)
     ${CMAKE_CURRENT_LIST_DIR}/host_task_cgroup_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/host_cgroup_resolver_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/host_events_ringbuf_test.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/host_bpf_object_path_test.cpp)
+    ${CMAKE_CURRENT_LIST_DIR}/host_bpf_object_path_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/host_process_title_test.cpp)
   target_link_libraries(host_unit_tests PRIVATE c2c_host GTest::gtest_main)
   c2c_warnings(host_unit_tests)
   gtest_discover_tests(host_unit_tests TEST_PREFIX "host." DISCOVERY_TIMEOUT 30)

@@ -1,0 +1,96 @@
+#include "host/process_title.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <system_error>
+
+#include "core/model.hpp"
+#include "host/procfs_walker.hpp"
+
+namespace c2c::host {
+
+std::optional<std::string> read_process_title(const std::filesystem::path& proc_root, uint32_t tgid) {
+  const auto dir = proc_root / std::to_string(tgid);
+  int fd = ::open((dir / "cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  // One read of kMaxTitleBytes: argv[0] ends at the first NUL; a longer one is cut (the kernel
+  // hands out the command line in one piece up to a page, so a short read is the whole of it).
+  char buf[kMaxTitleBytes];
+  ssize_t n;
+  do {
+    n = ::read(fd, buf, sizeof buf);
+  } while (n < 0 && errno == EINTR);
+  ::close(fd);
+  if (n < 0) return std::nullopt;
+  std::string title(buf, static_cast<size_t>(n));
+  if (auto nul = title.find('\0'); nul != std::string::npos) title.resize(nul);
+  if (!title.empty()) return title;
+  // No argv[0]: a kernel thread (no executable either) or a process that cleared its argv.
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink(dir / "exe", ec);
+  if (ec) {
+    if (!std::filesystem::exists(dir, ec)) return std::nullopt;
+    return std::string();
+  }
+  std::string path = exe.string();
+  if (path.size() > kMaxTitleBytes) path.resize(kMaxTitleBytes);
+  return path;
+}
+
+std::string ProcessTitles::read(uint32_t tgid) {
+  ++reads_;
+  return read_process_title(proc_root_, tgid).value_or(std::string());
+}
+
+std::string ProcessTitles::get(uint32_t tgid, uint64_t leader_start) {
+  auto it = cache_.find(tgid);
+  if (it != cache_.end()) {
+    if (leader_start == 0 || it->second.leader_start == 0 || it->second.leader_start == leader_start) {
+      if (it->second.leader_start == 0) it->second.leader_start = leader_start;
+      return it->second.title;
+    }
+  }
+  Entry e{read(tgid), leader_start};
+  cache_[tgid] = e;
+  return e.title;
+}
+
+bool ProcessTitles::refresh(uint32_t tgid) {
+  std::string now = read(tgid);
+  auto it = cache_.find(tgid);
+  if (it != cache_.end() && it->second.title == now) return false;
+  uint64_t start = it != cache_.end() ? it->second.leader_start : 0;
+  cache_[tgid] = Entry{std::move(now), start};
+  return true;
+}
+
+}  // namespace c2c::host
+
+namespace c2c::host {
+
+std::vector<TaskInfo> ProcessTitles::after_event(const TaskEvent& e) {
+  const uint32_t tgid = e.task.tgid;
+  switch (e.kind) {
+    case TaskEventKind::Exec:
+      forget(tgid);
+      break;
+    case TaskEventKind::New:
+    case TaskEventKind::Exit:
+      if (e.task.tid == tgid) forget(tgid);
+      break;
+    case TaskEventKind::Rename:
+      if (refresh(tgid)) {
+        ProcfsWalkOptions opts;
+        opts.proc_root = proc_root_;
+        opts.only_tgid = tgid;
+        return walk_procfs(opts);
+      }
+      break;
+    case TaskEventKind::Snapshot:
+      break;
+  }
+  return {};
+}
+
+}  // namespace c2c::host
