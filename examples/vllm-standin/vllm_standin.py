@@ -79,10 +79,10 @@ def idle():
         pass
 
 
-def zmq_context():
+def zmq_context(kind):
     # zmq.Context(): libzmq starts an I/O thread and a reaper, named by libzmq itself.
-    start_thread("zmq-reaper", idle, "ZMQbg/Reaper")
-    start_thread("zmq-io", idle, "ZMQbg/IO/0")
+    start_thread(f"{kind}-zmq-reaper", idle, "ZMQbg/Reaper")
+    start_thread(f"{kind}-zmq-io", idle, "ZMQbg/IO/0")
 
 
 def busy_loop(args):
@@ -133,7 +133,7 @@ def run_worker(args, dp_rank, tp_rank):
     suffix = (f"_DP{dp_rank}" if args.data_parallel_size > 1 else "") + \
              (f"_TP{tp_rank}" if args.tensor_parallel_size > 1 else "")
     set_process_title("Worker", suffix)
-    zmq_context()
+    zmq_context("worker")
     report(args, "worker-busy-loop")
     busy_loop(args)
     os._exit(0)
@@ -142,7 +142,7 @@ def run_worker(args, dp_rank, tp_rank):
 def run_engine_core(args, dp_rank):
     child_setup()
     # Started before the title is set (an import-time helper): keeps the comm `python3`.
-    start_thread("pre-title", idle)
+    start_thread("engine-pre-title", idle)
     set_process_title("EngineCore", f"_DP{dp_rank}" if args.data_parallel_size > 1 else "")
     ctx = multiprocessing.get_context("spawn")
     workers = []
@@ -154,7 +154,7 @@ def run_engine_core(args, dp_rank):
     # EngineCoreProc: the input and output socket threads (unnamed), then the ZMQ context.
     start_thread("engine-core-input", idle)
     start_thread("engine-core-output", idle)
-    zmq_context()
+    zmq_context("engine")
     report(args, "engine-core-busy-loop")
     busy_loop(args)
     stop_processes(workers)
@@ -176,6 +176,7 @@ def main():
     if owned_dir:
         import tempfile
         args.report_dir = tempfile.mkdtemp(prefix="vllm-standin.")
+    os.makedirs(args.report_dir, exist_ok=True)
     signal.signal(signal.SIGTERM, lambda *_: _stop.set())
     signal.signal(signal.SIGINT, lambda *_: _stop.set())
     if args.api_server_count > 1:
@@ -184,7 +185,7 @@ def main():
     # The tokenizer pool: one thread, no name prefix.
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
     pool.submit(lambda: _threads.append(("tokenizer", threading.get_native_id()))).result()
-    zmq_context()
+    zmq_context("api")
     ctx = multiprocessing.get_context("spawn")
     engines = [ctx.Process(target=run_engine_core, args=(args, r), name=f"EngineCore_DP{r}")
                for r in range(args.data_parallel_size)]
