@@ -47,32 +47,12 @@ STANDIN = os.path.join(SRC, "examples", "vllm-standin", "vllm")
 failures = []
 procs = []
 
-# What the adapter intends for each part of the stand-in (examples/vllm-standin) and each thread
-# of the seed's fixture: (policy, strategy, class, slice in ns); None: no entry.
-LC, NORMAL = 1, 5  # enum c2c_exec_class
-STANDIN_INTENT = {
-    "api-server": ("vllm-api-server", "exact-tid", LC, 1_000_000),
-    "tokenizer": ("vllm-api-server", "exact-tid", LC, 1_000_000),
-    "api-zmq-io": ("vllm-api-server", "tgid", LC, 1_000_000),
-    "api-zmq-reaper": ("vllm-api-server", "tgid", LC, 1_000_000),
-    "engine-core-busy-loop": ("vllm-engine-core", "exact-tid", LC, 2_000_000),
-    "engine-core-input": ("vllm-engine-core", "exact-tid", LC, 2_000_000),
-    "engine-core-output": ("vllm-engine-core", "exact-tid", LC, 2_000_000),
-    "engine-zmq-io": ("vllm-zmq-io", "exact-tid", LC, 1_000_000),
-    "engine-zmq-reaper": ("vllm-engine-core-other", "exact-tid", NORMAL, 3_000_000),
-    "engine-pre-title": ("vllm-engine-core-other", "exact-tid", NORMAL, 3_000_000),
-    "worker-busy-loop": ("vllm-workers", "exact-tid", NORMAL, 20_000_000),
-    "worker-zmq-io": ("vllm-zmq-io", "exact-tid", LC, 1_000_000),
-    "worker-zmq-reaper": ("vllm-workers", "exact-tid", NORMAL, 20_000_000),
-}
-SEED_INTENT = {
-    "python3.12": None,
-    "EngineCore_DP0": ("vllm-engine-core-seed-names", "exact-tid", LC, 2_000_000),
-    "EngineCore_DP1": ("vllm-engine-core-seed-names", "exact-tid", LC, 2_000_000),
-    "api_server": ("vllm-api-server", "exact-tid", LC, 1_000_000),
-    "tokenizer": ("vllm-api-server", "exact-tid", LC, 1_000_000),
-    "detokenizer": ("vllm-api-server", "exact-tid", LC, 1_000_000),
-}
+# What the adapter intends for each part of the stand-in and each thread of the seed's fixture:
+# (policy, strategy, exec_class, slice_ns); None: no entry (shared with scripts/demo).
+with open(os.path.join(SRC, "examples", "vllm-standin", "intended.json")) as f:
+    _intended = json.load(f)
+STANDIN_INTENT = {k: tuple(v) for k, v in _intended["standin"].items()}
+SEED_INTENT = {k: tuple(v) if v else None for k, v in _intended["seed_fixture"].items()}
 
 
 def check(ok, what):
@@ -171,7 +151,7 @@ try:
     def titles_known():
         known = {}
         for tgid in {r["tgid"] for r in rows}:
-            for t in cli_json("get", "tasks", "--tgid", str(tgid))["tasks"]:
+            for t in cli_json("get", "tasks", "--tgid", str(tgid))["items"]:
                 known[t["tid"]] = (t["comm"], t["title"])
         return all(known.get(tid) == (comm, title) for tid, (_, comm, title) in expected.items())
     check(wait_until(30, titles_known), "get tasks --tgid: every thread of the stand-in with its comm and process title")
@@ -192,7 +172,7 @@ try:
         code, out, _ = cli("preview", "-f", SEED)
         check(code == 0 and "did you mean processRegex?" in out, "preview table prints the hint")
         code, out, _ = cli("apply", "-f", SEED)
-        intent = [i for i in cli_json("get", "intents")["intents"] if i["policy"] == "vllm-enginecore"]
+        intent = [i for i in cli_json("get", "intents")["items"] if i["policy"] == "vllm-enginecore"]
         check(code == 0 and intent and "matches no task" in intent[0]["reason"],
               f"the seed's intent: {intent[0]['reason'] if intent else None}")
         cli("delete", "-f", SEED)
@@ -205,7 +185,7 @@ try:
             break
         tid, comm = line.split()
         expected[int(tid)] = (SEED_INTENT[comm], comm, None)
-    check(wait_until(20, lambda: len(cli_json("get", "tasks", "--tgid", str(fake.pid))["tasks"]) == 6),
+    check(wait_until(20, lambda: len(cli_json("get", "tasks", "--tgid", str(fake.pid))["items"]) == 6),
           "the daemon sees the seed fixture's 6 threads")
 
     # Apply the adapter.
@@ -233,7 +213,7 @@ try:
     # get tasks: the policy and strategy of each thread.
     listed = {}
     for tgid in set(trees.values()):
-        for t in cli_json("get", "tasks", "--tgid", str(tgid))["tasks"]:
+        for t in cli_json("get", "tasks", "--tgid", str(tgid))["items"]:
             listed[t["tid"]] = t
     bad = {tid: (listed.get(tid, {}).get("policy"), listed.get(tid, {}).get("strategy"), i[:2])
            for tid, i in wanted.items()
