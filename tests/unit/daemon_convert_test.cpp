@@ -330,5 +330,46 @@ TEST(DaemonConvert, ManifestFieldNamesBecomeProtoFieldNames) {
   EXPECT_EQ(proto_field_of("executionTime"), "execution_time_ns");
 }
 
+// Issue #15: processRegex and the process title cross the wire (additive proto fields).
+TEST(DaemonConvert, ProcessRegexAndTitleRoundTrip) {
+  auto n = seed_node_policy();
+  n.command_regex = "^VLLM::EngineCor$";
+  n.process_regex = "^VLLM::EngineCore(_DP[0-9]+)?$";
+  auto nb = from_proto(to_proto(n), "policy.node");
+  ASSERT_TRUE(nb.ok()) << nb.error.field << ": " << nb.error.message;
+  EXPECT_EQ(*nb.value, n);
+  n.command_regex.clear();  // a title-only node policy
+  nb = from_proto(to_proto(n), "policy.node");
+  ASSERT_TRUE(nb.ok()) << nb.error.field << ": " << nb.error.message;
+  EXPECT_EQ(nb.value->process_regex, n.process_regex);
+
+  auto d = seed_dra_policy();
+  d.task_roles[0].process_regex = "^VLLM::EngineCore_DP1$";
+  auto db = from_proto(to_proto(d), "policy.dra");
+  ASSERT_TRUE(db.ok()) << db.error.field << ": " << db.error.message;
+  EXPECT_EQ(*db.value, d);
+
+  Task t;
+  t.key = TaskKey{42, 1000};
+  t.tgid = 42;
+  t.comm = "VLLM::EngineCor";
+  t.title = "VLLM::EngineCore_DP0";
+  auto tb = from_proto(to_proto(t), "task");
+  ASSERT_TRUE(tb.ok());
+  EXPECT_EQ(tb.value->title, "VLLM::EngineCore_DP0");
+}
+
+TEST(DaemonConvert, BadProcessRegexNamesItsProtoField) {
+  auto n = to_proto(seed_node_policy());
+  n.set_process_regex("(unclosed");
+  EXPECT_EQ(from_proto(n, "policy.node").error.field, "policy.node.process_regex");
+  n.set_process_regex(std::string(2000, 'a'));
+  EXPECT_EQ(from_proto(n, "policy.node").error.field, "policy.node.process_regex");
+  auto d = to_proto(seed_dra_policy());
+  d.mutable_task_roles(0)->set_process_regex("([");
+  EXPECT_EQ(from_proto(d, "policy.dra").error.field, "policy.dra.task_roles[0].process_regex");
+  EXPECT_EQ(proto_field_of("spec.taskRoles[1].selector.processRegex"), "task_roles[1].process_regex");
+}
+
 }  // namespace
 }  // namespace c2c::api
