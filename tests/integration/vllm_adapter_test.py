@@ -173,8 +173,12 @@ try:
         check(code == 0 and "did you mean processRegex?" in out, "preview table prints the hint")
         code, out, _ = cli("apply", "-f", SEED)
         intent = [i for i in cli_json("get", "intents")["items"] if i["policy"] == "vllm-enginecore"]
-        check(code == 0 and intent and "matches no task" in intent[0]["reason"],
-              f"the seed's intent: {intent[0]['reason'] if intent else None}")
+        if intent and intent[0].get("matchedTasks", 0) > 0:
+            # Another workload named as the seed says started since the preview (a parallel test).
+            check(not set(ours) & set(map_entries()), "the seed's intent writes no entry for the stand-in")
+        else:
+            check(code == 0 and intent and "matches no task" in intent[0]["reason"],
+                  f"the seed's intent: {intent[0]['reason'] if intent else None}")
         cli("delete", "-f", SEED)
 
     # The seed's hand-named fixture beside it.
