@@ -36,3 +36,30 @@ def stop_processes(procs, *dirs):
                 p.wait()
     for d in dirs:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def checker(failures):
+    """check(ok, what): prints `ok` or `FAIL` and the check, records a failure in `failures`."""
+    def check(ok, what):
+        print(("ok   " if ok else "FAIL ") + what, flush=True)
+        if not ok:
+            failures.append(what)
+        return ok
+    return check
+
+
+def cli_runner(cli_path, sock):
+    """cli(*args) -> (exit code, stdout, stderr) and cli_json(*args) -> the parsed `-o json` output
+    (AssertionError on a non-zero exit), both against the daemon on `sock`."""
+    import json
+
+    def cli(*args, timeout=30):
+        r = subprocess.run([cli_path, *args, "--socket", sock], capture_output=True, text=True, timeout=timeout)
+        return r.returncode, r.stdout, r.stderr
+
+    def cli_json(*args):
+        code, out, err = cli(*args, "-o", "json")
+        if code != 0:
+            raise AssertionError(f"claim2core {' '.join(args)} -o json: exit {code}: {err}")
+        return json.loads(out)
+    return cli, cli_json

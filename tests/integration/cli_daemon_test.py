@@ -25,7 +25,7 @@ import time
 
 import yaml
 
-from c2c_it import require_bpf, stop_processes
+from c2c_it import checker, cli_runner, require_bpf, stop_processes
 
 SRC, CLI, DAEMON, FAKE = sys.argv[1:5]
 require_bpf("BPF maps, bpffs pins")
@@ -37,24 +37,8 @@ policy = os.path.join(SRC, "examples", "policies", "vllm-enginecore.yaml")
 failures = []
 procs = []
 
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        failures.append(what)
-    return ok
-
-
-def cli(*args, timeout=30):
-    r = subprocess.run([CLI, *args, "--socket", sock], capture_output=True, text=True, timeout=timeout)
-    return r.returncode, r.stdout, r.stderr
-
-
-def cli_json(*args):
-    code, out, err = cli(*args, "-o", "json")
-    if code != 0:
-        raise AssertionError(f"claim2core {' '.join(args)} -o json: exit {code}: {err}")
-    return json.loads(out)
+check = checker(failures)
+cli, cli_json = cli_runner(CLI, sock)
 
 
 class Watch:

@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-from c2c_it import require_bpf, stop_processes
+from c2c_it import checker, cli_runner, require_bpf, stop_processes
 
 SRC, CLI, DAEMON, FAKE = sys.argv[1:5]
 require_bpf("BPF maps, bpffs pins")
@@ -54,24 +54,8 @@ with open(os.path.join(SRC, "examples", "vllm-standin", "intended.json")) as f:
 STANDIN_INTENT = {k: tuple(v) for k, v in _intended["standin"].items()}
 SEED_INTENT = {k: tuple(v) if v else None for k, v in _intended["seed_fixture"].items()}
 
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        failures.append(what)
-    return ok
-
-
-def cli(*args, timeout=30):
-    r = subprocess.run([CLI, *args, "--socket", sock], capture_output=True, text=True, timeout=timeout)
-    return r.returncode, r.stdout, r.stderr
-
-
-def cli_json(*args):
-    code, out, err = cli(*args, "-o", "json")
-    if code != 0:
-        raise AssertionError(f"claim2core {' '.join(args)} -o json: exit {code}: {err}")
-    return json.loads(out)
+check = checker(failures)
+cli, cli_json = cli_runner(CLI, sock)
 
 
 def wait_until(secs, fn):

@@ -11,16 +11,14 @@
 
 #include "core/model.hpp"
 #include "host/process_title.hpp"
+#include "host_fake_proc.hpp"
 
 using namespace c2c::host;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string stat_line(uint32_t pid, const std::string& comm, uint64_t start) {
-  return std::to_string(pid) + " (" + comm + ") S 1 1 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " + std::to_string(start) +
-         " 0 0\n";
-}
+using c2c::host::testing::stat_line;
 
 class FakeTitles : public ::testing::Test {
  protected:
