@@ -206,6 +206,7 @@ Reply Gateway::list_tasks(Auth a, const std::map<std::string, std::string>& quer
   }
   pb::ListTasksRequest treq;
   if (auto q = query.find("comm"); q != query.end()) treq.set_comm_regex(q->second);
+  if (auto q = query.find("title"); q != query.end()) treq.set_title_regex(q->second);
   pb::ListTasksResponse tasks;
   {
     auto ctx = context();
@@ -240,7 +241,7 @@ Reply Gateway::list_tasks(Auth a, const std::map<std::string, std::string>& quer
     auto h = held.find(t.tid());
     if (only && (h == held.end() || h->second.id != *only)) continue;
     json row = {{"tid", t.tid()},   {"tgid", t.tgid()},      {"start", t.start()}, {"comm", t.comm()},
-                {"cgroup", t.cgroup()}, {"podUid", t.pod_uid()}, {"policy", nullptr}, {"policyId", nullptr},
+                {"title", t.title()},   {"cgroup", t.cgroup()}, {"podUid", t.pod_uid()}, {"policy", nullptr}, {"policyId", nullptr},
                 {"strategy", nullptr},  {"applied", false}};
     if (h != held.end()) {
       row["policy"] = h->second.policy;

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 
 from c2c_it import require_bpf
 from rest_env import NODE, TOKENS, RestEnv, free_port, write_token_file
@@ -185,6 +186,15 @@ try:
     s, b, _ = env.request("GET", "/api/v1/tasks?comm=^api_server$")
     api_rows = [t for t in b["data"]["tasks"] if t["tid"] == env.threads["api_server"]]
     check(s == 200 and api_rows and api_rows[0]["policy"] is None, "GET tasks?comm: api_server, held by no policy")
+    # The process title (argv[0] of /proc/<tgid>/cmdline) is listed and can be filtered on.
+    title = os.path.basename(env.fake_bin)
+    s, b, _ = env.request("GET", "/api/v1/tasks?title=" + urllib.parse.quote(re.escape(title) + "$"))
+    rows = b["data"]["tasks"] if s == 200 else []
+    check(rows and all(t["title"].endswith(title) for t in rows)
+          and env.threads["EngineCore_DP0"] in [t["tid"] for t in rows],
+          f"GET tasks?title: the fake vLLM's threads carry its process title: {rows[:3]}")
+    s, b, _ = env.request("GET", "/api/v1/tasks?title=(")
+    check(s == 400 and "title" in b["error"].lower(), f"GET tasks?title=( : 400 {b}")
     s, b, _ = env.request("GET", "/api/v1/tasks?comm=(")
     check(s == 400 and "comm" in b["error"].lower(), f"GET tasks?comm=( : 400 {b}")
     s, b, _ = env.request("GET", "/api/v1/tasks?policyId=xyz")

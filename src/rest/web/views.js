@@ -47,6 +47,7 @@ export function intentRow(i) {
 export function taskRow(t, onExplain) {
   return el("tr", { "data-tid": t.tid, "data-policy": t.policyId ?? "" },
     el("td", {}, t.tid), el("td", {}, t.tgid), el("td", { class: "mono" }, t.comm),
+    el("td", { class: "mono" }, t.title || "–"),
     el("td", { class: "mono" }, t.podUid || "–"),
     el("td", { class: "mono", title: t.policy ?? "" }, t.policyId ? shortId(t.policyId) : (t.policy ?? "–")),
     el("td", {}, t.policy ? (t.applied ? "yes" : "no") : "–"),
@@ -58,7 +59,7 @@ export function lineageText(l) {
   const e = l.entry || {};
   return [
     `claim   ${claims}`, `pod     ${l.podUid || "(none)"}`, `cgroup  ${l.cgroup || "(none)"}`,
-    `task    tid ${l.tid} tgid ${l.tgid} comm ${l.comm}`,
+    `task    tid ${l.tid} tgid ${l.tgid} comm ${l.comm}${l.title ? ` title ${l.title}` : ""}`,
     `policy  ${l.policy || "(none)"} generation ${l.policyGeneration} (${l.strategy || "-"})`,
     `entry   class ${e.executionClass ?? "-"} slice ${e.sliceNs ?? "-"} ns flags ${(e.flags || []).join(",")}`,
   ].join("\n");
