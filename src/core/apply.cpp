@@ -316,7 +316,7 @@ struct Handlers {
 
     std::unordered_set<uint32_t> affected;
     if (existing != s.pods.end()) {
-      affected = existing->second.tids;
+      affected.insert(existing->second.tids.begin(), existing->second.tids.end());
       detach_pod(existing->second.pod);
     }
     s.pods[p.uid] = PodState{p, s.epoch, {}};
@@ -356,7 +356,7 @@ struct Handlers {
   ApplyResult operator()(const PodRemoved& ev) {
     auto existing = s.pods.find(ev.uid);
     if (existing == s.pods.end()) return ignored("pod " + ev.uid + " is not bound");
-    std::unordered_set<uint32_t> affected = existing->second.tids;
+    std::unordered_set<uint32_t> affected(existing->second.tids.begin(), existing->second.tids.end());
     detach_pod(existing->second.pod);
     s.pods.erase(existing);
     reresolve(affected);
