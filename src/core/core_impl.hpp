@@ -108,7 +108,11 @@ class CoreImpl {
   std::unordered_map<std::string, TidSet> tids_by_comm;
   std::unordered_map<std::string, TidSet> tids_by_title;  // process titles
   std::unordered_map<uint32_t, TidSet> tids_by_tgid;
-  std::map<std::string, TidSet> tids_by_cgroup;  // ordered: subtree scans
+  // Tasks by cgroup: hashed for the per-task updates (a path compares in one pass, not once per
+  // tree level), plus the cgroups in order for subtree scans (it changes only when a cgroup
+  // gains its first task or loses its last).
+  std::unordered_map<std::string, TidSet> tids_by_cgroup;
+  std::set<std::string> cgroups_in_order;
   std::map<std::string, std::string> pod_by_cgroup;
   std::unordered_map<std::string, std::unordered_set<std::string>> pods_by_claim;  // claim uid -> pod uids
 
