@@ -78,9 +78,11 @@ std::string CoreImpl::resolve_pod(const std::string& cgroup) const {
 std::unordered_set<uint32_t> CoreImpl::tasks_under_cgroup(const std::string& cgroup) const {
   std::unordered_set<uint32_t> out;
   if (cgroup.empty()) return out;
-  for (auto it = tids_by_cgroup.lower_bound(cgroup); it != tids_by_cgroup.end(); ++it) {
-    if (it->first.compare(0, cgroup.size(), cgroup) != 0) break;
-    if (cgroup_within(it->first, cgroup)) out.insert(it->second.begin(), it->second.end());
+  for (auto it = cgroups_in_order.lower_bound(cgroup); it != cgroups_in_order.end(); ++it) {
+    if (it->compare(0, cgroup.size(), cgroup) != 0) break;
+    if (!cgroup_within(*it, cgroup)) continue;
+    const TidSet& members = tids_by_cgroup.at(*it);
+    out.insert(members.begin(), members.end());
   }
   return out;
 }
@@ -95,7 +97,9 @@ void CoreImpl::index_task(uint32_t tid) {
   tids_by_comm[t.task.comm].insert(tid);
   tids_by_title[t.task.title].insert(tid);
   tids_by_tgid[t.task.tgid].insert(tid);
-  tids_by_cgroup[t.task.cgroup].insert(tid);
+  auto [cg, fresh] = tids_by_cgroup.try_emplace(t.task.cgroup);
+  if (fresh) cgroups_in_order.insert(t.task.cgroup);
+  cg->second.insert(tid);
   t.pod_uid = resolve_pod(t.task.cgroup);
   if (!t.pod_uid.empty()) pods.at(t.pod_uid).tids.insert(tid);
 }
@@ -111,7 +115,13 @@ void CoreImpl::unindex_task(uint32_t tid) {
   drop(tids_by_comm, t.task.comm);
   drop(tids_by_title, t.task.title);
   drop(tids_by_tgid, t.task.tgid);
-  drop(tids_by_cgroup, t.task.cgroup);
+  if (auto cg = tids_by_cgroup.find(t.task.cgroup); cg != tids_by_cgroup.end()) {
+    cg->second.erase(tid);
+    if (cg->second.empty()) {
+      cgroups_in_order.erase(cg->first);
+      tids_by_cgroup.erase(cg);
+    }
+  }
   if (!t.pod_uid.empty())
     if (auto p = pods.find(t.pod_uid); p != pods.end()) p->second.tids.erase(tid);
 }
@@ -316,7 +326,7 @@ struct Handlers {
 
     std::unordered_set<uint32_t> affected;
     if (existing != s.pods.end()) {
-      affected = existing->second.tids;
+      affected.insert(existing->second.tids.begin(), existing->second.tids.end());
       detach_pod(existing->second.pod);
     }
     s.pods[p.uid] = PodState{p, s.epoch, {}};
@@ -356,7 +366,7 @@ struct Handlers {
   ApplyResult operator()(const PodRemoved& ev) {
     auto existing = s.pods.find(ev.uid);
     if (existing == s.pods.end()) return ignored("pod " + ev.uid + " is not bound");
-    std::unordered_set<uint32_t> affected = existing->second.tids;
+    std::unordered_set<uint32_t> affected(existing->second.tids.begin(), existing->second.tids.end());
     detach_pod(existing->second.pod);
     s.pods.erase(existing);
     reresolve(affected);
@@ -605,6 +615,7 @@ struct Handlers {
     s.tids_by_title.clear();
     s.tids_by_tgid.clear();
     s.tids_by_cgroup.clear();
+    s.cgroups_in_order.clear();
     s.pod_by_cgroup.clear();
     s.pods_by_claim.clear();
     s.desired.clear();

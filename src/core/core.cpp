@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/core_impl.hpp"
+#include "core/fnv.hpp"
 
 namespace c2c {
 
@@ -379,13 +380,7 @@ std::string CoreImpl::digest() const {
   });
   put_sorted(o, actual, [&](const RuntimeValue& v) { put_value(o, v); });
   put_sorted(o, removal_reasons, [&](const std::string& r) { o << r; });
-  const std::string text = o.str();
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return hex64(h);
+  return hex64(fnv1a64(o.str()));
 }
 
 }  // namespace c2c

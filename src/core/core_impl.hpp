@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/core.hpp"
+#include "core/tid_set.hpp"
 
 namespace c2c {
 
@@ -30,7 +31,7 @@ struct ClaimState {
 struct PodState {
   Pod pod;
   uint32_t epoch = 0;
-  std::unordered_set<uint32_t> tids;  // live tasks inside the pod's cgroup
+  TidSet tids;  // live tasks inside the pod's cgroup
 };
 
 // A compiled RE2 pattern (unanchored unless the pattern anchors); null for an empty pattern.
@@ -103,10 +104,15 @@ class CoreImpl {
   std::unordered_map<uint32_t, TaskState> tasks;
 
   // ---- indexes ----
-  std::unordered_map<std::string, std::unordered_set<uint32_t>> tids_by_comm;
-  std::unordered_map<std::string, std::unordered_set<uint32_t>> tids_by_title;  // process titles
-  std::unordered_map<uint32_t, std::unordered_set<uint32_t>> tids_by_tgid;
-  std::map<std::string, std::unordered_set<uint32_t>> tids_by_cgroup;  // ordered: subtree scans
+  // The member sets are flat (TidSet): a task costs a few bytes in each, not a hash node.
+  std::unordered_map<std::string, TidSet> tids_by_comm;
+  std::unordered_map<std::string, TidSet> tids_by_title;  // process titles
+  std::unordered_map<uint32_t, TidSet> tids_by_tgid;
+  // Tasks by cgroup: hashed for the per-task updates (a path compares in one pass, not once per
+  // tree level), plus the cgroups in order for subtree scans (it changes only when a cgroup
+  // gains its first task or loses its last).
+  std::unordered_map<std::string, TidSet> tids_by_cgroup;
+  std::set<std::string> cgroups_in_order;
   std::map<std::string, std::string> pod_by_cgroup;
   std::unordered_map<std::string, std::unordered_set<std::string>> pods_by_claim;  // claim uid -> pod uids
 
@@ -120,15 +126,15 @@ class CoreImpl {
   size_t origin_pool_swept_size = 0;
   // Entries by their (shared) origin: check_step finds the entries a claim, pod or policy event can
   // invalidate by walking the few live origins instead of the whole table.
-  std::unordered_map<const Origin*, std::unordered_set<uint32_t>> entries_by_origin;
+  std::unordered_map<const Origin*, TidSet> entries_by_origin;
 
   // ---- incremental reconcile (spec/state-machine.md, "Reconcile") ----
   // Tids whose desired or actual entry (or delete reason) changed since the last take_plan_delta(),
   // limited to tids that are in D or A (a tid in neither has no op).
-  std::unordered_set<uint32_t> dirty;
+  TidSet dirty;
   // Tids for which plan() has an op or a deferred delete (D and A differ there): bpf_synced
   // executes exactly these.
-  std::unordered_set<uint32_t> unsynced;
+  TidSet unsynced;
   // Records that tid's D or A entry changed: marks it dirty and updates `unsynced`.
   void touch(uint32_t tid);
 

@@ -71,153 +71,174 @@ void warn(std::vector<std::string>* w, std::string msg) {
 
 }  // namespace
 
-std::vector<Candidate> CoreImpl::candidates(const TaskState& t, const PolicyOverride& ov,
-                                            std::vector<std::string>* warnings) const {
-  std::vector<Candidate> out;
-  const std::optional<CpuSet> env = envelope(t);
+namespace {
 
-  // DRA execution policies reach a task through its pod, and match it per thread (exact TID).
-  auto consider_dra = [&](const DraPolicyState& st) {
-    const DraExecutionPolicy& p = st.policy;
-    auto pit = pods.find(t.pod_uid);
-    if (pit == pods.end()) return;
-    const Pod& pod = pit->second.pod;
-    if (!labels_match(p.match_labels, pod.labels)) return;
-    const TaskRole* role = nullptr;
-    for (size_t i = 0; i < p.task_roles.size() && !role; ++i) {
-      const TaskRole& r = p.task_roles[i];
-      if (!r.registered_role.empty() && r.registered_role == t.task.role) role = &r;
-      else if (st.role_regex[i].matches(t.task)) role = &r;
-    }
-    if (!role) return;
-
-    Candidate c;
-    c.kind = PolicyKind::Dra;
-    c.policy = p.name;
-    c.policy_generation = p.generation;
-    c.pod_uid = pod.uid;
-    c.role = role->name;
-    std::vector<std::string> stale;
-    std::optional<CpuSet> claim_cpus;
-    std::vector<int> numa;
-    std::vector<std::string> roots;
-    for (const auto& name : p.resource_claims) {
-      auto cit = pod.claims.find(name);
-      if (cit == pod.claims.end() || !claim_live_for(cit->second, pod.uid)) {
-        stale.push_back(name);
-        continue;
-      }
-      const Claim& claim = claims.at(cit->second).claim;
-      c.claims.push_back({claim.uid, claim.generation});
-      for (const auto& d : claim.devices) {
-        if (d.cpus) claim_cpus = claim_cpus ? (*claim_cpus | *d.cpus) : *d.cpus;
-        numa.insert(numa.end(), d.numa_nodes.begin(), d.numa_nodes.end());
-        if (!d.pcie_root.empty()) roots.push_back(d.pcie_root);
-      }
-    }
-    if (!stale.empty()) {
-      std::string names;
-      for (const auto& s : stale) names += (names.empty() ? "" : ",") + s;
-      warn(warnings, "DRAExecutionPolicy/" + p.name + ": claim(s) " + names + " of pod " + pod.uid +
-                         " not allocated for it on this node (stale claim, INV-1)" +
-                         (p.fail_closed_on_stale_claim ? "; failing closed" : ""));
-      if (p.fail_closed_on_stale_claim || c.claims.empty()) return;
-    }
-
-    RuntimeValue& v = c.value;
-    std::optional<CpuSet> allowed = env;
-    if (p.respect_allocated_cpuset && claim_cpus) allowed = env ? (*env & *claim_cpus) : *claim_cpus;
-    if (allowed && allowed->empty()) {
-      warn(warnings, "DRAExecutionPolicy/" + p.name + ": allocated CPUs " + claim_cpus->to_string() +
-                         " lie outside the envelope of task " + std::to_string(t.task.key.tid) +
-                         " (INV-6); no entry");
-      return;
-    }
-    if (allowed) {
-      v.allowed = *allowed;
-      v.flags |= kFlagAllowedCpus;
-      CpuSet preferred = *allowed;
-      auto narrow = [&](const CpuSet& local, const char* what) {
-        CpuSet n = preferred & local;
-        if (n.empty()) warn(warnings, "DRAExecutionPolicy/" + p.name + ": no allowed CPU is " + what);
-        else preferred = n;
-      };
-      if (p.prefer_same_numa && !numa.empty()) {
-        CpuSet local;
-        for (int n : numa)
-          if (auto it = node.numa_cpus.find(n); it != node.numa_cpus.end()) local = local | it->second;
-        narrow(local, "on the claimed devices' NUMA nodes");
-      }
-      if (p.prefer_same_pcie_root && !roots.empty()) {
-        CpuSet local;
-        for (const auto& r : roots)
-          if (auto it = node.pcie_root_cpus.find(r); it != node.pcie_root_cpus.end()) local = local | it->second;
-        narrow(local, "local to the claimed devices' PCIe roots");
-      }
-      if (preferred != *allowed) {
-        v.preferred = preferred;
-        v.flags |= kFlagPreferredCpus;
-      } else {
-        v.preferred = *allowed;
-      }
-    }
-    v.exec_class = role->exec_class;
-    v.slice_ns = class_default_slice(role->exec_class);
-    if (class_boosts(role->exec_class)) {
-      v.flags |= kFlagBoost;
-      v.max_boost = p.max_boost;
-    }
-    out.push_back(std::move(c));
-  };
-
-  if (!t.pod_uid.empty()) {
-    for (const auto& [name, st] : dra_policies) {
-      if (ov.dra && ov.dra->policy.name == name) continue;
-      if (st.active()) consider_dra(st);
-    }
-    if (ov.dra) consider_dra(*ov.dra);  // a preview shows the policy as if it were live
+// The role of a DRA policy that matches the task: a registered role first, then the patterns.
+const TaskRole* matching_role(const DraPolicyState& st, const Task& t) {
+  const DraExecutionPolicy& p = st.policy;
+  for (size_t i = 0; i < p.task_roles.size(); ++i) {
+    const TaskRole& r = p.task_roles[i];
+    if (!r.registered_role.empty() && r.registered_role == t.role) return &r;
+    if (st.role_regex[i].matches(t)) return &r;
   }
+  return nullptr;
+}
 
-  // Node-level policies match the comm of a thread; with no exact-TID match, the thread-group
-  // leader's match applies (the seed's "exact TID strategy first, then TGID").
-  auto node_candidate = [&](const NodePolicyState& st, Strategy strategy) {
-    const NodeSchedulingPolicy& p = st.policy;
-    Candidate c;
-    c.kind = PolicyKind::Node;
-    c.policy = p.name;
-    c.policy_generation = p.generation;
-    c.priority = p.priority;
-    c.strategy = strategy;
-    RuntimeValue& v = c.value;
-    if (env) {
-      v.allowed = *env;
-      v.preferred = *env;
-      v.flags |= kFlagAllowedCpus;
+// What the live claims a DRA policy names give an entry: their refs and devices' CPUs and topology.
+struct ClaimedResources {
+  std::vector<ClaimRef> refs;
+  std::vector<std::string> stale;  // pod claim names without a live claim
+  std::optional<CpuSet> cpus;
+  std::vector<int> numa;
+  std::vector<std::string> roots;
+};
+
+ClaimedResources claimed_resources(const CoreImpl& s, const DraExecutionPolicy& p, const Pod& pod) {
+  ClaimedResources out;
+  for (const auto& name : p.resource_claims) {
+    auto cit = pod.claims.find(name);
+    if (cit == pod.claims.end() || !s.claim_live_for(cit->second, pod.uid)) {
+      out.stale.push_back(name);
+      continue;
     }
-    if (p.priority > 0) {
-      v.exec_class = ExecClass::LatencyCritical;
-      v.flags |= kFlagBoost;
-      v.max_boost = node.default_max_boost;
-    } else {
-      v.exec_class = ExecClass::Normal;
+    const Claim& claim = s.claims.at(cit->second).claim;
+    out.refs.push_back({claim.uid, claim.generation});
+    for (const auto& d : claim.devices) {
+      if (d.cpus) out.cpus = out.cpus ? (*out.cpus | *d.cpus) : *d.cpus;
+      out.numa.insert(out.numa.end(), d.numa_nodes.begin(), d.numa_nodes.end());
+      if (!d.pcie_root.empty()) out.roots.push_back(d.pcie_root);
     }
-    v.slice_ns = p.execution_time ? p.execution_time : class_default_slice(v.exec_class);
-    if (p.execution_time) v.flags |= kFlagCustomSlice;
-    if (strategy == Strategy::Tgid) v.flags |= kFlagInherited;
-    return c;
+  }
+  return out;
+}
+
+// CPU placement of a DRA entry (spec "CPU sets", INV-6): allowed is the envelope narrowed by the
+// allocated CPUs; preferred narrows allowed to the devices' NUMA nodes / PCIe roots when asked.
+// False when the allocation lies outside the envelope (no entry).
+bool place_dra_cpus(const CoreImpl& s, const DraExecutionPolicy& p, const TaskState& t,
+                    const std::optional<CpuSet>& env, const ClaimedResources& res, RuntimeValue& v,
+                    std::vector<std::string>* warnings) {
+  const std::optional<CpuSet>& claim_cpus = res.cpus;
+  std::optional<CpuSet> allowed = env;
+  if (p.respect_allocated_cpuset && claim_cpus) allowed = env ? (*env & *claim_cpus) : *claim_cpus;
+  if (allowed && allowed->empty()) {
+    warn(warnings, "DRAExecutionPolicy/" + p.name + ": allocated CPUs " + claim_cpus->to_string() +
+                       " lie outside the envelope of task " + std::to_string(t.task.key.tid) +
+                       " (INV-6); no entry");
+    return false;
+  }
+  if (!allowed) return true;
+  v.allowed = *allowed;
+  v.flags |= kFlagAllowedCpus;
+  CpuSet preferred = *allowed;
+  auto narrow = [&](const CpuSet& local, const char* what) {
+    CpuSet n = preferred & local;
+    if (n.empty()) warn(warnings, "DRAExecutionPolicy/" + p.name + ": no allowed CPU is " + what);
+    else preferred = n;
   };
+  if (p.prefer_same_numa && !res.numa.empty()) {
+    CpuSet local;
+    for (int n : res.numa)
+      if (auto it = s.node.numa_cpus.find(n); it != s.node.numa_cpus.end()) local = local | it->second;
+    narrow(local, "on the claimed devices' NUMA nodes");
+  }
+  if (p.prefer_same_pcie_root && !res.roots.empty()) {
+    CpuSet local;
+    for (const auto& r : res.roots)
+      if (auto it = s.node.pcie_root_cpus.find(r); it != s.node.pcie_root_cpus.end()) local = local | it->second;
+    narrow(local, "local to the claimed devices' PCIe roots");
+  }
+  if (preferred != *allowed) {
+    v.preferred = preferred;
+    v.flags |= kFlagPreferredCpus;
+  } else {
+    v.preferred = *allowed;
+  }
+  return true;
+}
+
+// A DRA execution policy reaches a task through its pod, and matches it per thread (exact TID).
+std::optional<Candidate> dra_candidate(const CoreImpl& s, const DraPolicyState& st, const TaskState& t,
+                                       const std::optional<CpuSet>& env, std::vector<std::string>* warnings) {
+  const DraExecutionPolicy& p = st.policy;
+  auto pit = s.pods.find(t.pod_uid);
+  if (pit == s.pods.end()) return std::nullopt;
+  const Pod& pod = pit->second.pod;
+  if (!labels_match(p.match_labels, pod.labels)) return std::nullopt;
+  const TaskRole* role = matching_role(st, t.task);
+  if (!role) return std::nullopt;
+
+  Candidate c;
+  c.kind = PolicyKind::Dra;
+  c.policy = p.name;
+  c.policy_generation = p.generation;
+  c.pod_uid = pod.uid;
+  c.role = role->name;
+  ClaimedResources res = claimed_resources(s, p, pod);
+  c.claims = res.refs;
+  if (!res.stale.empty()) {
+    std::string names;
+    for (const auto& n : res.stale) names += (names.empty() ? "" : ",") + n;
+    warn(warnings, "DRAExecutionPolicy/" + p.name + ": claim(s) " + names + " of pod " + pod.uid +
+                       " not allocated for it on this node (stale claim, INV-1)" +
+                       (p.fail_closed_on_stale_claim ? "; failing closed" : ""));
+    if (p.fail_closed_on_stale_claim || c.claims.empty()) return std::nullopt;
+  }
+  RuntimeValue& v = c.value;
+  if (!place_dra_cpus(s, p, t, env, res, v, warnings)) return std::nullopt;
+  v.exec_class = role->exec_class;
+  v.slice_ns = class_default_slice(role->exec_class);
+  if (class_boosts(role->exec_class)) {
+    v.flags |= kFlagBoost;
+    v.max_boost = p.max_boost;
+  }
+  return c;
+}
+
+// A node-level policy's candidate: the whole envelope; priority > 0 boosts (latency-critical).
+Candidate node_candidate(const CoreImpl& s, const NodePolicyState& st, Strategy strategy,
+                         const std::optional<CpuSet>& env) {
+  const NodeSchedulingPolicy& p = st.policy;
+  Candidate c;
+  c.kind = PolicyKind::Node;
+  c.policy = p.name;
+  c.policy_generation = p.generation;
+  c.priority = p.priority;
+  c.strategy = strategy;
+  RuntimeValue& v = c.value;
+  if (env) {
+    v.allowed = *env;
+    v.preferred = *env;
+    v.flags |= kFlagAllowedCpus;
+  }
+  if (p.priority > 0) {
+    v.exec_class = ExecClass::LatencyCritical;
+    v.flags |= kFlagBoost;
+    v.max_boost = s.node.default_max_boost;
+  } else {
+    v.exec_class = ExecClass::Normal;
+  }
+  v.slice_ns = p.execution_time ? p.execution_time : class_default_slice(v.exec_class);
+  if (p.execution_time) v.flags |= kFlagCustomSlice;
+  if (strategy == Strategy::Tgid) v.flags |= kFlagInherited;
+  return c;
+}
+
+// Node-level policies match the comm of a thread; with no exact-TID match, the thread-group
+// leader's match applies (the seed's "exact TID strategy first, then TGID").
+void node_candidates(const CoreImpl& s, const TaskState& t, const PolicyOverride& ov,
+                     const std::optional<CpuSet>& env, std::vector<Candidate>& out) {
   auto for_each_node_policy = [&](auto&& fn) {
-    for (const auto& [name, st] : node_policies) {
+    for (const auto& [name, st] : s.node_policies) {
       if (ov.node && ov.node->policy.name == name) continue;
       fn(st);
     }
     if (ov.node) fn(*ov.node);
   };
-
   std::vector<const std::string*> exact_node;  // node policies that match this thread itself
   for_each_node_policy([&](const NodePolicyState& st) {
-    if (node_selected(st.policy) && st.regex.matches(t.task)) {
-      out.push_back(node_candidate(st, Strategy::ExactTid));
+    if (s.node_selected(st.policy) && st.regex.matches(t.task)) {
+      out.push_back(node_candidate(s, st, Strategy::ExactTid, env));
       exact_node.push_back(&st.policy.name);
     }
   });
@@ -226,17 +247,35 @@ std::vector<Candidate> CoreImpl::candidates(const TaskState& t, const PolicyOver
     // candidates are kept even when an exact one exists: they lose by rule 1 and show up as a
     // conflict (preview names the policy whose inherited match is shadowed). A policy that matches
     // the thread itself is not its own TGID loser.
-    auto leader = tasks.find(t.task.tgid);
-    if (leader != tasks.end() && leader->second.task.tgid == leader->first) {
+    auto leader = s.tasks.find(t.task.tgid);
+    if (leader != s.tasks.end() && leader->second.task.tgid == leader->first) {
       for_each_node_policy([&](const NodePolicyState& st) {
         const bool itself = std::any_of(exact_node.begin(), exact_node.end(),
                                         [&](const std::string* n) { return *n == st.policy.name; });
-        if (!itself && node_selected(st.policy) && st.regex.matches(leader->second.task))
-          out.push_back(node_candidate(st, Strategy::Tgid));
+        if (!itself && s.node_selected(st.policy) && st.regex.matches(leader->second.task))
+          out.push_back(node_candidate(s, st, Strategy::Tgid, env));
       });
     }
   }
+}
 
+}  // namespace
+
+std::vector<Candidate> CoreImpl::candidates(const TaskState& t, const PolicyOverride& ov,
+                                            std::vector<std::string>* warnings) const {
+  std::vector<Candidate> out;
+  const std::optional<CpuSet> env = envelope(t);
+  if (!t.pod_uid.empty()) {
+    auto consider = [&](const DraPolicyState& st) {
+      if (auto c = dra_candidate(*this, st, t, env, warnings)) out.push_back(std::move(*c));
+    };
+    for (const auto& [name, st] : dra_policies) {
+      if (ov.dra && ov.dra->policy.name == name) continue;
+      if (st.active()) consider(st);
+    }
+    if (ov.dra) consider(*ov.dra);  // a preview shows the policy as if it were live
+  }
+  node_candidates(*this, t, ov, env, out);
   for (auto& c : out) {
     c.value.start = t.task.key.start;
     c.value.tgid = t.task.tgid;

@@ -5,6 +5,7 @@ add_executable(core_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/core_process_title_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_cpuset_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_incremental_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/core_tid_set_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace_codec_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace_bounded_yaml_test.cpp)
 target_link_libraries(core_unit_tests PRIVATE c2c_trace GTest::gtest_main)
