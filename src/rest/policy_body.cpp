@@ -268,7 +268,7 @@ json intent_to_body(const pb::Intent& in, const std::string& id, const pb::NodeS
       case pb::SENT: reason = "handed to the node-side path, waiting for the map write"; break;
       case pb::APPLIED:
         reason = std::to_string(in.applied_entries()) + " of " + std::to_string(in.matched_tasks()) +
-                 " matched tasks read back from the pinned map";
+                 " matched tasks have their entry in the pinned map (written; read back on the next read-back pass)";
         break;
       default: reason = "the daemon reported no reason"; break;
     }
