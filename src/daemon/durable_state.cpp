@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/fnv.hpp"
 #include "daemon/durable_write.hpp"
 #include "trace/event_codec.hpp"
 #include "trace/json_reader.hpp"
@@ -24,14 +25,9 @@ using nlohmann::json;
 constexpr const char* kFormat = "claim2core-daemon-state";
 constexpr int kVersion = 1;
 
-std::string fnv1a64(const std::string& text) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
+std::string checksum_hex(const std::string& text) {
   char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a64(text)));
   return buf;
 }
 
@@ -282,7 +278,7 @@ std::string encode_state(const DurableState& s) {
   for (const auto& i : s.intents) state["intents"].push_back(encode_intent(i));
   state["logSeq"] = s.log_seq;
   const std::string body = state.dump();
-  json doc{{"format", kFormat}, {"version", kVersion}, {"state", state}, {"checksum", fnv1a64(body)}};
+  json doc{{"format", kFormat}, {"version", kVersion}, {"state", state}, {"checksum", checksum_hex(body)}};
   return doc.dump() + "\n";
 }
 
@@ -303,7 +299,7 @@ bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
     if (top.str("format") != kFormat) top.fail("format", std::string("must be '") + kFormat + "'");
     if (top.i64("version") != kVersion) top.fail("version", "unsupported version (this build reads 1)");
     if (!doc.contains("state") || !doc["state"].is_object()) top.fail("state", "missing or not an object");
-    if (fnv1a64(doc["state"].dump()) != top.str("checksum"))
+    if (checksum_hex(doc["state"].dump()) != top.str("checksum"))
       top.fail("checksum", "does not match the state (the file was changed or damaged)");
     trace::Reader r(doc["state"], "state");
     r.only({"policies", "previewAcks", "policyTombstones", "claims", "claimTombstones", "pods", "intents", "logSeq"});

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <limits>
 
+#include "core/fnv.hpp"
+
 namespace c2c::mirror {
 
 namespace {
@@ -17,19 +19,10 @@ namespace {
 constexpr const char* kMagic = "c2c-generation v1 ";
 constexpr size_t kMaxFile = 128;
 
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
-  return h;
-}
-
 std::string render(uint64_t value) {
   std::string body = std::string(kMagic) + std::to_string(value);
   char sum[17];
-  std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(fnv1a(body)));
+  std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(fnv1a64(body)));
   return body + " " + sum + "\n";
 }
 
@@ -58,7 +51,7 @@ bool parse(const std::string& text, uint64_t* value, std::string* error) {
   if (ec != std::errc() || ptr != last || first == last) return *error = "generation is not a decimal u64", false;
   std::string sum = text.substr(space + 1, text.size() - space - 2);
   char want[17];
-  std::snprintf(want, sizeof want, "%016llx", static_cast<unsigned long long>(fnv1a(text.substr(0, space))));
+  std::snprintf(want, sizeof want, "%016llx", static_cast<unsigned long long>(fnv1a64(text.substr(0, space))));
   if (sum != want) return *error = "checksum " + sum + " does not match " + want, false;
   return true;
 }
