@@ -554,6 +554,7 @@ pb::Lineage to_proto(const Lineage& l) {
   o.set_start(l.task.start);
   o.set_tgid(l.tgid);
   o.set_comm(l.comm);
+  o.set_title(l.title);
   o.set_policy_kind(to_proto(l.policy_kind));
   o.set_policy(l.policy);
   o.set_policy_generation(l.policy_generation);
@@ -571,6 +572,7 @@ Converted<Lineage> from_proto(const pb::Lineage& l, const std::string& path) {
   o.task = TaskKey{l.tid(), l.start()};
   o.tgid = l.tgid();
   o.comm = l.comm();
+  o.title = l.title();
   auto k = kind_from_proto(l.policy_kind(), at(path, "policy_kind"));
   if (!k.ok()) return fail<Lineage>(k.error.field, k.error.message);
   o.policy_kind = *k.value;
@@ -614,6 +616,7 @@ pb::PreviewResponse to_proto(const PreviewResult& r) {
     t->set_start(m.key.start);
     t->set_tgid(m.tgid);
     t->set_comm(m.comm);
+    t->set_title(m.title);
     t->set_strategy(to_string(m.strategy));
     if (m.intended) *t->mutable_intended() = to_proto(m.key.tid, *m.intended);
     if (m.actual) *t->mutable_actual() = to_proto(m.key.tid, *m.actual);
@@ -649,6 +652,7 @@ Converted<PreviewResult> from_proto(const pb::PreviewResponse& r, const std::str
     m.key = TaskKey{t.tid(), t.start()};
     m.tgid = t.tgid();
     m.comm = t.comm();
+    m.title = t.title();
     if (t.strategy() == "tgid")
       m.strategy = Strategy::Tgid;
     else if (t.strategy() == "exact-tid")

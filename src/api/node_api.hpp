@@ -73,7 +73,6 @@ struct PreviewReply {
   bool acknowledged = false;        // acknowledge was set and a PreviewAck was recorded
   std::vector<std::string> warnings;  // the daemon's own, after the core's
   bool durable = false;
-  std::vector<std::string> titles;  // the process title of each result.matched task, in order
 };
 
 struct TaskRow {

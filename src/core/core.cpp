@@ -282,6 +282,7 @@ std::optional<Lineage> CoreImpl::lineage(uint32_t tid) const {
   if (auto t = tasks.find(tid); t != tasks.end()) {
     l.comm = t->second.task.comm;
     l.cgroup = t->second.task.cgroup;
+    if (t->second.task.key.start == l.task.start) l.title = t->second.task.title;
   }
   return l;
 }

@@ -45,6 +45,7 @@ struct MatchedTask {
   TaskKey key;
   uint32_t tgid = 0;
   std::string comm;
+  std::string title;                     // the process title (Task.title)
   Strategy strategy = Strategy::ExactTid;
   std::optional<RuntimeValue> intended;  // what this policy would write (nullopt: it loses a conflict)
   std::optional<RuntimeValue> actual;    // what the kernel map holds now

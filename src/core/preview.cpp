@@ -40,6 +40,7 @@ PreviewResult preview_with(const CoreImpl& s, PolicyKind kind, const std::string
     m.key = t.task.key;
     m.tgid = t.task.tgid;
     m.comm = t.task.comm;
+    m.title = t.task.title;
     m.strategy = mine->strategy;
     Conflict conflict;
     auto win = s.resolve(cands, &conflict);

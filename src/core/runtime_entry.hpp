@@ -84,6 +84,7 @@ struct Lineage {
   TaskKey task;
   uint32_t tgid = 0;
   std::string comm;
+  std::string title;  // the process title of the task (tid, start); "" when unknown
   PolicyKind policy_kind = PolicyKind::Node;
   std::string policy;
   int64_t policy_generation = 0;

@@ -83,7 +83,6 @@ class Engine {
   node::NodeStatus status();
   // Tasks that pass the filter, sorted by tid, with the policy each gets (task_listing.hpp).
   std::vector<node::TaskRow> list_tasks(const TaskFilter& f) const;
-  std::string task_title(uint32_t tid, uint64_t start) const;  // "" when unknown
   std::vector<AnyPolicy> list_policies() const;
   node::Bindings list_bindings() const;
   // This batch could not be made durable ("" when fine): its generation could not be covered

@@ -158,7 +158,6 @@ node::PreviewReply Engine::preview(const AnyPolicy& policy, bool acknowledge) {
     return out;
   }
   out.result.node_generation = reported_generation();  // never above the durable ceiling
-  out.titles = matched_titles(core_, out.result);
   if (!acknowledge) return out;
   auto a = apply(PreviewAck{kind, out.result.policy, out.result.policy_generation});
   if (a.status == ApplyResult::Status::Invalid) {
@@ -211,7 +210,6 @@ node::NodeStatus Engine::status() {
 
 std::vector<node::TaskRow> Engine::list_tasks(const TaskFilter& f) const { return daemon::list_tasks(core_, f); }
 
-std::string Engine::task_title(uint32_t tid, uint64_t start) const { return daemon::task_title(core_, tid, start); }
 
 std::vector<AnyPolicy> Engine::list_policies() const { return durable_.policies; }
 

@@ -307,8 +307,6 @@ grpc::ServerUnaryReactor* Service::Preview(Ctx* ctx, const Buf* in, Buf* out) {
           return false;
         }
         call->resp = api::to_proto(r);
-        for (int i = 0; i < call->resp.matched_size() && i < static_cast<int>(r.titles.size()); ++i)
-          call->resp.mutable_matched(i)->set_title(r.titles[static_cast<size_t>(i)]);
         return r.durable;
       },
       [](Engine&) {});
@@ -352,7 +350,6 @@ grpc::ServerUnaryReactor* Service::Explain(Ctx* ctx, const Buf* in, Buf* out) {
            if (auto l = e.explain(call->req.tid())) {
              call->resp.set_found(true);
              *call->resp.mutable_lineage() = api::to_proto(*l);
-             call->resp.mutable_lineage()->set_title(e.task_title(l->task.tid, l->task.start));
            }
          });
   return reactor;

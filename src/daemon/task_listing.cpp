@@ -70,22 +70,4 @@ std::vector<node::TaskRow> list_tasks(const Core& core, const TaskFilter& f) {
   return out;
 }
 
-std::vector<std::string> matched_titles(const Core& core, const PreviewResult& r) {
-  std::vector<std::string> out;
-  if (r.matched.empty()) return out;
-  std::unordered_map<uint32_t, std::string> titles;
-  for (const auto& t : core.tasks()) titles.emplace(t.key.tid, t.title);
-  for (const auto& m : r.matched) {
-    auto it = titles.find(m.key.tid);
-    out.push_back(it == titles.end() ? std::string() : it->second);
-  }
-  return out;
-}
-
-std::string task_title(const Core& core, uint32_t tid, uint64_t start) {
-  for (const auto& t : core.tasks())
-    if (t.key.tid == tid && t.key.start == start) return t.title;
-  return "";
-}
-
 }  // namespace c2c::daemon

@@ -1,7 +1,6 @@
-// ListTasks and the process titles in Preview and Explain (issue #15): which tasks a request
-// selects (comm, process title, tgid, only those with an entry) and, for each, which policy it
-// gets and why, read from the core's desired table and conflicts. Pure functions of the core; no
-// protobuf (the engine's side of the typed node API).
+// ListTasks (issue #15): which tasks a request selects (comm, process title, tgid, only those
+// with an entry) and, for each, which policy it gets and why, read from the core's desired table
+// and conflicts. Pure functions of the core; no protobuf (the engine's side of the typed node API).
 #pragma once
 
 #include <memory>
@@ -28,9 +27,5 @@ std::optional<TaskFilter> task_filter(const std::string& comm_regex, const std::
                                       bool matched_only, FieldError* error);
 // Tasks sorted by tid, each with its pod and the policy it gets (and the ones it outranks).
 std::vector<node::TaskRow> list_tasks(const Core& core, const TaskFilter& f);
-// The process title of each matched task of a preview, in order ("" for one the core no longer has).
-std::vector<std::string> matched_titles(const Core& core, const PreviewResult& r);
-// The process title of the live task (tid, start), "" when unknown.
-std::string task_title(const Core& core, uint32_t tid, uint64_t start);
 
 }  // namespace c2c::daemon

@@ -56,6 +56,20 @@ TEST_F(StockVllm, TheSeedsCommRegexMatchesNothingAndSaysWhatWould) {
   EXPECT_TRUE(hinted2) << "an unanchored one shows the threads whose title matches";
 }
 
+// Preview and explain carry each task's process title from the core's task record, so neither the
+// daemon nor a client has to look the title up beside the result.
+TEST_F(StockVllm, PreviewAndExplainCarryTheProcessTitle) {
+  const auto p = by_title("^VLLM::EngineCore_DP1$");
+  const PreviewResult pr = core.preview(p);
+  ASSERT_EQ(pr.matched.size(), 1u);
+  EXPECT_EQ(pr.matched[0].key.tid, 600u);
+  EXPECT_EQ(pr.matched[0].title, "VLLM::EngineCore_DP1");
+  applied(NodePolicyUpsert{p});
+  auto l = core.explain(600);
+  ASSERT_TRUE(l.has_value());
+  EXPECT_EQ(l->title, "VLLM::EngineCore_DP1");
+}
+
 // The part rule needs a separator: a pattern that matches no title, whole or after a ':', '/',
 // ' ', '-', '.' or '_', gives no hint (here "Core_DP" is inside the word "EngineCore_DP0").
 TEST_F(StockVllm, NoHintWithoutATitlePartThatMatches) {
