@@ -8,6 +8,9 @@
 #             [--timeout S (per goal and prover, default 20: the slowest goal takes ~1 s on an idle
 #              core, and the suite runs on 2 loaded ones)] [--jobs N (default 2)]
 #             [--functions F1,F2 (only these functions' goals: a mutant is killed by its own)]
+#             [--stamp FILE (after a whole-header PASS, FILE holds --print-inputs-hash: the
+#              kill matrix's kernel section then takes this run as its baseline, not a second proof)]
+#             [--print-inputs-hash (the SHA-256 of everything the proof reads, and exit)]
 #
 # Provers: Z3 and CVC4 through Why3 (Debian bookworm: z3, cvc4, why3, frama-c-base; scripts/setup).
 # Debian has no Alt-Ergo and its CVC5 (1.0.3) is newer than Why3 1.5.1 recognizes. The Why3
@@ -16,16 +19,28 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-header_dir="" timeout_s=20 jobs=2 functions=""
+header_dir="" timeout_s=20 jobs=2 functions="" stamp="" print_hash=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --header-dir) header_dir=$(cd "$2" && pwd); shift 2 ;;
     --timeout) timeout_s=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --functions) functions=$2; shift 2 ;;
+    --stamp) stamp=$2; shift 2 ;;
+    --print-inputs-hash) print_hash=1; shift ;;
     *) echo "run-wp: unknown argument $1" >&2; exit 2 ;;
   esac
 done
+# What a whole-header proof depends on: the header, the ABI it includes, the proof's harness and
+# stubs, this script (its flags and timeout), and the provers' versions.
+inputs_hash() {
+  { cat "$src/bpf/c2c_guards.h" "$src/bpf/claim2core_abi.h" "$here/guards_proof.c" "$0"
+    find "$here/include" -type f | LC_ALL=C sort | xargs cat
+    echo "timeout=$timeout_s"; frama-c -version 2>&1; why3 --version 2>&1; z3 --version 2>&1; cvc4 --version 2>&1 | head -1
+  } | sha256sum | cut -d' ' -f1
+}
+if [ $print_hash -eq 1 ]; then inputs_hash; exit 0; fi
+[ -z "$stamp" ] || rm -f "$stamp"
 for tool in frama-c why3 z3 cvc4; do
   command -v "$tool" >/dev/null || { echo "run-wp: SKIP: $tool missing (scripts/setup installs it)"; exit 77; }
 done
@@ -55,4 +70,5 @@ if [ $rc -ne 0 ] || [ -z "$total" ] || [ "$total" -eq 0 ] || [ "$proved" != "$to
   echo "run-wp: FAIL (frama-c rc=$rc)"
   exit 1
 fi
+if [ -n "$stamp" ] && [ -z "$header_dir" ] && [ -z "$functions" ]; then inputs_hash >"$stamp"; fi
 echo "run-wp: PASS"

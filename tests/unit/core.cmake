@@ -8,8 +8,7 @@ add_executable(core_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/core_tid_set_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace_codec_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace_bounded_yaml_test.cpp)
-target_link_libraries(core_unit_tests PRIVATE c2c_trace GTest::gtest_main)
+target_link_libraries(core_unit_tests PRIVATE c2c_trace c2c_test_source_dir GTest::gtest_main)
 target_include_directories(core_unit_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 c2c_warnings(core_unit_tests)
 gtest_discover_tests(core_unit_tests TEST_PREFIX "core." DISCOVERY_TIMEOUT 60)
-target_compile_definitions(core_unit_tests PRIVATE C2C_SOURCE_DIR="${PROJECT_SOURCE_DIR}")

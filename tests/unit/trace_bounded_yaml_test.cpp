@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "trace/bounded_yaml.hpp"
+#include "source_dir.hpp"
 
 namespace c2c::trace {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 using nlohmann::json;
 
 std::string read_file(const std::string& rel) {
-  std::ifstream in(std::string(C2C_SOURCE_DIR) + "/" + rel, std::ios::binary);
+  std::ifstream in(c2c::test::source_dir() + "/" + rel, std::ios::binary);
   EXPECT_TRUE(in) << rel;
   std::stringstream ss;
   ss << in.rdbuf();

@@ -7,6 +7,7 @@
 #include "trace/event_codec.hpp"
 #include "trace/json_reader.hpp"
 #include "trace/replay.hpp"
+#include "source_dir.hpp"
 
 namespace c2c::trace {
 namespace {
@@ -45,7 +46,7 @@ TEST(TraceCodec, MalformedInputNamesLineAndField) {
 }
 
 TEST(TraceCodec, EveryEventRoundTrips) {
-  std::ifstream f(std::string(C2C_SOURCE_DIR) + "/examples/llm-node.jsonl");
+  std::ifstream f(c2c::test::source_dir() + "/examples/llm-node.jsonl");
   ASSERT_TRUE(f) << "examples/llm-node.jsonl";
   auto parsed = parse_trace(f);
   ASSERT_TRUE(std::holds_alternative<std::vector<TraceEvent>>(parsed)) << std::get<ParseError>(parsed).to_string();
@@ -140,7 +141,7 @@ TEST(TraceCodec, Durations) {
 }
 
 TEST(Replay, TheExampleHoldsEveryInvariantAndShowsTheSeedScenario) {
-  std::ifstream f(std::string(C2C_SOURCE_DIR) + "/examples/llm-node.jsonl");
+  std::ifstream f(c2c::test::source_dir() + "/examples/llm-node.jsonl");
   auto events = std::get<std::vector<TraceEvent>>(parse_trace(f));
   auto out = replay(events);
   EXPECT_TRUE(out.violations.empty());
