@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "mirror/apply.hpp"
-#include "mirror/convert.hpp"
+#include "mirror/applier.hpp"
+#include "mirror/policy_value.hpp"
 #include "mirror/kernel_map.hpp"
 #include "mirror/pinned_maps.hpp"
 #include "mirror/synthetic.hpp"

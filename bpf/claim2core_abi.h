@@ -49,7 +49,7 @@
 /* ---- CPUs ------------------------------------------------------------------------------- */
 /*
  * The scheduler's slice per class when a policy has no custom slice (C2C_F_CUSTOM_SLICE clear).
- * The core writes the same values into entries (src/host/abi.hpp checks they agree). Normal and
+ * The core writes the same values into entries (bpf/claim2core_abi.hpp checks they agree). Normal and
  * unmatched tasks get C2C_DEFAULT_SLICE_NS: short, like the kernel's default scheduler, so a task
  * waking behind CPU hogs waits milliseconds, not a 20 ms slice per hog.
  */

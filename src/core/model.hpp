@@ -94,7 +94,7 @@ std::optional<ExecClass> exec_class_from_string(const std::string& s);
 bool class_boosts(ExecClass c);
 // Class defaults (spec/state-machine.md, "Execution classes"): short slices where latency matters,
 // long ones where throughput does; normal tasks get the scheduler's default for unmatched ones.
-// src/host/abi.hpp checks them against the scheduler's (bpf/claim2core_abi.h).
+// bpf/claim2core_abi.hpp checks them against the scheduler's (bpf/claim2core_abi.h).
 constexpr Nanos class_default_slice(ExecClass c) {
   switch (c) {
     case ExecClass::LatencyCritical: return 2'000'000;

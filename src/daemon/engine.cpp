@@ -19,7 +19,7 @@
 #include "host/bpf_object_path.hpp"
 #include "host/events_ringbuf.hpp"
 #include "host/topology.hpp"
-#include "mirror/abi.hpp"
+#include "claim2core_abi.hpp"
 #include "sched/enforcing.hpp"
 #include "sched/loader.hpp"
 #include "sched/stats.hpp"

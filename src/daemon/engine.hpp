@@ -30,7 +30,7 @@
 #include "daemon/task_listing.hpp"
 #include "daemon/state_log.hpp"
 #include "daemon/watchers.hpp"
-#include "mirror/apply.hpp"
+#include "mirror/applier.hpp"
 #include "mirror/generation_store.hpp"
 #include "mirror/kernel_map.hpp"
 #include "mirror/pinned_maps.hpp"

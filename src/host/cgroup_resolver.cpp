@@ -1,6 +1,6 @@
 #include "host/cgroup_resolver.hpp"
 
-#include "host/abi.hpp"
+#include "claim2core_abi.hpp"
 
 namespace c2c::host {
 

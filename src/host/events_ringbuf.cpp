@@ -6,7 +6,7 @@
 
 #include <linux/types.h>
 
-#include "../../bpf/claim2core_abi.h"
+#include "claim2core_abi.hpp"
 
 namespace c2c::host {
 

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <vector>
 
-#include "host/abi.hpp"
+#include "claim2core_abi.hpp"
 #include "host/bpf_errno.hpp"
 #include "host/bpf_object_path.hpp"
 #include "host/bpf_rodata.hpp"

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "host/abi.hpp"
+#include "claim2core_abi.hpp"
 
 namespace c2c::host {
 

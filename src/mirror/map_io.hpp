@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "mirror/abi.hpp"
+#include "claim2core_abi.hpp"
 
 namespace c2c::mirror {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "mirror/abi.hpp"
+#include "claim2core_abi.hpp"
 #include "mirror/result.hpp"
 
 namespace c2c::mirror {

@@ -3,7 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "mirror/apply.hpp"
+#include "mirror/applier.hpp"
 
 namespace c2c::mirror {
 

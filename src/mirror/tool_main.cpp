@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "mirror/apply.hpp"
+#include "mirror/applier.hpp"
 #include "mirror/generation_store.hpp"
 #include "mirror/kernel_map.hpp"
 #include "mirror/pinned_maps.hpp"

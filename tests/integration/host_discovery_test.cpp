@@ -26,7 +26,7 @@
 #include <set>
 #include <thread>
 
-#include "host/abi.hpp"
+#include "claim2core_abi.hpp"
 #include "host/procfs_walker.hpp"
 #include "host/task_cgroup.hpp"
 #include "host/task_events.hpp"

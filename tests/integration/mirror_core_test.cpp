@@ -5,8 +5,8 @@
 #include <filesystem>
 
 #include "core/core.hpp"
-#include "mirror/apply.hpp"
-#include "mirror/convert.hpp"
+#include "mirror/applier.hpp"
+#include "mirror/policy_value.hpp"
 #include "mirror/generation_store.hpp"
 #include "mirror/kernel_map.hpp"
 #include "mirror/pinned_maps.hpp"

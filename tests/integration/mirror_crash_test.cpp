@@ -17,7 +17,7 @@
 #include <random>
 #include <thread>
 
-#include "mirror/apply.hpp"
+#include "mirror/applier.hpp"
 #include "mirror/generation_store.hpp"
 #include "mirror/kernel_map.hpp"
 #include "mirror/synthetic.hpp"

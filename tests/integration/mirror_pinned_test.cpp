@@ -8,8 +8,8 @@
 #include <unistd.h>
 #include <nlohmann/json.hpp>
 
-#include "mirror/apply.hpp"
-#include "mirror/convert.hpp"
+#include "mirror/applier.hpp"
+#include "mirror/policy_value.hpp"
 #include "mirror/diff.hpp"
 #include "mirror/kernel_map.hpp"
 #include "mirror/pinned_maps.hpp"

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "host/abi.hpp"
+#include "claim2core_abi.hpp"
 #include "host/task_record.hpp"
 
 using namespace c2c::host;

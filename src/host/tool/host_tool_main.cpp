@@ -11,7 +11,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "host/abi.hpp"
+#include "claim2core_abi.hpp"
 #include "host/cgroup.hpp"
 #include "host/task_cgroup.hpp"
 #include "host/task_events.hpp"

@@ -4,8 +4,8 @@
 
 #include <stdexcept>
 
-#include "mirror/apply.hpp"
-#include "mirror/convert.hpp"
+#include "mirror/applier.hpp"
+#include "mirror/policy_value.hpp"
 #include "mirror/kernel_map.hpp"
 #include "mirror/pinned_maps.hpp"
 #include "vm_proc.hpp"

@@ -3,7 +3,7 @@
 
 #include <random>
 
-#include "mirror/convert.hpp"
+#include "mirror/policy_value.hpp"
 
 namespace c2c::mirror {
 namespace {

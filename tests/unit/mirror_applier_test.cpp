@@ -4,8 +4,8 @@
 
 #include <chrono>
 
-#include "mirror/apply.hpp"
-#include "mirror/convert.hpp"
+#include "mirror/applier.hpp"
+#include "mirror/policy_value.hpp"
 #include "mirror_fake_map.hpp"
 
 namespace c2c::mirror {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/runtime_entry.hpp"
-#include "mirror/abi.hpp"
+#include "claim2core_abi.hpp"
 
 namespace c2c::mirror {
 

@@ -1,16 +1,18 @@
-// The shared BPF ABI header in C++, with the checks that the core's constants agree with it.
+// The shared BPF ABI header (claim2core_abi.h, beside this file) for C++: the one include of it
+// for the host plane and the mirror, with what it needs in scope and the compile-time checks that
+// the core's constants agree with the scheduler's.
 #pragma once
 
-#include <cstddef>
+#include <cstddef>  // offsetof, used by the header's static_asserts
 #include <cstdint>
 
 #include <linux/types.h>
 
-#include "../../bpf/claim2core_abi.h"
+#include "claim2core_abi.h"
 #include "core/cpuset.hpp"
 #include "core/runtime_entry.hpp"
 
-namespace c2c::host {
+namespace c2c::bpf_abi {
 
 namespace abi_check {
 static_assert(c2c::kMaxCpus == C2C_MAX_CPUS, "core kMaxCpus must equal C2C_MAX_CPUS");
@@ -36,4 +38,4 @@ static_assert(c2c::class_default_slice(c2c::ExecClass::LatencyCritical) == C2C_S
 static_assert(sizeof(c2c_task_record) == 48);
 }  // namespace abi_check
 
-}  // namespace c2c::host
+}  // namespace c2c::bpf_abi

@@ -1,4 +1,4 @@
-#include "mirror/apply.hpp"
+#include "mirror/applier.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -8,7 +8,7 @@
 #include <unordered_set>
 
 #include "host/bpf_errno.hpp"
-#include "mirror/convert.hpp"
+#include "mirror/policy_value.hpp"
 
 namespace c2c::mirror {
 

@@ -1,4 +1,4 @@
-#include "mirror/convert.hpp"
+#include "mirror/policy_value.hpp"
 
 #include <array>
 #include <cstdio>
