@@ -133,9 +133,12 @@ void FeedSender::delete_policy(PolicyKind kind, const std::string& name, int64_t
   req.set_kind(kind == PolicyKind::Dra ? pb::DRA_EXECUTION_POLICY : pb::NODE_SCHEDULING_POLICY);
   req.set_name(name);
   req.set_generation(generation);
+  // The key before the move: argument evaluation order is unspecified, and a moved-from request
+  // has no kind (a DRA policy's delete went to "node/<name>", beside its unsent upsert).
+  const std::string key = policy_key(req.kind(), name);
   std::lock_guard<std::mutex> l(mu_);
-  slots_.erase("ack/" + policy_key(req.kind(), name));
-  put_locked(policy_key(req.kind(), name), std::move(req));
+  slots_.erase("ack/" + key);
+  put_locked(key, std::move(req));
   cv_.notify_all();
 }
 
