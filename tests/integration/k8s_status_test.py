@@ -10,8 +10,9 @@ intents -o json`.
 Scenarios (one per ctest entry):
   status  this node's entry equals the daemon's intent and follows a policy change
           (observedGeneration); another node's entry is never rewritten; a competing write makes
-          the feed's patches 409, the feed re-reads and retries, and both entries survive; a Node
-          that leaves loses its entry; `kubectl get nodeschedulingpolicies` shows APPLIED and REASON
+          the feed's patches 409, the feed re-reads and retries, and both entries survive; a node
+          that joined while the feed's Node cache lagged keeps its entry; a Node that leaves loses
+          its entry; `kubectl get nodeschedulingpolicies` shows APPLIED and REASON
   ack     a requirePreview DRAExecutionPolicy waits (its status entry says so); `claim2core preview
           --acknowledge --kubernetes` annotates the object with its generation, the feed passes it
           to the daemon and the entry stops waiting; a manifest that differs from the cluster's
@@ -34,7 +35,7 @@ from c2c_it import require_bpf
 
 SCENARIO, SRC, OBSERVER, DAEMON, CLI = sys.argv[1:6]
 FAKE = os.path.join(SRC, "tests", "integration", "k8s_fake_apiserver.py")
-NODE, OTHER = "kind-worker", "kind-worker2"
+NODE, OTHER, NEW = "kind-worker", "kind-worker2", "kind-worker3"
 KUBECTL = shutil.which("kubectl")
 require_bpf("BPF maps, bpffs pins")
 if KUBECTL is None:
@@ -260,12 +261,32 @@ def scenario_status():
     check(status["applied"] == f"{applied}/2 nodes" and status["applied"] in row,
           f"APPLIED counts the Applied entries: {status['applied']!r} in {row!r}")
 
+    # A node joins while this feed's Node cache lags (its watches are frozen): the new node's
+    # entry is not in the cache, but its Node exists, so a write of this feed must keep it.
+    request(url, "/_control/freeze", {})
+    apply(url, "nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NEW}})
+    obj = kget(NSP, "engine")
+    joined = dict(theirs, node=NEW, state="Pending", reason="")
+    code, _ = request(url, f"/apis/{GROUP}/{NSP}/engine/status",
+                      {"metadata": {"resourceVersion": obj["metadata"]["resourceVersion"]},
+                       "status": {"nodes": obj["status"]["nodes"] + [joined]}},
+                      method="PATCH", ctype="application/merge-patch+json")
+    manifest = os.path.join(work, "engine.json")
+    with open(manifest, "w") as f:  # the daemon's intent moves without any watch event
+        json.dump(node_policy("engine", "^c2c-status-none-v4$"), f)
+    code, out, err = cli("apply", "-f", manifest)
+    check(code == 0, f"the policy moved on the daemon by hand ({code}: {out.strip()} {err.strip()})")
+    check(bool(wait_for(lambda: mine_follows(4))), f"{NODE}'s entry follows: {entries(NSP, 'engine').get(NODE)}")
+    check(entries(NSP, "engine").get(NEW) == joined,
+          f"{NEW} joined after the cache was filled: its entry is kept (its Node answers): {sorted(entries(NSP, 'engine'))}")
+    request(url, "/_control/cut", {})  # watches reconnect and catch up
+
     # A node leaves: its Node object is deleted; the first node (by name) prunes its entries.
     request(url, "/_control/delete", {"resource": "nodes", "name": OTHER})
-    gone = wait_for(lambda: OTHER not in entries(NSP, "engine") and NODE in entries(NSP, "engine"))
-    check(bool(gone), f"{OTHER} left: its entry is removed, {NODE}'s stays: {sorted(entries(NSP, 'engine'))}")
-    check(kget(NSP, "engine")["status"]["applied"].endswith("/1 nodes"),
-          f"APPLIED counts the remaining node: {kget(NSP, 'engine')['status']['applied']}")
+    gone = wait_for(lambda: OTHER not in entries(NSP, "engine") and {NODE, NEW} <= set(entries(NSP, "engine")))
+    check(bool(gone), f"{OTHER} left: its entry is removed, {NODE}'s and {NEW}'s stay: {sorted(entries(NSP, 'engine'))}")
+    check(kget(NSP, "engine")["status"]["applied"].endswith("/2 nodes"),
+          f"APPLIED counts the remaining nodes: {kget(NSP, 'engine')['status']['applied']}")
     check("removed the entry of node " + OTHER in observer_log(), "the feed logged the pruning")
 
     errors = [l for l in observer_log().splitlines() if '"error"' in l and "status" in l]
