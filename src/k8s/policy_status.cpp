@@ -3,19 +3,11 @@
 #include <algorithm>
 #include <ctime>
 
+#include "api/node_api_proto.hpp"
+
 namespace c2c::k8s {
 
 using nlohmann::json;
-
-const char* intent_state_name(pb::IntentState s) {
-  switch (s) {
-    case pb::PENDING: return "Pending";
-    case pb::SENT: return "Sent";
-    case pb::APPLIED: return "Applied";
-    case pb::FAILED: return "Failed";
-    default: return "Unknown";
-  }
-}
 
 std::string bounded_reason(const std::string& reason) {
   if (reason.size() <= kMaxReasonBytes) return reason;
@@ -32,7 +24,7 @@ std::map<PolicyKey, NodeStatusEntry> entries_from_intents(const std::vector<pb::
     PolicyKey key{i.kind() == pb::DRA_EXECUTION_POLICY ? PolicyKind::Dra : PolicyKind::Node, i.policy()};
     auto it = out.find(key);
     if (it != out.end() && it->second.observed_generation > i.policy_generation()) continue;
-    out[key] = NodeStatusEntry{node, intent_state_name(i.state()), i.policy_generation(), i.matched_tasks(),
+    out[key] = NodeStatusEntry{node, api::intent_state_name(i.state()), i.policy_generation(), i.matched_tasks(),
                                i.applied_entries(), bounded_reason(i.reason())};
   }
   return out;

@@ -30,7 +30,7 @@ inline constexpr const char* kAckAnnotation = "claim2core.io/acknowledged-genera
 // One node's entry in status.nodes[].
 struct NodeStatusEntry {
   std::string node;
-  std::string state;               // Pending | Sent | Applied | Failed | Unknown (the daemon's IntentState)
+  std::string state;               // api::intent_state_name: Pending | Sent | Applied | Failed | Unknown
   int64_t observed_generation = 0; // the policy generation the daemon's intent is for
   uint32_t matched_tasks = 0;
   uint32_t entries = 0;            // entries in the pinned map
@@ -40,8 +40,6 @@ struct NodeStatusEntry {
 };
 
 using PolicyKey = std::pair<PolicyKind, std::string>;  // kind, metadata.name
-
-const char* intent_state_name(pb::IntentState s);
 
 // status.nodes[].reason's maxLength in the CRDs: a longer reason would make the API server refuse
 // the whole patch, so it is cut (at a UTF-8 boundary, ending "...").

@@ -24,14 +24,13 @@ usage: k8s_status_test.py SCENARIO SOURCE_DIR OBSERVER CLAIM2CORED CLAIM2CORE
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 
-from c2c_it import require_bpf
+from c2c_it import checker, cli_runner, require_bpf, stop_processes
 
 SCENARIO, SRC, OBSERVER, DAEMON, CLI = sys.argv[1:6]
 FAKE = os.path.join(SRC, "tests", "integration", "k8s_fake_apiserver.py")
@@ -51,11 +50,7 @@ T0 = time.time()
 GROUP = "scheduling.gthulhu.io/v1alpha1"
 
 
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + f"[{time.time() - T0:5.1f}s] " + what, flush=True)
-    if not ok:
-        failures.append(what)
-    return ok
+check = checker(failures)
 
 
 def wait_for(pred, timeout=15.0):
@@ -105,17 +100,6 @@ def start_observer(url):
         stdout=subprocess.DEVNULL, stderr=log)
 
 
-def stop(name):
-    p = procs.pop(name, None)
-    if p and p.poll() is None:
-        p.send_signal(signal.SIGTERM)
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
-
-
 def read(path):
     with open(path) as f:
         return f.read()
@@ -158,9 +142,7 @@ def entries(resource, name):
     return {e["node"]: e for e in obj.get("status", {}).get("nodes", [])}
 
 
-def cli(*args):
-    r = subprocess.run([CLI, *args, "--socket", sock, "--timeout", "5"], capture_output=True, text=True, timeout=30)
-    return r.returncode, r.stdout, r.stderr
+cli, _ = cli_runner(CLI, sock)
 
 
 def daemon_intent(kind, name):
@@ -367,22 +349,20 @@ def scenario_ack():
     check(bool(r), f"and generation 2 goes live on the node: {reason()!r}")
 
 
+def logs_on_failure():
+    """The tails of the feed's and the daemon's logs, for a failed run."""
+    for log in ("observer.log", "daemon.log"):
+        if os.path.exists(os.path.join(work, log)):
+            print(f"---- {log} (tail)\n" + "".join(read(os.path.join(work, log)).splitlines(True)[-40:]))
+
+
 try:
     {"status": scenario_status, "ack": scenario_ack}[SCENARIO]()
 except SystemExit as e:
-    failures.append(str(e))
-    print("FAIL", e)
-finally:
-    for name in ("observer", "daemon", "apiserver"):
-        stop(name)
-    if failures:
-        for name in ("observer.log", "daemon.log"):
-            path = os.path.join(work, name)
-            if os.path.exists(path):
-                print(f"---- {name} (tail)")
-                print("".join(open(path).readlines()[-40:]))
-    shutil.rmtree(pin_root, ignore_errors=True)
-    shutil.rmtree(work, ignore_errors=True)
-
-print(f"{SCENARIO}: {len(failures)} failure(s)")
+    check(False, str(e))
+if failures:
+    logs_on_failure()
+# The feed first (it writes to the other two), then the daemon, then the API server.
+stop_processes([procs.get("apiserver"), procs.get("daemon"), procs.get("observer")], pin_root, work)
+print(f"{SCENARIO}: {len(failures)} failure(s) in {time.time() - T0:.1f} s")
 sys.exit(1 if failures else 0)

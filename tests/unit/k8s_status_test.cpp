@@ -91,7 +91,8 @@ TEST(K8sStatus, EntriesFromIntentsAreThisNodesAtTheHighestGeneration) {
   EXPECT_LE(r.reason.size(), kMaxReasonBytes);
   EXPECT_EQ(r.reason.substr(r.reason.size() - 3), "...");
   EXPECT_EQ(r.reason.substr(0, 1020), std::string(1020, 'x'));
-  EXPECT_EQ(intent_state_name(pb::INTENT_STATE_UNSPECIFIED), std::string("Unknown"));
+  EXPECT_EQ(entries_from_intents({intent("n1", "u", 1, pb::INTENT_STATE_UNSPECIFIED)}, "n1").at({PolicyKind::Dra, "u"}).state,
+            "Unknown");
   EXPECT_EQ(rfc3339(0), "1970-01-01T00:00:00Z");
 }
 
