@@ -146,6 +146,13 @@ TEST(K8sStatus, AnAcknowledgementOfTheCurrentGenerationIsPassedOnceAnOlderOneNev
   EXPECT_EQ(sink.log, (std::vector<std::string>{"upsert serving@1", "ack serving@1", "upsert serving@2", "ack serving@2"}));
 }
 
+TEST(K8sStatus, AFeedThatStartsOnAStaleAcknowledgementPassesNothing) {
+  AckLog sink;
+  PolicyCache cache(PolicyKind::Dra, sink);
+  cache.replace({dra_object(3, "^E3", "2")});  // acknowledged at 2, the spec moved on to 3 since
+  EXPECT_EQ(sink.log, std::vector<std::string>{"upsert serving@3"});
+}
+
 // A daemon that records policy upserts and acknowledgements in order.
 class AckTransport : public FeedTransport {
  public:
