@@ -90,4 +90,14 @@ std::string request_field(const node::Refusal& r, const std::vector<int>& bindin
   return r.field;
 }
 
+const char* intent_state_name(pb::IntentState s) {
+  switch (s) {
+    case pb::PENDING: return "Pending";
+    case pb::SENT: return "Sent";
+    case pb::APPLIED: return "Applied";
+    case pb::FAILED: return "Failed";
+    default: return "Unknown";
+  }
+}
+
 }  // namespace c2c::api

@@ -21,4 +21,8 @@ pb::PreviewResponse to_proto(const node::PreviewReply& r);
 // index of its first binding (bindings are flat on the wire).
 std::string request_field(const node::Refusal& r, const std::vector<int>& binding_index = {});
 
+// An intent state as people read it: Pending, Sent, Applied, Failed, Unknown (unspecified). The
+// CLI's tables and the policy CRDs' status.nodes[].state (src/k8s/policy_status.hpp) both use it.
+const char* intent_state_name(pb::IntentState s);
+
 }  // namespace c2c::api

@@ -2,6 +2,7 @@
 
 #include <grpcpp/client_context.h>
 
+#include <cstdlib>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "cli/manifests.hpp"
 #include "cli/structured_output.hpp"
 #include "cli/tables.hpp"
+#include "k8s/cluster_ack.hpp"
 
 namespace c2c::cli {
 namespace {
@@ -277,6 +279,34 @@ api::AnyPolicy with_resolved_generation(api::AnyPolicy p, const std::vector<api:
   return p;
 }
 
+struct KubeTarget {
+  bool enabled = false;
+  std::string kubeconfig = std::getenv("KUBECONFIG") ? std::getenv("KUBECONFIG") : "";
+  std::string context, server;
+};
+
+// `preview --acknowledge --kubernetes`: the cluster-wide acknowledgement (src/k8s/cluster_ack.hpp);
+// the daemon is not asked (preview on a node, or read the objects' status, before acknowledging).
+int acknowledge_in_kubernetes(const KubeTarget& kube, bool ack, const std::vector<PolicyManifest>& manifests) {
+  if (!ack) {
+    std::cerr << "preview: --kubernetes acknowledges in the cluster and needs --acknowledge\n";
+    return kExitUsage;
+  }
+  std::string err;
+  auto cfg = k8s::resolve_kube_config(kube.kubeconfig, kube.context, kube.server, /*home_default=*/true, &err);
+  if (!cfg) {
+    std::cerr << "preview: --kubernetes: " << err << "\n";
+    return kExitUsage;
+  }
+  int rc = kExitOk;
+  for (const auto& m : manifests) {
+    k8s::ClusterAck a = k8s::acknowledge_in_cluster(*cfg, m.policy);
+    (a.ok ? std::cout : std::cerr) << (a.ok ? "" : "preview: ") << m.source << ": " << a.message << "\n";
+    if (!a.ok) rc = kExitServer;
+  }
+  return rc;
+}
+
 void add_preview(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "preview", "Show what policies would do, read-only: matched tasks, conflicts, warnings, intended vs actual");
@@ -287,10 +317,20 @@ void add_preview(CLI::App& app, int& exit_code) {
   cmd->add_flag("--acknowledge", *ack,
                 "Record that this preview was reviewed: a requirePreview policy goes live only after a preview of "
                 "its generation was acknowledged");
+  auto kube = std::make_shared<KubeTarget>();
+  cmd->add_flag("--kubernetes", kube->enabled,
+                "With --acknowledge: acknowledge in the cluster instead (annotation "
+                "claim2core.io/acknowledged-generation on the policy object, written through the Kubernetes API "
+                "when the cluster's spec equals the manifest's); every node's feed passes it to its daemon");
+  cmd->add_option("--kubeconfig", kube->kubeconfig, "With --kubernetes: kubeconfig (default $KUBECONFIG, ~/.kube/config, in-cluster)");
+  cmd->add_option("--kube-context", kube->context, "With --kubernetes: kubeconfig context (default current-context)");
+  // --server is the daemon's TCP address (add_common).
+  cmd->add_option("--kube-server", kube->server, "With --kubernetes: API server URL, overriding the kubeconfig's");
   add_common(cmd, *c);
-  cmd->callback(guarded(exit_code, [c, files, ack]() -> int {
+  cmd->callback(guarded(exit_code, [c, files, ack, kube]() -> int {
     auto manifests = load_or_report("preview", *files);
     if (!manifests) return kExitUsage;
+    if (kube->enabled) return acknowledge_in_kubernetes(*kube, *ack, *manifests);
     OutputFormat fmt = output_format_from_string(c->output);
     Session s("preview", *c);
     const auto stored = stored_policies(s);

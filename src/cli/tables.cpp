@@ -6,6 +6,7 @@
 #include <variant>
 
 #include "api/convert.hpp"
+#include "api/node_api_proto.hpp"
 #include "cli/structured_output.hpp"
 #include "trace/policy_codec.hpp"
 
@@ -40,15 +41,7 @@ std::string TextTable::render(bool with_header, const std::vector<size_t>& min_w
   return out;
 }
 
-std::string intent_state_name(pb::IntentState s) {
-  switch (s) {
-    case pb::PENDING: return "Pending";
-    case pb::SENT: return "Sent";
-    case pb::APPLIED: return "Applied";
-    case pb::FAILED: return "Failed";
-    default: return "Unknown";
-  }
-}
+std::string intent_state_name(pb::IntentState s) { return api::intent_state_name(s); }
 
 std::string policy_kind_name(pb::PolicyKind k) {
   switch (k) {

@@ -33,6 +33,8 @@ void DaemonFeed::delete_policy(PolicyKind kind, const std::string& name, int64_t
   sender_.delete_policy(kind, name, generation);
 }
 
+void DaemonFeed::acknowledge_preview(const AnyPolicy& p) { sender_.acknowledge(api::to_proto(p)); }
+
 void DaemonFeed::on_policy_notice(const std::string& kind, const std::string& message) { on_notice(kind, message); }
 
 }  // namespace c2c::k8s

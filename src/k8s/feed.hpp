@@ -25,6 +25,7 @@ class DaemonFeed : public BindingListener, public PolicySink {
   void upsert_policy(const AnyPolicy& p) override;
   void delete_policy(PolicyKind kind, const std::string& name, int64_t generation) override;
   void on_policy_notice(const std::string& kind, const std::string& message) override;
+  void acknowledge_preview(const AnyPolicy& p) override;
 
  private:
   FeedSender& sender_;

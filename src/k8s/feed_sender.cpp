@@ -1,5 +1,6 @@
 #include "k8s/feed_sender.hpp"
 
+#include <algorithm>
 #include <set>
 #include <thread>
 #include <vector>
@@ -40,6 +41,13 @@ grpc::Status GrpcFeedTransport::delete_policy(const pb::DeletePolicyRequest& req
 }
 grpc::Status GrpcFeedTransport::list_bindings(pb::ListBindingsResponse* resp) {
   return stub_->ListBindings(context().get(), pb::ListBindingsRequest(), resp);
+}
+
+grpc::Status GrpcFeedTransport::preview(const pb::PreviewRequest& req, pb::PreviewResponse* resp) {
+  return stub_->Preview(context().get(), req, resp);
+}
+grpc::Status GrpcFeedTransport::list_intents(pb::ListIntentsResponse* resp) {
+  return stub_->ListIntents(context().get(), pb::ListIntentsRequest(), resp);
 }
 
 bool GrpcFeedTransport::reconnected() {
@@ -100,7 +108,23 @@ void FeedSender::set_policy(const pb::Policy& policy) {
   std::string key = policy.has_dra() ? policy_key(pb::DRA_EXECUTION_POLICY, policy.dra().name())
                                      : policy_key(pb::NODE_SCHEDULING_POLICY, policy.node().name());
   std::lock_guard<std::mutex> l(mu_);
+  if (policy.has_dra()) {
+    auto ack = slots_.find("ack/" + key);
+    if (ack != slots_.end() &&
+        std::get<pb::PreviewRequest>(ack->second.value).policy().dra().generation() != policy.dra().generation())
+      slots_.erase(ack);  // acknowledged an older generation: not this one
+  }
   put_locked(key, std::move(req));
+  cv_.notify_all();
+}
+
+void FeedSender::acknowledge(const pb::Policy& policy) {
+  if (!policy.has_dra()) return;  // node policies need no preview
+  pb::PreviewRequest req;
+  *req.mutable_policy() = policy;
+  req.set_acknowledge(true);
+  std::lock_guard<std::mutex> l(mu_);
+  put_locked("ack/" + policy_key(pb::DRA_EXECUTION_POLICY, policy.dra().name()), std::move(req));
   cv_.notify_all();
 }
 
@@ -109,8 +133,12 @@ void FeedSender::delete_policy(PolicyKind kind, const std::string& name, int64_t
   req.set_kind(kind == PolicyKind::Dra ? pb::DRA_EXECUTION_POLICY : pb::NODE_SCHEDULING_POLICY);
   req.set_name(name);
   req.set_generation(generation);
+  // The key before the move: argument evaluation order is unspecified, and a moved-from request
+  // has no kind (a DRA policy's delete went to "node/<name>", beside its unsent upsert).
+  const std::string key = policy_key(req.kind(), name);
   std::lock_guard<std::mutex> l(mu_);
-  put_locked(policy_key(req.kind(), name), std::move(req));
+  slots_.erase("ack/" + key);
+  put_locked(key, std::move(req));
   cv_.notify_all();
 }
 
@@ -151,12 +179,22 @@ FeedSender::Outcome FeedSender::send(const std::string& key, const Value& v) {
     pb::UpsertPolicyResponse r;
     st = transport_.upsert_policy(*up, &r);
     ignored = r.ignored(), message = r.message();
-  } else {
+  } else if (auto* dp = std::get_if<pb::DeletePolicyRequest>(&v)) {
     pb::DeletePolicyResponse r;
-    st = transport_.delete_policy(std::get<pb::DeletePolicyRequest>(v), &r);
+    st = transport_.delete_policy(*dp, &r);
     ignored = r.ignored(), message = r.message();
+  } else {
+    pb::PreviewResponse r;
+    st = transport_.preview(std::get<pb::PreviewRequest>(v), &r);
+    // Not acknowledged: e.g. already previewed (a resend), or the daemon holds another generation.
+    ignored = !r.acknowledged();
+    for (const auto& w : r.warnings()) message += (message.empty() ? "" : "; ") + w;
+    if (st.ok() && r.acknowledged())
+      notice_("acknowledged", key + ": the cluster's acknowledgement of generation " +
+                                  std::to_string(std::get<pb::PreviewRequest>(v).policy().dra().generation()) +
+                                  " recorded by the daemon");
   }
-  const char* what = is_delete(v) ? "delete " : "upsert ";
+  const char* what = is_delete(v) ? "delete " : std::holds_alternative<pb::PreviewRequest>(v) ? "acknowledge " : "upsert ";
   if (st.ok()) {
     ++stats_.sent;
     if (ignored) {
@@ -225,6 +263,7 @@ void FeedSender::run(const std::atomic<bool>& stop) {
           cv_.wait_for(l, options_.poll);
           continue;
         }
+        std::stable_partition(batch.begin(), batch.end(), [](const auto& kv) { return kv.first.rfind("ack/", 0) != 0; });
       }
     }
     if (prune) {

@@ -9,6 +9,8 @@
 //   answered `ignored` (INV-3), which counts as delivered.
 // * INVALID_ARGUMENT is reported (naming the field, as the daemon does) and not retried: the same
 //   value would be refused again; the next change of that key is sent.
+// * Acknowledgements (Preview with acknowledge, "ack/dra/<name>") are sent after every other dirty
+//   slot of a round: the daemon acknowledges only a policy it holds at that generation.
 // * Claims are this feed's alone on a Kubernetes node: at every (re)connection, once the observer
 //   has synced, claims the daemon holds that the feed does not are deleted (a deallocation missed
 //   while the feed was down, INV-1). Policies are not pruned this way: an operator may have applied
@@ -43,6 +45,16 @@ class FeedTransport {
   virtual grpc::Status upsert_policy(const pb::UpsertPolicyRequest& req, pb::UpsertPolicyResponse* resp) = 0;
   virtual grpc::Status delete_policy(const pb::DeletePolicyRequest& req, pb::DeletePolicyResponse* resp) = 0;
   virtual grpc::Status list_bindings(pb::ListBindingsResponse* resp) = 0;
+  // The cluster-wide preview acknowledgement (Preview with acknowledge) and the status writer's
+  // intents; transports that do not need them (tests of the claim path) keep these defaults.
+  virtual grpc::Status preview(const pb::PreviewRequest& req, pb::PreviewResponse* resp) {
+    (void)req, (void)resp;
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "preview");
+  }
+  virtual grpc::Status list_intents(pb::ListIntentsResponse* resp) {
+    (void)resp;
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "list_intents");
+  }
   // True once after the connection was lost and is up again (or the first time it is up).
   virtual bool reconnected() = 0;
 };
@@ -56,6 +68,8 @@ class GrpcFeedTransport : public FeedTransport {
   grpc::Status upsert_policy(const pb::UpsertPolicyRequest& req, pb::UpsertPolicyResponse* resp) override;
   grpc::Status delete_policy(const pb::DeletePolicyRequest& req, pb::DeletePolicyResponse* resp) override;
   grpc::Status list_bindings(pb::ListBindingsResponse* resp) override;
+  grpc::Status preview(const pb::PreviewRequest& req, pb::PreviewResponse* resp) override;
+  grpc::Status list_intents(pb::ListIntentsResponse* resp) override;
   bool reconnected() override;
 
  private:
@@ -91,6 +105,10 @@ class FeedSender {
   void delete_claim(const std::string& claim_uid, int64_t generation);
   void set_policy(const pb::Policy& policy);
   void delete_policy(PolicyKind kind, const std::string& name, int64_t generation);
+  // The operator acknowledged this DRA policy's generation in the cluster (policy_status.hpp):
+  // Preview with acknowledge, sent after the policy itself; a newer generation of the policy
+  // (set_policy) drops an acknowledgement of an older one.
+  void acknowledge(const pb::Policy& policy);
   // The observer has listed everything once: claims may now be pruned at reconnection.
   void claims_synced();
 
@@ -103,7 +121,7 @@ class FeedSender {
 
  private:
   using Value = std::variant<pb::UpsertClaimBindingRequest, pb::DeleteClaimBindingRequest, pb::UpsertPolicyRequest,
-                             pb::DeletePolicyRequest>;
+                             pb::DeletePolicyRequest, pb::PreviewRequest>;
   struct Slot {
     Value value;
     uint64_t version = 0;  // bumped on every change, so an ack only clears what it sent
@@ -122,7 +140,7 @@ class FeedSender {
   Notice notice_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::string, Slot> slots_;  // "claim/<uid>", "dra/<name>", "node/<name>"
+  std::map<std::string, Slot> slots_;  // "claim/<uid>", "dra/<name>", "node/<name>", "ack/dra/<name>"
   uint64_t next_version_ = 1;
   bool claims_synced_ = false;
   bool prune_due_ = true;

@@ -22,6 +22,9 @@ struct StreamState {
   std::string buffer;
   std::string* body = nullptr;
   bool aborted = false;
+  // A request with a body (PATCH); empty method: GET.
+  std::string method, content_type;
+  const std::string* request_body = nullptr;
 };
 
 size_t on_write(char* data, size_t size, size_t n, void* user) {
@@ -82,6 +85,13 @@ HttpResult perform(const KubeConfig& cfg, const std::string& path, StreamState& 
   curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
   struct curl_slist* headers = nullptr;
   headers = curl_slist_append(headers, "Accept: application/json");
+  std::string content_type = "Content-Type: " + st.content_type;
+  if (!st.method.empty()) {
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, st.method.c_str());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, st.request_body->data());
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(st.request_body->size()));
+    headers = curl_slist_append(headers, content_type.c_str());
+  }
   std::string token = read_token(cfg);
   std::string auth = "Authorization: Bearer " + token;
   if (!token.empty()) headers = curl_slist_append(headers, auth.c_str());
@@ -136,6 +146,19 @@ HttpResult HttpClient::stream(const std::string& path, const std::function<bool(
   st.on_line = &on_line;
   st.stop = &stop;
   return perform(cfg_, path, st, timeout_s);
+}
+
+HttpResult HttpClient::patch(const std::string& path, const std::string& body, const std::string& content_type,
+                             long timeout_s) const {
+  std::string response;
+  StreamState st;
+  st.body = &response;
+  st.method = "PATCH";
+  st.content_type = content_type;
+  st.request_body = &body;
+  HttpResult r = perform(cfg_, path, st, timeout_s);
+  r.body = std::move(response);
+  return r;
 }
 
 std::string url_encode(const std::string& s) {

@@ -1,4 +1,5 @@
-// A small libcurl client for the API server: plain GETs (lists) and line-streamed GETs (watches).
+// A small libcurl client for the API server: plain GETs (lists, objects), line-streamed GETs
+// (watches) and PATCHes (the policy CRDs' status, the preview acknowledgement).
 #pragma once
 
 #include <atomic>
@@ -26,6 +27,10 @@ class HttpClient {
   // returns false, or `stop` becomes true.
   HttpResult stream(const std::string& path, const std::function<bool(const std::string&)>& on_line,
                     const std::atomic<bool>& stop, long timeout_s) const;
+  // PATCH server+path with `body` as `content_type` (e.g. application/merge-patch+json); the
+  // response body is in the result whatever the status (a 409's Status names the conflict).
+  HttpResult patch(const std::string& path, const std::string& body, const std::string& content_type,
+                   long timeout_s = 30) const;
 
  private:
   KubeConfig cfg_;

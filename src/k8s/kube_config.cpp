@@ -136,4 +136,17 @@ std::optional<KubeConfig> kubeconfig_from_file(const std::string& path, const st
   return c;
 }
 
+std::optional<KubeConfig> resolve_kube_config(const std::string& kubeconfig, const std::string& context,
+                                              const std::string& server, bool home_default, std::string* error) {
+  std::optional<KubeConfig> cfg;
+  std::string home_config = std::getenv("HOME") ? std::string(std::getenv("HOME")) + "/.kube/config" : "";
+  if (!kubeconfig.empty()) cfg = kubeconfig_from_file(kubeconfig, context, error);
+  else if (!server.empty()) cfg = KubeConfig{};
+  else if (home_default && !home_config.empty() && std::filesystem::exists(home_config))
+    cfg = kubeconfig_from_file(home_config, context, error);
+  else cfg = in_cluster_config(error);
+  if (cfg && !server.empty()) cfg->server = server;
+  return cfg;
+}
+
 }  // namespace c2c::k8s

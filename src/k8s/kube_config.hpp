@@ -25,6 +25,12 @@ std::optional<KubeConfig> in_cluster_config(std::string* error,
 // against the kubeconfig's directory. exec/auth-provider plugins are refused with a message.
 std::optional<KubeConfig> kubeconfig_from_file(const std::string& path, const std::string& context, std::string* error);
 
+// The usual order: `kubeconfig` (a file) if given; else `server` alone (no credentials) if given;
+// else $HOME/.kube/config when `home_default` and it exists; else in-cluster. `server`, when given,
+// also overrides the chosen config's server.
+std::optional<KubeConfig> resolve_kube_config(const std::string& kubeconfig, const std::string& context,
+                                              const std::string& server, bool home_default, std::string* error);
+
 std::optional<std::string> base64_decode(const std::string& in);
 
 }  // namespace c2c::k8s

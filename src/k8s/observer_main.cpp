@@ -12,6 +12,7 @@
 #include "k8s/observer.hpp"
 #if C2C_OBSERVER_FEED
 #include "k8s/feed.hpp"
+#include "k8s/status_writer.hpp"
 #endif
 
 namespace {
@@ -53,6 +54,9 @@ int main(int argc, char** argv) {
   long page_size = 500;
   int retry_ms = 500;
   [[maybe_unused]] int max_backoff_ms = 5000;
+  [[maybe_unused]] bool write_status = false;
+  [[maybe_unused]] int status_interval_ms = 2000;
+  [[maybe_unused]] int status_resync_s = 60;
   app.add_option("--node", node, "this node's name (default: $NODE_NAME)");
   app.add_option("--kubeconfig", kubeconfig, "kubeconfig file (default: $KUBECONFIG, else in-cluster config)");
   app.add_option("--context", context, "kubeconfig context (default: current-context)");
@@ -68,6 +72,13 @@ int main(int argc, char** argv) {
   app.add_flag("--no-policies", no_policies, "with --daemon-socket: do not watch the two policy CRDs");
   app.add_option("--max-backoff-ms", max_backoff_ms, "cap of the doubling retry wait for daemon calls")
       ->check(CLI::Range(10, 600000));
+  app.add_flag("--write-status", write_status,
+               "with --daemon-socket: write this node's entry (the daemon's intents) into status.nodes[] of the "
+               "policy CRDs (PATCH on */status) and remove entries of departed nodes");
+  app.add_option("--status-interval-ms", status_interval_ms, "with --write-status: how often the daemon's intents are read")
+      ->check(CLI::Range(50, 600000));
+  app.add_option("--status-resync-s", status_resync_s, "with --write-status: re-read every policy object this often")
+      ->check(CLI::Range(1, 86400));
 #endif
   CLI11_PARSE(app, argc, argv);
   if (node.empty()) {
@@ -75,15 +86,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string err;
-  std::optional<c2c::k8s::KubeConfig> cfg;
-  if (!kubeconfig.empty()) cfg = c2c::k8s::kubeconfig_from_file(kubeconfig, context, &err);
-  else if (!server_override.empty()) cfg = c2c::k8s::KubeConfig{};
-  else cfg = c2c::k8s::in_cluster_config(&err);
+  std::optional<c2c::k8s::KubeConfig> cfg =
+      c2c::k8s::resolve_kube_config(kubeconfig, context, server_override, /*home_default=*/false, &err);
   if (!cfg) {
     std::cerr << "claim2core-observer: " << err << "\n";
     return 2;
   }
-  if (!server_override.empty()) cfg->server = server_override;
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   JsonLines out;
@@ -110,8 +118,19 @@ int main(int argc, char** argv) {
   std::thread policies;
   c2c::k8s::PolicyWatch watch(*cfg, {watch_timeout, page_size, retry_ms}, feed);
   if (!no_policies) policies = std::thread([&] { watch.run(g_stop); });
+  std::thread status;
+  c2c::k8s::StatusWriterOptions wo;
+  wo.node = node;
+  wo.interval = std::chrono::milliseconds(status_interval_ms);
+  wo.resync = std::chrono::seconds(status_resync_s);
+  wo.node_watch = {watch_timeout, page_size, retry_ms};
+  c2c::k8s::StatusWriter writer(*cfg, wo, transport, [&out](const std::string& k, const std::string& m) {
+    out.on_notice(k, m);
+  });
+  if (write_status) status = std::thread([&] { writer.run(g_stop); });
   c2c::k8s::Observer observer(*cfg, opt, feed);
   observer.run(g_stop);
+  if (status.joinable()) status.join();
   if (policies.joinable()) policies.join();
   sending.join();
 #endif

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "k8s/policy_status.hpp"
 #include "trace/json_reader.hpp"
 
 namespace c2c::k8s {
@@ -12,9 +13,17 @@ const char* policy_kind_name(PolicyKind k) {
   return k == PolicyKind::Dra ? "DRAExecutionPolicy" : "NodeSchedulingPolicy";
 }
 
+const char* policy_plural(PolicyKind k) {
+  return k == PolicyKind::Dra ? "draexecutionpolicies" : "nodeschedulingpolicies";
+}
+
+std::string policy_collection_path(PolicyKind k) {
+  return std::string("/apis/scheduling.gthulhu.io/v1alpha1/") + policy_plural(k);
+}
+
 namespace {
 
-const char* plural(PolicyKind k) { return k == PolicyKind::Dra ? "draexecutionpolicies" : "nodeschedulingpolicies"; }
+const char* plural(PolicyKind k) { return policy_plural(k); }
 
 std::string object_name(const json& obj) {
   if (!obj.is_object() || !obj.contains("metadata") || !obj["metadata"].is_object()) return {};
@@ -79,6 +88,16 @@ void PolicyCache::upsert_locked(const json& object, std::map<std::string, AnyPol
   const std::string& name = policy_name(*p);
   auto it = live_.find(name);
   if (it == live_.end() || !(it->second == *p)) sink_.upsert_policy(*p);
+  // Only an acknowledgement of the generation the object is at now counts: one of an older
+  // generation was for a spec that has changed since.
+  if (auto ack = acknowledged_generation(object);
+      ack && *ack == policy_generation(*p) && std::holds_alternative<DraExecutionPolicy>(*p)) {
+    auto [a, fresh] = acknowledged_.try_emplace(name, *ack);
+    if (fresh || a->second != *ack) {
+      a->second = *ack;
+      sink_.acknowledge_preview(*p);
+    }
+  }
   into[name] = *p;
 }
 
@@ -88,6 +107,7 @@ void PolicyCache::replace(const std::vector<json>& items) {
   for (const auto& item : items) upsert_locked(item, next);
   for (const auto& [name, p] : live_)
     if (!next.count(name)) sink_.delete_policy(kind_, name, policy_generation(p));
+  std::erase_if(acknowledged_, [&](const auto& a) { return !next.count(a.first); });
   live_ = std::move(next);
 }
 
@@ -105,6 +125,7 @@ bool PolicyCache::apply(const std::string& type, const json& object) {
       // The last generation this feed sent: the daemon deletes it and keeps a tombstone (INV-3).
       sink_.delete_policy(kind_, name, policy_generation(it->second));
       live_.erase(it);
+      acknowledged_.erase(name);
     }
     return true;
   }
@@ -142,7 +163,7 @@ void PolicyWatch::run(const std::atomic<bool>& stop) {
   for (PolicyKind k : {PolicyKind::Dra, PolicyKind::Node}) {
     threads.emplace_back([this, k, &stop] {
       int i = k == PolicyKind::Dra ? 0 : 1;
-      ListWatchTarget target{plural(k), std::string("/apis/scheduling.gthulhu.io/v1alpha1/") + plural(k), ""};
+      ListWatchTarget target{plural(k), policy_collection_path(k), ""};
       ListWatchCounters counters{&stats_.lists[i], &stats_.watches[i], &stats_.relists_after_gone,
                                  &stats_.relists_after_break};
       CacheHandler handler(k == PolicyKind::Dra ? dra_ : node_, sink_);

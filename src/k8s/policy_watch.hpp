@@ -31,6 +31,9 @@ class PolicySink {
   virtual void delete_policy(PolicyKind kind, const std::string& name, int64_t generation) = 0;
   // "refused" (a malformed object: kind, name, field), "relist", "error".
   virtual void on_policy_notice(const std::string& kind, const std::string& message) = 0;
+  // The object carries the cluster-wide preview acknowledgement of its current generation
+  // (policy_status.hpp, kAckAnnotation); called once per acknowledged generation.
+  virtual void acknowledge_preview(const AnyPolicy& p) { (void)p; }
 };
 
 // A CRD object (watch event object or typed-list item) -> the core's policy. Fields Kubernetes adds
@@ -55,6 +58,7 @@ class PolicyCache {
   PolicySink& sink_;
   mutable std::mutex mu_;
   std::map<std::string, AnyPolicy> live_;
+  std::map<std::string, int64_t> acknowledged_;  // name -> generation passed to acknowledge_preview
 };
 
 struct PolicyWatchStats {
@@ -80,5 +84,8 @@ class PolicyWatch {
 };
 
 const char* policy_kind_name(PolicyKind k);  // "DRAExecutionPolicy" / "NodeSchedulingPolicy"
+const char* policy_plural(PolicyKind k);     // "draexecutionpolicies" / "nodeschedulingpolicies"
+// The API path of the kind's collection: /apis/scheduling.gthulhu.io/v1alpha1/<plural>
+std::string policy_collection_path(PolicyKind k);
 
 }  // namespace c2c::k8s

@@ -22,3 +22,16 @@ if(TARGET claim2core-observer AND TARGET c2c_k8s_feed AND TARGET claim2cored AND
     set_tests_properties(k8s.feed.${scenario} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
   endforeach()
 endif()
+
+# Kubernetes-native status (issue 14, item 4): the feed's status writer (status.nodes[] through
+# the /status subresource, 409 -> re-read and retry, departed nodes pruned) and the cluster-wide
+# preview acknowledgement, read back with Debian's kubectl against the fake API server. Root,
+# bpffs and kubectl (exit 77: skipped otherwise); a few seconds each.
+if(TARGET claim2core-observer AND TARGET c2c_k8s_feed AND TARGET claim2cored AND TARGET claim2core)
+  foreach(scenario status ack)
+    add_test(NAME k8s.status.${scenario}
+             COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/k8s_status_test.py ${scenario} ${PROJECT_SOURCE_DIR}
+                     $<TARGET_FILE:claim2core-observer> $<TARGET_FILE:claim2cored> $<TARGET_FILE:claim2core>)
+    set_tests_properties(k8s.status.${scenario} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+  endforeach()
+endif()

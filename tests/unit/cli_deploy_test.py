@@ -194,6 +194,34 @@ for what, doc, field in wrong:
     code, msg = cli_exit(doc)
     check(code == 2, f"the CLI refuses {what} too (exit {code}: {msg})")
 
+# 4b. The status subresource (issue 14, item 4): both CRDs have it, their printer columns read
+# fields the status schema defines, a status as the feed writes it validates and wrong ones do not.
+for kind, plural in (("NodeSchedulingPolicy", "nodeschedulingpolicies"), ("DRAExecutionPolicy", "draexecutionpolicies")):
+    crd = objects.get(("CustomResourceDefinition", f"{plural}.scheduling.gthulhu.io"))
+    if crd is None or kind not in schemas:
+        continue
+    version = crd["spec"]["versions"][0]
+    check(version.get("subresources", {}).get("status") == {}, f"{kind}: status subresource")
+    props = version["schema"]["openAPIV3Schema"]["properties"].get("status", {}).get("properties", {})
+    columns = {c["name"]: c["jsonPath"] for c in version.get("additionalPrinterColumns", [])}
+    check(columns.get("Applied") == ".status.applied" and columns.get("Reason") == ".status.reason"
+          and {"applied", "reason", "nodes"} <= set(props), f"{kind}: Applied and Reason columns on status fields {columns}")
+    nodes = props.get("nodes", {})
+    check(nodes.get("x-kubernetes-list-type") == "map" and nodes.get("x-kubernetes-list-map-keys") == ["node"],
+          f"{kind}: status.nodes is a list-map keyed by node (one entry per node)")
+    base = next((d for d in valid_docs if d["kind"] == kind), None)
+    entry = {"node": "kind-worker", "state": "Applied", "observedGeneration": 3, "matchedTasks": 2, "entries": 2,
+             "reason": "", "lastTransitionTime": "2026-12-01T15:52:16Z"}
+    good = dict(base, status={"applied": "1/1 nodes", "reason": "", "nodes": [entry]})
+    check(not schema_errors(good), f"{kind}: a status as the feed writes it validates {schema_errors(good)}")
+    for what, bad, field in (
+            ("an unknown state", dict(entry, state="Done"), "status/nodes/0/state"),
+            ("an entry without node", {k: v for k, v in entry.items() if k != "node"}, "status/nodes/0"),
+            ("negative entries", dict(entry, entries=-1), "status/nodes/0/entries"),
+            ("a reason over 1024 bytes", dict(entry, reason="x" * 1025), "status/nodes/0/reason")):
+        errs = schema_errors(dict(base, status={"nodes": [bad]}))
+        check(any(field in e for e in errs), f"{kind}: the status schema refuses {what}: {errs[:1]}")
+
 # 5. The DaemonSet: least privilege that works.
 ds = objects.get(("DaemonSet", "claim2cored"))
 check(ds is not None, "DaemonSet claim2cored")
@@ -223,8 +251,12 @@ if role:
     granted = {(g, r): set(rule["verbs"]) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
     want = {("resource.k8s.io", "resourceclaims"), ("resource.k8s.io", "resourceslices"), ("", "pods"), ("", "nodes"),
             ("scheduling.gthulhu.io", "draexecutionpolicies"), ("scheduling.gthulhu.io", "nodeschedulingpolicies")}
-    check(set(granted) == want, f"ClusterRole covers exactly {sorted(want)}")
-    check(all(v == {"get", "list", "watch"} for v in granted.values()), "ClusterRole is get/list/watch only")
+    # The feed's only write: its node's status entry (PATCH on the status subresource).
+    status_sub = {("scheduling.gthulhu.io", "draexecutionpolicies/status"),
+                  ("scheduling.gthulhu.io", "nodeschedulingpolicies/status")}
+    check(set(granted) == want | status_sub, f"ClusterRole covers exactly {sorted(want | status_sub)}")
+    check(all(granted[r] == {"get", "list", "watch"} for r in want), "ClusterRole reads with get/list/watch only")
+    check(all(granted.get(r) == {"patch"} for r in status_sub), "and writes nothing but patch on */status")
 binding = objects.get(("ClusterRoleBinding", "claim2cored"))
 check(binding is not None and binding["subjects"][0]["name"] == "claim2cored", "ClusterRoleBinding to the service account")
 

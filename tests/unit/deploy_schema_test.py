@@ -2,8 +2,8 @@
 """Every manifest kustomize renders (deploy/kubernetes/rendered) validates against the Kubernetes
 OpenAPI schemas (npm kubernetes-models, locked in tools/k8s-validate/package-lock.json and
 installed there by scripts/setup, offline afterwards): types, required fields, formats; the
-policy examples pass their CRD's openAPIV3Schema and the wrong ones that OpenAPI can express
-fail it. The validator is first shown to catch seeded bugs in copies of the DaemonSet.
+policy examples (and tests/fixtures/status: policies with the status the feeds write) pass their
+CRD's openAPIV3Schema and the wrong ones that OpenAPI can express fail it. The validator is first shown to catch seeded bugs in copies of the DaemonSet.
 
 usage: deploy_schema_test.py SOURCE_DIR WORK_DIR
 """
@@ -39,6 +39,9 @@ examples = sorted(glob.glob(os.path.join(SRC, "examples", "policies", "*.yaml"))
 # (cli.deploy_files), the CRD schema cannot.
 invalid = sorted(p for p in glob.glob(os.path.join(SRC, "examples", "policies", "invalid", "*.yaml"))
                  if not p.endswith("bad-regex.yaml"))
+# Policies with status as the feeds write it (issue 14, item 4), and statuses the CRDs refuse.
+examples += sorted(glob.glob(os.path.join(SRC, "tests", "fixtures", "status", "*.yaml")))
+invalid += sorted(glob.glob(os.path.join(SRC, "tests", "fixtures", "status", "invalid", "*.yaml")))
 
 # Seeded bugs first: each copy of base.yaml's DaemonSet breaks one rule the schemas state.
 with open(os.path.join(SRC, "deploy", "kubernetes", "rendered", "base.yaml"), encoding="utf-8") as f:

@@ -15,9 +15,11 @@ if(TARGET c2c_k8s)
   gtest_discover_tests(k8s_unit_tests TEST_PREFIX "k8s." DISCOVERY_TIMEOUT 30)
 endif()
 
-# The feed into claim2cored (claim requests, policy CRDs, the sender), without a daemon.
+# The feed into claim2cored (claim requests, policy CRDs, the sender, the status entries and the
+# preview acknowledgement), without a daemon.
 if(TARGET c2c_k8s_feed)
-  add_executable(k8s_feed_unit_tests ${CMAKE_CURRENT_LIST_DIR}/k8s_feed_test.cpp)
+  add_executable(k8s_feed_unit_tests ${CMAKE_CURRENT_LIST_DIR}/k8s_feed_test.cpp
+                                     ${CMAKE_CURRENT_LIST_DIR}/k8s_status_test.cpp)
   target_link_libraries(k8s_feed_unit_tests PRIVATE c2c_k8s_feed GTest::gtest_main)
   c2c_warnings(k8s_feed_unit_tests)
   gtest_discover_tests(k8s_feed_unit_tests TEST_PREFIX "k8s." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 60)

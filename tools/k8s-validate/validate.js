@@ -86,6 +86,8 @@ for (const file of lists.manifests) {
 const ajv = new Ajv({ strict: false, allErrors: true });
 // Kubernetes' integer formats: the type and the schema's minimum/maximum already bound them.
 for (const f of ["int32", "int64"]) ajv.addFormat(f, true);
+// RFC 3339 as Kubernetes writes times (status.nodes[].lastTransitionTime).
+ajv.addFormat("date-time", /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/);
 const validators = {};
 function crdCheck(d) {
   const key = `${d.apiVersion}/${d.kind}`;
