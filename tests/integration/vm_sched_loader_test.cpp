@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <thread>
 #include <vector>
@@ -24,10 +25,26 @@ using namespace c2c::sched;
 
 namespace {
 
+// This process's own pin directory (each test runs in a process of its own under ctest), removed
+// when the tests end: a directory shared by all of them was left behind in bpffs after every run.
+const std::string& test_pin_dir() {
+  static const std::string dir = "/sys/fs/bpf/c2c-test-sched-" + std::to_string(getpid());
+  return dir;
+}
+
+class RemoveTestPinDir : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ec;  // best effort: nothing to remove when the tests skipped before creating it
+    std::filesystem::remove_all(test_pin_dir(), ec);
+  }
+};
+const auto* const kRemoveTestPinDir = ::testing::AddGlobalTestEnvironment(new RemoveTestPinDir);
+
 bool bpffs_usable() {
   if (geteuid() != 0) return false;
   try {
-    ensure_pin_dir("/sys/fs/bpf/c2c-test-sched");
+    ensure_pin_dir(test_pin_dir());
   } catch (const LoadError&) {
     return false;
   }
@@ -38,7 +55,7 @@ struct PinnedMap {
   std::string path;
   int fd = -1;
   PinnedMap(bpf_map_type type, uint32_t key, uint32_t value, const char* name) {
-    path = std::string("/sys/fs/bpf/c2c-test-sched/") + name + std::to_string(getpid());
+    path = test_pin_dir() + "/" + name;
     fd = bpf_map_create(type, name, key, value, 1, nullptr);
     if (fd >= 0 && bpf_obj_pin(fd, path.c_str()) != 0) {
       close(fd);
@@ -126,7 +143,7 @@ LoaderOptions guest_options(const std::string& pin_root) {
 
 // A private pin root (never the daemon's) with no pins in it.
 std::string fresh_pin_root(const char* name) {
-  const std::string root = std::string("/sys/fs/bpf/c2c-test-sched/") + name;
+  const std::string root = test_pin_dir() + "/" + name;
   ensure_pin_dir(root);
   for (const char* m : {C2C_POLICY_MAP_NAME, C2C_STATS_MAP_NAME}) unlink((root + "/" + m).c_str());
   return root;
