@@ -52,10 +52,23 @@ def node_policy(name, regex, generation=0, priority=1, slice_ns=2_000_000, node=
                                                   execution_time_ns=slice_ns))
 
 
+def sweep_dead_test_pins(bpffs="/sys/fs/bpf"):
+    """Removes the pin directories of test processes that no longer run (c2c-test-<tag>-<pid>):
+    a run killed before its tearDown left them in bpffs for good."""
+    for name in os.listdir(bpffs) if os.path.isdir(bpffs) else ():
+        pid = name.rsplit("-", 1)[-1]
+        if name.startswith("c2c-test-") and pid.isdigit() and not os.path.exists("/proc/" + pid):
+            shutil.rmtree(os.path.join(bpffs, name), ignore_errors=True)
+
+
 class Daemon:
     """One claim2cored process with private paths."""
+    swept = False
 
     def __init__(self, tag, task_discovery="events", extra=""):
+        if not Daemon.swept:
+            sweep_dead_test_pins()
+            Daemon.swept = True
         self.root = tempfile.mkdtemp(prefix="c2c-daemon-%s-" % tag, dir=WORK)
         self.socket = os.path.join(self.root, "run", "d.sock")
         self.state = os.path.join(self.root, "state")
