@@ -18,7 +18,9 @@
 #include <linux/types.h>
 #endif
 
-#define C2C_ABI_VERSION 3  /* 2: c2c_stats.boost_budget_exhausted; 3: the oracle_* counters */
+/* 2: c2c_stats.boost_budget_exhausted; 3: the oracle_* counters; 4: the per-task counters
+ * (c2c_task_cnt, struct c2c_task_counters) and c2c_stats.preferred_spills */
+#define C2C_ABI_VERSION 4
 
 /* ---- pinning ---------------------------------------------------------------------------- */
 #define C2C_PIN_ROOT "/sys/fs/bpf/claim2core"
@@ -27,10 +29,12 @@
 #define C2C_STATS_MAP_NAME "c2c_stats"
 #define C2C_EVENTS_MAP_NAME "c2c_events"
 #define C2C_META_MAP_NAME "c2c_meta"
+#define C2C_TASK_CNT_MAP_NAME "c2c_task_cnt"
 #define C2C_POLICY_PIN C2C_PIN_ROOT "/" C2C_POLICY_MAP_NAME
 #define C2C_STATS_PIN C2C_PIN_ROOT "/" C2C_STATS_MAP_NAME
 #define C2C_EVENTS_PIN C2C_PIN_ROOT "/" C2C_EVENTS_MAP_NAME
 #define C2C_META_PIN C2C_PIN_ROOT "/" C2C_META_MAP_NAME
+#define C2C_TASK_CNT_PIN C2C_PIN_ROOT "/" C2C_TASK_CNT_MAP_NAME
 
 #define C2C_POLICY_MAX_ENTRIES 131072u
 #define C2C_EVENTS_RINGBUF_BYTES (1u << 20)
@@ -141,6 +145,26 @@ struct c2c_stats {
 	__u64 oracle_cpu_outside;     /* a CPU chosen for, or running, a task outside p->cpus_ptr (INV-6) */
 	__u64 oracle_stale_identity;  /* a boosted run of a task whose entry is not its own (INV-2) */
 	__u64 oracle_past_lease;      /* a boosted task still running 500 ms past its lease (INV-8) */
+	/* a task with preferred CPUs started a run outside them (only past C2C_PREFER_SPILL_NS) */
+	__u64 preferred_spills;
+};
+
+/* ---- per-task counters (TASK_STORAGE map c2c_task_cnt; user space keys it by pidfd) --------- */
+/*
+ * What the scheduler measured of one task since it first ran under the scheduler: the
+ * experiment's device-local CPU time and CPU / NUMA migrations (tests/vm/README.md). Times are
+ * CLOCK_BOOTTIME ns of on-CPU time.
+ */
+#define C2C_MAX_NODES 8 /* node_ns[i]: NUMA node i; nodes >= C2C_MAX_NODES - 1 count in the last */
+
+struct c2c_task_counters {
+	__u64 runtime_ns;             /* on-CPU time under the scheduler */
+	__u64 preferred_ns;           /* of it, on a CPU of the policy's preferred mask */
+	__u64 node_ns[C2C_MAX_NODES]; /* of it, on CPUs of each NUMA node */
+	__u64 runs;                   /* runs started */
+	__u64 migrations;             /* runs started on another CPU than the previous run */
+	__u64 numa_migrations;        /* runs started on another NUMA node than the previous run */
+	__u64 spills;                 /* runs of a task with a preference started outside it */
 };
 
 /* ---- map set metadata (ARRAY, one element) ---------------------------------------------- */
@@ -173,6 +197,7 @@ C2C_STATIC_ASSERT(C2C_OFFSETOF(struct c2c_policy_value, allowed_cpus) == 40, "cp
 C2C_STATIC_ASSERT(C2C_OFFSETOF(struct c2c_policy_value, tgid) == 104, "tgid offset");
 C2C_STATIC_ASSERT(sizeof(struct c2c_task_record) == 48, "task record layout changed");
 C2C_STATIC_ASSERT(sizeof(struct c2c_meta) == 16, "meta layout changed");
-C2C_STATIC_ASSERT(sizeof(struct c2c_stats) == (C2C_NR_CLASSES + 9 + C2C_LAT_BUCKETS) * 8, "stats layout");
+C2C_STATIC_ASSERT(sizeof(struct c2c_stats) == (C2C_NR_CLASSES + 10 + C2C_LAT_BUCKETS) * 8, "stats layout");
+C2C_STATIC_ASSERT(sizeof(struct c2c_task_counters) == (6 + C2C_MAX_NODES) * 8, "task counters layout");
 
 #endif /* CLAIM2CORE_ABI_H */
