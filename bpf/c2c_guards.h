@@ -8,7 +8,8 @@
  * except through the pointers it is given.
  *
  * Contracts: INV-2 c2c_entry_usable; INV-6 c2c_policy_masks, c2c_choose_cpu,
- * c2c_choose_preemptible; INV-8 c2c_lease_live, c2c_budget_*, c2c_starved, c2c_rescue_dsq.
+ * c2c_choose_preemptible, and the preference inside allowed (c2c_may_run_on, c2c_choose_placed);
+ * INV-8 c2c_lease_live, c2c_budget_*, c2c_starved, c2c_rescue_dsq.
  * Every function is also proved free of run-time errors (-wp-rte with unsigned overflow checked:
  * no mask word out of bounds, no wrapping time arithmetic).
  */
@@ -204,6 +205,8 @@ static inline bool c2c_policy_masks(const struct c2c_policy_value *v, const __u6
     assigns *idle;
     ensures \result == -1 || (0 <= \result < nr && c2c_in(mask, \result));
     ensures *idle == 1 ==> c2c_in(idle_mask, \result);
+    ensures \result == -1 ==> \forall integer c; 0 <= c < nr ==> !c2c_in(mask, c);
+    ensures (\exists integer c; 0 <= c < nr && c2c_in(mask, c) && c2c_in(idle_mask, c)) ==> *idle == 1;
 */
 static inline __s32 c2c_choose_cpu(const __u64 *mask, const __u64 *idle_mask, __s32 prev_cpu, __u32 nr,
 				   bool *idle)
@@ -218,6 +221,8 @@ static inline __s32 c2c_choose_cpu(const __u64 *mask, const __u64 *idle_mask, __
 	    loop invariant first == -1 || (0 <= first < nr && c2c_in(mask, first));
 	    loop invariant prev_ok == 1 ==> (0 <= prev_cpu < nr && c2c_in(mask, prev_cpu));
 	    loop invariant *idle == 0;
+	    loop invariant first == -1 ==> \forall integer c; 0 <= c < cpu ==> !c2c_in(mask, c);
+	    loop invariant \forall integer c; 0 <= c < cpu ==> !(c2c_in(mask, c) && c2c_in(idle_mask, c));
 	    loop assigns cpu, first, prev_ok;
 	    loop variant nr - cpu;
 	*/
@@ -236,6 +241,73 @@ static inline __s32 c2c_choose_cpu(const __u64 *mask, const __u64 *idle_mask, __
 	if (prev_ok)
 		return prev_cpu;
 	return first;
+}
+
+/*
+ * Preference (issue #16): a task whose policy names preferred CPUs (the CPUs local to its claimed
+ * devices) runs there. Another CPU of allowed takes it only once it has waited this long for a
+ * preferred one, so a busy preferred CPU delays it by at most about this bound; a CPU outside
+ * allowed never does (INV-6). 2 ms: shorter than the default slice (3 ms), so a task queued
+ * behind a CPU hog on its preferred CPU does not wait the whole slice.
+ */
+#define C2C_PREFER_SPILL_NS (2ull * C2C_NSEC_PER_MSEC)
+
+/*
+ * Whether cpu may take a queued task whose policy masks are allowed and preferred (from
+ * c2c_policy_masks) after it waited waited_ns: a preferred CPU of allowed always, another CPU of
+ * allowed once the wait passed C2C_PREFER_SPILL_NS, a CPU outside allowed never (INV-6).
+ */
+/*@ requires c2c_mask_ok(allowed) && c2c_mask_ok(preferred);
+    assigns \nothing;
+    ensures \result == 1 ==> c2c_in(allowed, cpu);
+    ensures \result == 1 && !c2c_in(preferred, cpu) ==> waited_ns > C2C_PREFER_SPILL_NS;
+    ensures c2c_in(allowed, cpu) && (c2c_in(preferred, cpu) || waited_ns > C2C_PREFER_SPILL_NS) ==> \result == 1;
+*/
+static inline bool c2c_may_run_on(const __u64 *allowed, const __u64 *preferred, __s32 cpu, __u64 waited_ns)
+{
+	if (!c2c_mask_has(allowed, cpu))
+		return false;
+	return c2c_mask_has(preferred, cpu) || waited_ns > C2C_PREFER_SPILL_NS;
+}
+
+/*
+ * The wakeup's CPU for a task with policy masks (preferred ⊆ allowed): an idle CPU of preferred;
+ * else, if it waited past C2C_PREFER_SPILL_NS or preferred has no CPU, an idle CPU of allowed;
+ * else a preferred CPU to queue for (prev_cpu if it is one); else a CPU of allowed; -1 if allowed
+ * is empty. An idle CPU outside preferred is not taken before the bound: that is what made a
+ * task that preferred CPU 1 run on CPU 0 as often as with no policy. *idle says whether the
+ * choice is idle.
+ */
+/*@ requires c2c_mask_ok(allowed) && c2c_mask_ok(preferred) && c2c_mask_ok(idle_mask);
+    requires \valid(idle);
+    requires \separated(idle, allowed + (0 .. C2C_CPUMASK_WORDS - 1), preferred + (0 .. C2C_CPUMASK_WORDS - 1),
+                        idle_mask + (0 .. C2C_CPUMASK_WORDS - 1));
+    requires \forall integer c; c2c_in(preferred, c) ==> c2c_in(allowed, c);
+    assigns *idle;
+    ensures \result == -1 || (0 <= \result < nr && c2c_in(allowed, \result));
+    ensures *idle == 1 ==> c2c_in(idle_mask, \result);
+    ensures c2c_prefer_spec: \result != -1 && !c2c_in(preferred, \result) ==>
+              waited_ns > C2C_PREFER_SPILL_NS || \forall integer c; 0 <= c < nr ==> !c2c_in(preferred, c);
+    ensures (\exists integer c; 0 <= c < nr && c2c_in(preferred, c) && c2c_in(idle_mask, c)) ==>
+              *idle == 1 && c2c_in(preferred, \result);
+    ensures \result == -1 ==> \forall integer c; 0 <= c < nr ==> !c2c_in(allowed, c);
+*/
+static inline __s32 c2c_choose_placed(const __u64 *allowed, const __u64 *preferred, const __u64 *idle_mask,
+				      __s32 prev_cpu, __u32 nr, __u64 waited_ns, bool *idle)
+{
+	bool idle2 = false;
+	__s32 cpu = c2c_choose_cpu(preferred, idle_mask, prev_cpu, nr, idle), c2;
+
+	if (*idle)
+		return cpu;
+	if (cpu >= 0 && waited_ns <= C2C_PREFER_SPILL_NS)
+		return cpu;
+	c2 = c2c_choose_cpu(allowed, idle_mask, prev_cpu, nr, &idle2);
+	if (idle2 || cpu < 0) {
+		*idle = idle2;
+		return c2;
+	}
+	return cpu;
 }
 
 /*

@@ -147,6 +147,71 @@ TEST(GuardsChoosePreemptible, UnboosteCpuOfTheTaskPolicyFirst) {
   EXPECT_EQ(c2c_choose_preemptible(Mask{1, 2}.w, Mask{3}.w, Mask{1}.w, 1, 4), 2);  // 3: not the task's
 }
 
+// ---- INV-6: the preference inside allowed (issue #16) ------------------------------------------
+
+constexpr __u64 kBound = C2C_PREFER_SPILL_NS;
+
+TEST(GuardsPrefer, APreferredCpuTakesTheTaskAtOnce) {
+  const Mask allowed{0, 1}, preferred{1};
+  EXPECT_TRUE(c2c_may_run_on(allowed.w, preferred.w, 1, 0));
+  EXPECT_TRUE(c2c_may_run_on(allowed.w, preferred.w, 1, 10 * kBound));
+}
+
+TEST(GuardsPrefer, AnotherAllowedCpuOnlyPastTheBound) {
+  const Mask allowed{0, 1}, preferred{1};
+  EXPECT_FALSE(c2c_may_run_on(allowed.w, preferred.w, 0, 0));
+  EXPECT_FALSE(c2c_may_run_on(allowed.w, preferred.w, 0, kBound));  // at the bound: still waits
+  EXPECT_TRUE(c2c_may_run_on(allowed.w, preferred.w, 0, kBound + 1));
+}
+
+TEST(GuardsPrefer, NeverOutsideAllowedWhateverTheWait) {
+  const Mask allowed{1, 2}, preferred{1};
+  for (__u64 waited : {__u64{0}, kBound + 1, ~__u64{0}}) {
+    EXPECT_FALSE(c2c_may_run_on(allowed.w, preferred.w, 0, waited)) << waited;
+    EXPECT_FALSE(c2c_may_run_on(allowed.w, preferred.w, 3, waited)) << waited;
+    EXPECT_FALSE(c2c_may_run_on(allowed.w, preferred.w, -1, waited)) << waited;
+  }
+  // A preferred CPU outside allowed (an entry written past the core) is outside allowed.
+  EXPECT_FALSE(c2c_may_run_on(Mask{0}.w, Mask{1}.w, 1, 0));
+}
+
+TEST(GuardsPlaced, IdlePreferredCpuBeatsAnIdleOtherOne) {
+  bool idle = false;
+  EXPECT_EQ(c2c_choose_placed(Mask{0, 1}.w, Mask{1}.w, Mask{0, 1}.w, 0, 2, 0, &idle), 1);
+  EXPECT_TRUE(idle);
+}
+
+TEST(GuardsPlaced, BusyPreferredCpuIsWaitedForBeforeTheBound) {
+  // The bug of issue #16: CPU 0 idle, preferred CPU 1 busy -> the task used to go to CPU 0.
+  bool idle = true;
+  EXPECT_EQ(c2c_choose_placed(Mask{0, 1}.w, Mask{1}.w, Mask{0}.w, 0, 2, 0, &idle), 1);
+  EXPECT_FALSE(idle);
+  EXPECT_EQ(c2c_choose_placed(Mask{0, 1}.w, Mask{1}.w, Mask{0}.w, 0, 2, kBound, &idle), 1);
+  EXPECT_FALSE(idle);
+  // prev_cpu is the preferred CPU to queue for when it is one.
+  EXPECT_EQ(c2c_choose_placed(Mask{0, 1, 2, 3}.w, Mask{2, 3}.w, Mask{0}.w, 3, 4, 0, &idle), 3);
+  EXPECT_FALSE(idle);
+}
+
+TEST(GuardsPlaced, PastTheBoundAnIdleAllowedCpuTakesIt) {
+  bool idle = false;
+  EXPECT_EQ(c2c_choose_placed(Mask{0, 1}.w, Mask{1}.w, Mask{0}.w, 1, 2, kBound + 1, &idle), 0);
+  EXPECT_TRUE(idle);
+  // Nothing idle in allowed: still the preferred CPU.
+  EXPECT_EQ(c2c_choose_placed(Mask{0, 1}.w, Mask{1}.w, Mask{2}.w, 0, 3, kBound + 1, &idle), 1);
+  EXPECT_FALSE(idle);
+}
+
+TEST(GuardsPlaced, NoPreferredCpuFallsBackToAllowedAndNeverLeavesIt) {
+  bool idle = false;
+  EXPECT_EQ(c2c_choose_placed(Mask{0, 2}.w, Mask{}.w, Mask{1, 2}.w, 1, 4, 0, &idle), 2);
+  EXPECT_TRUE(idle);
+  EXPECT_EQ(c2c_choose_placed(Mask{0, 2}.w, Mask{}.w, Mask{1}.w, 1, 4, 0, &idle), 0);
+  EXPECT_FALSE(idle);
+  EXPECT_EQ(c2c_choose_placed(Mask{}.w, Mask{}.w, Mask{0, 1}.w, 0, 4, kBound + 1, &idle), -1);
+  EXPECT_FALSE(idle);
+}
+
 // ---- INV-8 ---------------------------------------------------------------------------------
 
 TEST(GuardsLease, LiveStrictlyBeforeTheDeadline) {
