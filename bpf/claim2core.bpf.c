@@ -17,14 +17,19 @@
  *   - normal, throughput and unmatched tasks go to DSQ_NORM, ordered by weighted virtual time;
  *   - background tasks go to DSQ_BG.
  * dispatch serves HI > NORM > BG, except that NORM / BG are served first once they have waited
- * longer than their starvation bound (INV-8). A boosted task whose slice runs out keeps its CPU
+ * longer than their starvation bound (INV-8). A task whose policy has CPU masks ("placed") is
+ * taken from a shared DSQ by a preferred CPU at once, by another CPU of allowed only once it
+ * waited C2C_PREFER_SPILL_NS, never by one outside allowed (consume_here, c2c_may_run_on); a
+ * wakeup takes an idle preferred CPU, not an idle CPU elsewhere (c2c_choose_placed); enqueue
+ * kicks an idle preferred CPU and the tick kicks an idle CPU of allowed for a task past the bound. A boosted task whose slice runs out keeps its CPU
  * while its lease and budget last (keep_boosted_prev). Global DSQs are safe for any affinity: consume
  * skips tasks that cannot run on the consuming CPU.
  *
  * Invariants enforced here:
  *   INV-2 an entry is used only if its start_ticks equals p->start_boottime / 10 ms; otherwise it
  *         is counted (identity_mismatches) and ignored.
- *   INV-6 a CPU is only ever chosen from p->cpus_ptr; policy CPUs are preferences inside it.
+ *   INV-6 a CPU is only ever chosen from p->cpus_ptr; a placed task runs inside its policy's
+ *         allowed CPUs, on preferred ones unless they stayed busy past the bound.
  *   INV-8 boosts are leases (boost_until_ns, CLOCK_BOOTTIME) and each CPU spends at most
  *         C2C_BOOST_BUDGET_PCT of every C2C_BOOST_WINDOW_NS on boosted tasks.
  * The decisions themselves (identity, masks, CPU choice, lease, budget, starvation, slice) are
@@ -58,11 +63,22 @@ UEI_DEFINE(uei);
 
 /* ---- private state ------------------------------------------------------------------------ */
 struct task_ctx {
+	/*
+	 * The policy's masks (c2c_policy_masks) as of the last select_cpu / enqueue, when it has
+	 * CPU masks (placed): the dispatch path's preference check (c2c_may_run_on) reads them for
+	 * queued tasks without another map lookup per task.
+	 */
+	__u64 allowed[C2C_CPUMASK_WORDS];
+	__u64 preferred[C2C_CPUMASK_WORDS];
+	__u64 wait_from;          /* when it began waiting in a shared DSQ (the spill bound's clock) */
 	__u64 runnable_at;        /* when the task last became runnable (0: not waiting) */
 	__u64 running_at;         /* when it last started running */
 	__u64 charged_at;         /* boost budget charged up to here (tick, stopping) */
 	__u64 expired_lease;      /* boost_until_ns already counted as expired */
 	__s32 last_cpu;           /* -1 until the task first runs */
+	__u32 last_node;          /* NUMA node of last_cpu (the counters' numa_migrations) */
+	__u8 placed;              /* allowed / preferred above are the policy's */
+	__u8 run_preferred;       /* the current run is on a CPU of preferred */
 	__u8 boosted;             /* current run is charged to the CPU's boost budget */
 	__u8 cpumask_changed;     /* affinity changed since it last ran inside its cpumask (oracle) */
 };
@@ -73,6 +89,23 @@ struct {
 	__type(key, int);
 	__type(value, struct task_ctx);
 } task_ctxs SEC(".maps");
+
+/*
+ * The per-task counters of the experiment (tests/vm/README.md): pinned by the loader at
+ * <pin root>/c2c_task_cnt, looked up from user space by pidfd. Created in init_task, so the hot
+ * path only looks it up.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct c2c_task_counters);
+} c2c_task_cnt SEC(".maps");
+
+static struct c2c_task_counters *counters_of(struct task_struct *p)
+{
+	return bpf_task_storage_get(&c2c_task_cnt, p, 0, 0);
+}
 
 struct cpu_ctx {
 	struct c2c_budget budget; /* boosted run time charged in the current window */
@@ -302,37 +335,56 @@ static void boosted_mask_of(__u64 *mask)
 }
 
 /*
- * The policy's CPU choice for p: an idle CPU of preferred (then allowed) if any, claimed with
- * test_and_clear, else prev_cpu or the first CPU of the mask (c2c_choose_cpu); -1 if the policy
- * names no CPU the task may use. The masks are cut to p->cpus_ptr first (c2c_policy_masks), so
- * every candidate is inside it and preferred ⊆ allowed (INV-6); policy CPUs outside it are counted
- * (cpumask_rejections). *idle says whether the CPU was claimed idle; allowed is left for
- * pick_preemptible_cpu.
+ * Cuts the policy's masks to p->cpus_ptr (c2c_policy_masks: preferred ⊆ allowed ⊆ task, INV-6)
+ * and keeps them in tc for the dispatch path; policy CPUs outside the task's mask are counted
+ * (cpumask_rejections). False (tc not placed) when the policy names no CPU the task may use: then
+ * the task is scheduled as if its entry had no masks, never left waiting for an empty allowed.
  */
-static __s32 pick_policy_cpu(const struct c2c_policy_value *v, const __u64 *task, __u64 *allowed,
-			     __s32 prev_cpu, bool *idle)
+static bool place_task(const struct c2c_policy_value *v, const __u64 *task, struct task_ctx *tc)
 {
-	__u64 preferred[C2C_CPUMASK_WORDS] = {}, idle_cpus[C2C_CPUMASK_WORDS] = {};
-	__u32 nr = nr_cpus();
 	struct c2c_stats *st;
-	bool idle2 = false;
-	__s32 cpu = -1, c2;
+	__u32 i;
 
-	if (c2c_policy_masks(v, task, allowed, preferred)) {
+	tc->placed = 0;
+	if (!(v->flags & (C2C_F_PREFERRED_CPUS | C2C_F_ALLOWED_CPUS)))
+		return false;
+	if (c2c_policy_masks(v, task, tc->allowed, tc->preferred)) {
 		st = stats();
 		if (st)
 			__sync_fetch_and_add(&st->cpumask_rejections, 1);
 	}
+	for (i = 0; i < C2C_CPUMASK_WORDS; i++)
+		if (tc->allowed[i])
+			break;
+	if (i == C2C_CPUMASK_WORDS)
+		return false;
+	/*
+	 * No preferred CPU left inside the task's mask (e.g. the cgroup shrank): prefer all of
+	 * allowed, as the core does when a preference matches nothing, so nobody waits for a
+	 * preferred CPU that cannot come.
+	 */
+	for (i = 0; i < C2C_CPUMASK_WORDS; i++)
+		if (tc->preferred[i])
+			break;
+	if (i == C2C_CPUMASK_WORDS)
+		c2c_mask_and(tc->preferred, tc->allowed, tc->allowed);
+	tc->placed = 1;
+	return true;
+}
+
+/*
+ * The policy's CPU choice for a placed task at wakeup (c2c_choose_placed): an idle CPU of
+ * preferred, claimed with test_and_clear, else a preferred CPU to queue for (a wakeup has not
+ * waited, so an idle CPU elsewhere in allowed is not taken: the preference's bound starts now).
+ * *idle says whether the CPU was claimed idle.
+ */
+static __s32 pick_policy_cpu(const struct task_ctx *tc, __s32 prev_cpu, bool *idle)
+{
+	__u64 idle_cpus[C2C_CPUMASK_WORDS] = {};
+	__s32 cpu;
+
 	idle_mask_of(idle_cpus);
-	if (v->flags & C2C_F_PREFERRED_CPUS)
-		cpu = c2c_choose_cpu(preferred, idle_cpus, prev_cpu, nr, idle);
-	if (!*idle && (v->flags & C2C_F_ALLOWED_CPUS)) {
-		c2 = c2c_choose_cpu(allowed, idle_cpus, prev_cpu, nr, &idle2);
-		if (idle2 || cpu < 0) {
-			cpu = c2;
-			*idle = idle2;
-		}
-	}
+	cpu = c2c_choose_placed(tc->allowed, tc->preferred, idle_cpus, prev_cpu, nr_cpus(), 0, idle);
 	/* Lost the race for the idle CPU: still a CPU of the mask, just not an idle one. */
 	if (*idle && !scx_bpf_test_and_clear_cpu_idle(cpu))
 		*idle = false;
@@ -341,14 +393,16 @@ static __s32 pick_policy_cpu(const struct c2c_policy_value *v, const __u64 *task
 
 /*
  * For a boosted wakeup that found no idle CPU: cpu if it runs an unboosted task, else the first
- * CPU of p->cpus_ptr -- policy CPUs first -- that does (c2c_choose_preemptible, INV-6).
+ * CPU of envelope -- first ones first -- that does (c2c_choose_preemptible, INV-6). A placed
+ * task passes (allowed, preferred), so a boosted task leaves its preferred CPUs only when each of
+ * them runs another boosted task, and never leaves allowed; others pass (p->cpus_ptr, none).
  */
-static __s32 pick_preemptible_cpu(const __u64 *task, const __u64 *allowed, __s32 cpu)
+static __s32 pick_preemptible_cpu(const __u64 *envelope, const __u64 *first, __s32 cpu)
 {
 	__u64 boosted[C2C_CPUMASK_WORDS] = {};
 
 	boosted_mask_of(boosted);
-	return c2c_choose_preemptible(task, allowed, boosted, cpu, nr_cpus());
+	return c2c_choose_preemptible(envelope, first, boosted, cpu, nr_cpus());
 }
 
 static __u64 norm_vtime(struct task_struct *p)
@@ -371,15 +425,18 @@ static void count_dispatch(__u32 cls)
 s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	const struct c2c_policy_value *v = policy_of(p);
-	/* allowed: the policy's CPUs inside p->cpus_ptr, pick_preemptible_cpu's first candidates */
-	__u64 task[C2C_CPUMASK_WORDS] = {}, allowed[C2C_CPUMASK_WORDS] = {};
-	bool idle = false;
+	struct task_ctx *tc = tctx_of(p);
+	__u64 task[C2C_CPUMASK_WORDS] = {}, none[C2C_CPUMASK_WORDS] = {};
+	bool idle = false, placed = false;
 	s32 cpu = -1;
 
+	if (tc)
+		tc->placed = 0;
 	if (v)
 		task_mask_of(p, task);
-	if (v && (v->flags & (C2C_F_PREFERRED_CPUS | C2C_F_ALLOWED_CPUS))) {
-		cpu = pick_policy_cpu(v, task, allowed, prev_cpu, &idle);
+	if (v && tc && place_task(v, task, tc)) {
+		placed = true;
+		cpu = pick_policy_cpu(tc, prev_cpu, &idle);
 		oracle_check_cpu(p, cpu);
 	}
 	if (cpu < 0)
@@ -394,7 +451,8 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		return cpu;
 	}
 	if (!idle) {
-		s32 c = pick_preemptible_cpu(task, allowed, cpu);
+		s32 c = placed ? pick_preemptible_cpu(tc->allowed, tc->preferred, cpu)
+			       : pick_preemptible_cpu(task, none, cpu);
 
 		if (c != cpu)
 			oracle_check_cpu(p, c);
@@ -403,16 +461,51 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	return cpu;
 }
 
+/*
+ * Last time a placed task was queued in a shared DSQ: the tick looks for a placed task past its
+ * spill bound only within C2C_SPILL_SCAN_WINDOW_NS of it, so a node without preferences pays
+ * one load per tick.
+ */
+__u64 placed_enqueued_at;
+#define C2C_SPILL_SCAN_WINDOW_NS (1000ull * C2C_NSEC_PER_MSEC)
+#define C2C_SPILL_SCAN_MAX 8 /* queued tasks the tick looks at per DSQ */
+#define C2C_CONSUME_SCAN_MAX 64 /* queued tasks dispatch looks at per DSQ */
+
+/*
+ * A placed task went to a shared DSQ: wakes an idle preferred CPU to take it (an idle CPU does
+ * not look at the shared DSQs by itself; the CPU select_cpu chose is busy or was not asked).
+ */
+static void kick_preferred(const struct task_ctx *tc)
+{
+	__u64 idle_cpus[C2C_CPUMASK_WORDS] = {};
+	bool idle = false;
+	__s32 cpu;
+
+	placed_enqueued_at = bpf_ktime_get_boot_ns();
+	idle_mask_of(idle_cpus);
+	cpu = c2c_choose_cpu(tc->preferred, idle_cpus, -1, nr_cpus(), &idle);
+	if (idle && scx_bpf_test_and_clear_cpu_idle(cpu))
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+}
+
 void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	const struct c2c_policy_value *v = policy_of(p);
 	__u32 cls = class_of(v);
 	__u64 slice = slice_of(v);
 	struct task_ctx *tc = tctx_of(p);
+	__u64 task[C2C_CPUMASK_WORDS] = {};
 	struct c2c_stats *st;
 
-	if (tc)
+	if (tc) {
 		tc->boosted = 0;
+		tc->placed = 0;
+		tc->wait_from = tc->runnable_at ? tc->runnable_at : bpf_ktime_get_boot_ns();
+		if (v) {
+			task_mask_of(p, task);
+			place_task(v, task, tc);
+		}
+	}
 	count_dispatch(cls);
 
 	if (lease_live(p, v)) {
@@ -444,6 +537,37 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_dispatch_vtime(p, DSQ_NORM, slice, norm_vtime(p), enq_flags);
 		break;
 	}
+	if (tc && tc->placed)
+		kick_preferred(tc);
+}
+
+/*
+ * Moves to this CPU's local DSQ the first task of dsq that may run here: its cpumask has the CPU
+ * and, for a placed task, c2c_may_run_on allows it (a preferred CPU at once, another CPU of
+ * allowed once it waited C2C_PREFER_SPILL_NS, none outside allowed: INV-6). Replaces
+ * scx_bpf_consume, which takes the first task the cpumask permits.
+ */
+static bool consume_here(__u64 dsq, __u64 now)
+{
+	s32 cpu = bpf_get_smp_processor_id();
+	struct task_struct *p;
+	__u32 scanned = 0;
+
+	bpf_for_each(scx_dsq, p, dsq, 0) {
+		struct task_ctx *tc;
+
+		if (++scanned > C2C_CONSUME_SCAN_MAX)
+			break;
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		tc = tctx_of(p);
+		if (tc && tc->placed &&
+		    !c2c_may_run_on(tc->allowed, tc->preferred, cpu, now > tc->wait_from ? now - tc->wait_from : 0))
+			continue;
+		if (scx_bpf_dispatch_from_dsq(BPF_FOR_EACH_ITER, p, SCX_DSQ_LOCAL, 0))
+			return true;
+	}
+	return false;
 }
 
 /* Consumes from dsq as a starvation rescue: the next task to run here gets a short slice. */
@@ -452,7 +576,7 @@ static bool rescue_consume(__u32 dsq, __u64 now)
 	struct cpu_ctx *cc;
 	struct c2c_stats *st;
 
-	if (dsq >= 4 || !scx_bpf_consume(dsq))
+	if (dsq >= 4 || !consume_here(dsq, now))
 		return false;
 	dsq_served_at[dsq] = now;
 	/* dispatch runs only on an empty local DSQ, so the consumed task is the next to run here */
@@ -492,7 +616,7 @@ static bool rescue(__u64 now)
 
 static bool serve(__u64 dsq, __u64 now)
 {
-	if (dsq >= 4 || !scx_bpf_consume(dsq))
+	if (dsq >= 4 || !consume_here(dsq, now))
 		return false;
 	dsq_served_at[dsq] = now;
 	return true;
@@ -560,6 +684,49 @@ static void record_latency(__u64 ns)
 	__sync_fetch_and_add(&st->latency_hist[b], 1);
 }
 
+/* The per-task counters at the start of a run on cpu (tc->last_cpu is still the previous run's). */
+static void count_run(struct task_struct *p, struct task_ctx *tc, s32 cpu)
+{
+	struct c2c_task_counters *cnt = counters_of(p);
+	__u32 node = (__u32)bpf_get_numa_node_id();
+	struct c2c_stats *st;
+
+	tc->run_preferred = tc->placed && c2c_mask_has(tc->preferred, cpu);
+	if (!cnt) {
+		tc->last_node = node;
+		return;
+	}
+	cnt->runs++;
+	if (tc->last_cpu >= 0 && tc->last_cpu != cpu)
+		cnt->migrations++;
+	if (tc->last_cpu >= 0 && tc->last_node != node)
+		cnt->numa_migrations++;
+	tc->last_node = node;
+	if (tc->placed && !tc->run_preferred) {
+		cnt->spills++;
+		st = stats();
+		if (st)
+			__sync_fetch_and_add(&st->preferred_spills, 1);
+	}
+}
+
+/* The per-task counters at the end of a run that began at tc->running_at. */
+static void count_runtime(struct task_struct *p, const struct task_ctx *tc, __u64 now)
+{
+	struct c2c_task_counters *cnt = counters_of(p);
+	__u64 d = now > tc->running_at ? now - tc->running_at : 0;
+	__u32 node = tc->last_node;
+
+	if (!cnt || !tc->running_at)
+		return;
+	if (node >= C2C_MAX_NODES)
+		node = C2C_MAX_NODES - 1;
+	cnt->runtime_ns += d;
+	cnt->node_ns[node] += d;
+	if (tc->run_preferred)
+		cnt->preferred_ns += d;
+}
+
 void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 {
 	struct task_ctx *tc = tctx_of(p);
@@ -590,10 +757,52 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 		if (st)
 			__sync_fetch_and_add(&st->migrations, 1);
 	}
+	count_run(p, tc, cpu);
 	tc->last_cpu = cpu;
 	tc->running_at = now;
 	tc->charged_at = now;
 	oracle_check_run(p, tc, cpu, now);
+}
+
+/*
+ * Whether a placed task among the first queued ones of dsq is past its spill bound; then an
+ * idle CPU of its allowed is kicked, whose dispatch takes it (consume_here). Without this a
+ * task waiting for its busy preferred CPU would wait for that CPU's slice to end however long,
+ * because an idle CPU looks at the shared DSQs only when woken.
+ */
+static bool kick_spill_dsq(__u64 dsq, __u64 now)
+{
+	struct task_struct *p;
+	__u32 scanned = 0;
+
+	bpf_for_each(scx_dsq, p, dsq, 0) {
+		__u64 idle_cpus[C2C_CPUMASK_WORDS] = {};
+		struct task_ctx *tc;
+		bool idle = false;
+		__s32 cpu;
+
+		if (++scanned > C2C_SPILL_SCAN_MAX)
+			break;
+		tc = tctx_of(p);
+		if (!tc || !tc->placed || now <= tc->wait_from || now - tc->wait_from <= C2C_PREFER_SPILL_NS)
+			continue;
+		idle_mask_of(idle_cpus);
+		cpu = c2c_choose_cpu(tc->allowed, idle_cpus, -1, nr_cpus(), &idle);
+		if (idle) {
+			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void kick_for_spill(__u64 now)
+{
+	if (!placed_enqueued_at || now < placed_enqueued_at || now - placed_enqueued_at > C2C_SPILL_SCAN_WINDOW_NS)
+		return;
+	if (kick_spill_dsq(DSQ_HI, now) || kick_spill_dsq(DSQ_NORM, now))
+		return;
+	kick_spill_dsq(DSQ_BG, now);
 }
 
 void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
@@ -602,6 +811,7 @@ void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
 	struct cpu_ctx *cc = this_cpu_ctx();
 	__u64 now = bpf_ktime_get_boot_ns();
 
+	kick_for_spill(now);
 	if (!tc || !cc || !tc->boosted)
 		return;
 	/* A boosted run kept by keep_boosted_prev never passes through running again. */
@@ -625,6 +835,7 @@ void BPF_STRUCT_OPS(c2c_stopping, struct task_struct *p, bool runnable)
 		return;
 	if (tc->boosted && cc)
 		c2c_budget_charge(&cc->budget, tc->charged_at, now);
+	count_runtime(p, tc, now);
 	/* weight 100 is nice 0: a nice-0 task's vtime advances at the speed of the clock. */
 	if (p->scx.weight)
 		p->scx.dsq_vtime += (now - tc->running_at) * 100 / p->scx.weight;
@@ -654,6 +865,9 @@ s32 BPF_STRUCT_OPS(c2c_init_task, struct task_struct *p, struct scx_init_task_ar
 	if (!tc)
 		return -ENOMEM;
 	tc->last_cpu = -1;
+	/* The counters of a task seen again after a scheduler reload continue (pinned map). */
+	if (!bpf_task_storage_get(&c2c_task_cnt, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
+		return -ENOMEM;
 	return 0;
 }
 
