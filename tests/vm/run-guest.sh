@@ -53,9 +53,25 @@ qemu=$(command -v qemu-system-x86_64 || true)
 # no_timer_check: under TCG on a busy host the early IO-APIC timer check can miss its window and
 # panic ("IO-APIC + timer doesn't work"); the timer itself works.
 cmdline="console=ttyS0 quiet loglevel=4 panic=-1 oops=panic reboot=t no_timer_check $append"
-# The kernel has no ACPI (tinyconfig), so it finds CPUs through the MP table. The pc machine's
-# SeaBIOS lists only the boot CPU there; microvm with acpi=off lists all of them (-smp 2 works).
-machine=(-M microvm,acpi=off)
+# The guest's topology (issue #16, tests/vm/README.md): a q35 machine (ACPI: the CPUs from the
+# MADT, the NUMA nodes from the SRAT, the PCI roots' nodes from _PXM) with two NUMA nodes of one
+# vCPU each and a PCI device (qemu's edu) behind a pxb-pcie root bridge on node 1: bus 0x80, its
+# root port's secondary bus 0x81, so the device is 0000:81:00.0 and its root pci0000:80.
+# -vga none -net none: nothing the scenarios do not use. C2C_VM_TOPOLOGY=0 boots the earlier
+# machine instead: microvm with acpi=off, whose MP table lists every CPU (one node, no PCI).
+if [ "${C2C_VM_TOPOLOGY:-1}" = 0 ]; then
+  machine=(-M microvm,acpi=off)
+  topology=(-smp 2 -m 1G)
+  cmdline="$cmdline c2c.topology=0"  # the guest then skips the prefer scenario, saying so
+else
+  machine=(-M q35 -vga none -net none)
+  topology=(-smp 2 -m 1G
+    -object memory-backend-ram,id=mem0,size=512M -object memory-backend-ram,id=mem1,size=512M
+    -numa node,nodeid=0,cpus=0,memdev=mem0 -numa node,nodeid=1,cpus=1,memdev=mem1
+    -device pxb-pcie,id=pxb1,bus_nr=128,numa_node=1,bus=pcie.0
+    -device pcie-root-port,id=rp1,bus=pxb1,chassis=1,slot=1
+    -device edu,bus=rp1)
+fi
 
 prio=(nice -n "${C2C_VM_NICE:-10}")
 if [ "${C2C_VM_HOST_RT:-0}" = 1 ]; then
@@ -89,7 +105,7 @@ vcpus_to_normal() {  # vcpus_to_normal <pid of timeout>: vCPU threads ("CPU n/TC
 
 boot() {  # boot <accel args...>; output to $log
   : >"$log"
-  timeout --foreground -k 5 "$timeout_s" "${prio[@]}" "$qemu" "${machine[@]}" "$@" -smp 2 -m 1G -nographic -no-reboot \
+  timeout --foreground -k 5 "$timeout_s" "${prio[@]}" "$qemu" "${machine[@]}" "$@" "${topology[@]}" -nographic -no-reboot \
     -kernel "$kernel" -initrd "$initrd" -append "$cmdline" >"$log" 2>&1 </dev/null &
   qpid=$!
   [ "${C2C_VM_HOST_RT:-0}" = 1 ] && vcpus_to_normal "$qpid"

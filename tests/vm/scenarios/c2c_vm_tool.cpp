@@ -15,6 +15,10 @@
 //   stale    --cpu N [--duration-ms D]
 //                                  entries the scheduler must not act on: another ABI version's,
 //                                  and a lease that ran out; the run-time oracle stays at 0
+//   prefer   --device BUS_ID [--duration-ms D]
+//                                  a probe preferring the device's local CPUs runs there (>= 95 %)
+//                                  against the no-policy baseline; spills only past the bound
+//   taskcnt  --pid P [--device-node N]  the scheduler's per-task counters of P (c2c_task_cnt)
 //   progs                          the verifier's figures (verified_insns, xlated length) of every
 //                                  loaded BPF program named c2c_*: the scheduler's callbacks
 #include <fcntl.h>
@@ -46,24 +50,15 @@
 #include "sched/loader.hpp"
 #include "sched/stats.hpp"
 #include "vm_policy.hpp"
+#include "vm_prefer.hpp"
 #include "vm_proc.hpp"
+#include "vm_task_counters.hpp"
 
 using nlohmann::json;
 using namespace c2c;
 using namespace c2c::vm;
 
 namespace {
-
-uint64_t mono_ns() {
-  timespec t{};
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
-}
-
-void burn_until(uint64_t end_ns) {
-  while (mono_ns() < end_ns) {
-  }
-}
 
 std::optional<CpuSet> parse_cpus(const std::string& text, const char* field) {
   if (text.empty()) return std::nullopt;
@@ -85,14 +80,6 @@ void join_cgroup(const std::string& dir) {
   std::ofstream out(dir + "/cgroup.procs");
   out << getpid() << std::endl;
   if (!out) throw std::runtime_error("cgroup " + dir + ": cannot join");
-}
-
-void pin_self(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(static_cast<unsigned>(cpu), &set);
-  if (sched_setaffinity(0, sizeof set, &set) != 0)
-    throw std::runtime_error("sched_setaffinity cpu " + std::to_string(cpu) + ": " + std::strerror(errno));
 }
 
 // ---- latency: a periodic sleeper's wakeup lateness, optionally under a policy ---------------
@@ -184,7 +171,7 @@ void avoid_cpus(const CpuSet& probe_cpus) {
   if (count > 0) sched_setaffinity(0, sizeof set, &set);  // best effort: a placement preference
 }
 
-int cmd_latency(const PolicySpec* spec, const std::string& cgroup, int duration_ms, int period_us) {
+int cmd_latency(const PolicySpec* spec, const std::string& cgroup, int duration_ms, int period_us, int device_node) {
   int go_pipe[2], out_pipe[2];
   if (pipe2(go_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0)
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -234,6 +221,10 @@ int cmd_latency(const PolicySpec* spec, const std::string& cgroup, int duration_
   }
   int status = 0;
   if (!result) fail("no result within " + std::to_string(deadline_ms) + " ms");
+  // The scheduler's counters of the probe (tests/vm/README.md): read before it is reaped, which
+  // frees them; a probe that already exited is a zombie until then.
+  std::string cnt_why;
+  const auto cnt = read_task_counters(child, C2C_PIN_ROOT, &cnt_why);
   waitpid(child, &status, 0);
   if (map) map->del(static_cast<uint32_t>(child));
   close(go_pipe[1]);
@@ -248,6 +239,7 @@ int cmd_latency(const PolicySpec* spec, const std::string& cgroup, int duration_
   j.update(json{{"scenario", "latency"}, {"policy", spec != nullptr}, {"boost", spec && spec->boost_ns > 0},
                 {"cpuset", *cpuset}, {"ctx_switches", csw1 - csw0}, {"migrations", mig1 - mig0},
                 {"cpus_stat39", stat_seen}, {"inside_cpuset", inside}, {"pass", ok}});
+  if (cnt) j["counters"] = counters_json(*cnt, device_node);
   std::cout << j.dump() << std::endl;
   return ok ? 0 : 1;
 }
@@ -597,6 +589,7 @@ int main(int argc, char** argv) {
   CLI::App app{"claim2core guest scenario tool"};
   app.require_subcommand(1);
   std::string cls, allowed, preferred, cgroup;
+  int pid = 0, device_node = -1;
   int tid = 0, tgid = 0, duration_ms = 2000, period_us = 1000, cpu = 0, max_spawns = 200000;
   uint64_t slice_us = 0, boost_ms = 0;
 
@@ -620,6 +613,7 @@ int main(int argc, char** argv) {
   lat->add_option("--cgroup", cgroup);
   lat->add_option("--duration-ms", duration_ms);
   lat->add_option("--period-us", period_us)->check(CLI::PositiveNumber);
+  lat->add_option("--device-node", device_node, "the counters' device_local_share is for this NUMA node");
   auto* reuse = app.add_subcommand("reuse", "TID reuse scenario (INV-2)");
   reuse->add_option("--max-spawns", max_spawns);
   auto* slice = app.add_subcommand("slice", "slice-only policy scenario");
@@ -639,6 +633,14 @@ int main(int argc, char** argv) {
   stale->add_option("--cpu", cpu);
   stale->add_option("--duration-ms", duration_ms);
   auto* progs = app.add_subcommand("progs", "the verifier's figures of the loaded scheduler programs");
+  std::string device;
+  auto* prefer = app.add_subcommand("prefer", "a probe preferring a device's local CPUs runs there (issue #16)");
+  prefer->add_option("--device", device, "PCI bus id, e.g. 0000:81:00.0")->required();
+  prefer->add_option("--duration-ms", duration_ms);
+  auto* taskcnt = app.add_subcommand("taskcnt", "the scheduler's per-task counters of one task (c2c_task_cnt)");
+  taskcnt->add_option("--pid", pid, "a process or thread id")->required();
+  taskcnt->add_option("--device-node", device_node, "adds device_local_ns / device_local_share for this NUMA node");
+  taskcnt->add_option("--pin-root", stats_pin_root, "bpffs directory holding c2c_task_cnt");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -665,7 +667,7 @@ int main(int argc, char** argv) {
     }
     if (*lat) {
       auto s = spec();
-      return cmd_latency(s ? &*s : nullptr, cgroup, duration_ms, period_us);
+      return cmd_latency(s ? &*s : nullptr, cgroup, duration_ms, period_us, device_node);
     }
     if (*reuse) return cmd_reuse(max_spawns);
     if (*slice) return cmd_slice(cpu, slice_us, duration_ms);
@@ -673,6 +675,14 @@ int main(int argc, char** argv) {
     if (*starve) return cmd_starve(cpu, duration_ms, max_gap_ms);
     if (*stale) return cmd_stale(cpu, duration_ms);
     if (*progs) return cmd_progs();
+    if (*prefer) return cmd_prefer(device, duration_ms);
+    if (*taskcnt) {
+      std::string why;
+      const auto c = read_task_counters(pid, stats_pin_root, &why);
+      if (!c) throw std::runtime_error("taskcnt: " + why);
+      std::cout << counters_json(*c, device_node).dump() << std::endl;
+      return 0;
+    }
   } catch (const std::exception& e) {
     std::cout << json{{"error", e.what()}, {"pass", false}}.dump() << std::endl;
     return 2;

@@ -4,7 +4,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <sched.h>
+#include <time.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <stdexcept>
 
 #include <fstream>
 #include <sstream>
@@ -81,5 +87,24 @@ std::optional<uint64_t> RunDelayReader::read() const {
 }
 
 pid_t gettid_now() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+
+uint64_t mono_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000000000ull + static_cast<uint64_t>(t.tv_nsec);
+}
+
+void burn_until(uint64_t end_ns) {
+  while (mono_ns() < end_ns) {
+  }
+}
+
+void pin_self(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(static_cast<unsigned>(cpu), &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0)
+    throw std::runtime_error("sched_setaffinity cpu " + std::to_string(cpu) + ": " + std::strerror(errno));
+}
 
 }  // namespace c2c::vm

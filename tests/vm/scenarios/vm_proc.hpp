@@ -43,4 +43,10 @@ std::string cpus_allowed_list();
 
 pid_t gettid_now();
 
+// CLOCK_MONOTONIC in ns; a busy loop until it reaches end_ns; the calling thread pinned to cpu
+// (throws std::runtime_error naming the CPU).
+uint64_t mono_ns();
+void burn_until(uint64_t end_ns);
+void pin_self(int cpu);
+
 }  // namespace c2c::vm
