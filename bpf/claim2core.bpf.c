@@ -21,9 +21,10 @@
  * taken from a shared DSQ by a preferred CPU at once, by another CPU of allowed only once it
  * waited C2C_PREFER_SPILL_NS, never by one outside allowed (consume_here, c2c_may_run_on); a
  * wakeup takes an idle preferred CPU, not an idle CPU elsewhere (c2c_choose_placed); enqueue
- * kicks an idle preferred CPU and the tick kicks an idle CPU of allowed for a task past the bound. A boosted task whose slice runs out keeps its CPU
- * while its lease and budget last (keep_boosted_prev). Global DSQs are safe for any affinity: consume
- * skips tasks that cannot run on the consuming CPU.
+ * kicks an idle preferred CPU and the tick kicks an idle CPU of allowed for a task past the
+ * bound. A boosted task whose slice runs out keeps its CPU while its lease and budget last
+ * (keep_boosted_prev). Global DSQs are safe for any affinity: consume_here skips tasks that
+ * cannot run on the consuming CPU.
  *
  * Invariants enforced here:
  *   INV-2 an entry is used only if its start_ticks equals p->start_boottime / 10 ms; otherwise it
