@@ -43,6 +43,18 @@ std::optional<c2c_task_counters> read_task_counters(pid_t tid, const std::string
   return c;
 }
 
+c2c_task_counters counters_since(const c2c_task_counters& now, const c2c_task_counters& then) {
+  c2c_task_counters d{};
+  d.runtime_ns = now.runtime_ns - then.runtime_ns;
+  d.preferred_ns = now.preferred_ns - then.preferred_ns;
+  for (unsigned i = 0; i < C2C_MAX_NODES; ++i) d.node_ns[i] = now.node_ns[i] - then.node_ns[i];
+  d.runs = now.runs - then.runs;
+  d.migrations = now.migrations - then.migrations;
+  d.numa_migrations = now.numa_migrations - then.numa_migrations;
+  d.spills = now.spills - then.spills;
+  return d;
+}
+
 nlohmann::json counters_json(const c2c_task_counters& c, int device_node) {
   nlohmann::json nodes = nlohmann::json::array();
   for (unsigned i = 0; i < C2C_MAX_NODES; ++i) nodes.push_back(c.node_ns[i]);

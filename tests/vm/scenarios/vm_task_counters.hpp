@@ -18,6 +18,9 @@ namespace c2c::vm {
 // task is not there.
 std::optional<c2c_task_counters> read_task_counters(pid_t tid, const std::string& pin_root, std::string* why);
 
+// What the task was counted between two reads (each field of now minus then).
+c2c_task_counters counters_since(const c2c_task_counters& now, const c2c_task_counters& then);
+
 // The counters as JSON, named after their ABI fields; device_node >= 0 adds device_local_ns and
 // device_local_share (node_ns[device_node] / runtime_ns).
 nlohmann::json counters_json(const c2c_task_counters& c, int device_node = -1);
