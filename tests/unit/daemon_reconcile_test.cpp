@@ -73,44 +73,6 @@ TEST(PolicyFacts, IncrementalCountsEqualAFullRecountAfterEveryStep) {
   EXPECT_TRUE(inc.facts().empty());
 }
 
-// APPLIED needs a read-back (issue #14): an entry counts as confirmed only after confirm(), keeps
-// it across a rewrite for the same policy generation, and loses it for a new generation.
-TEST(PolicyFacts, ConfirmedOnlyAfterAReadBackAndPerPolicyGeneration) {
-  Core core;
-  ASSERT_TRUE(core.apply(NodeInfoEvent{node_info()}).ok());
-  ASSERT_TRUE(core.apply(SyncComplete{}).ok());
-  PolicyFacts f;
-  f.recount(core);
-  auto write = [&](const Event& e) {
-    auto r = core.apply(e);
-    ASSERT_TRUE(r.ok()) << r.field << ": " << r.message;
-    std::vector<uint32_t> tids = r.changed_tids;
-    for (const auto& op : core.take_plan_delta().ops) tids.push_back(op.tid);
-    core.apply(BpfSynced{});
-    f.update(core, tids);
-  };
-  write(NodePolicyUpsert{policy("a", 1, "^w", 1)});
-  write(TaskSeen{task(100, 100, 1100, "worker")});
-  write(TaskSeen{task(101, 100, 1101, "worker")});
-  auto a = [&] { return f.facts().at({PolicyKind::Node, "a"}); };
-  EXPECT_EQ(a().in_map, 2u);
-  EXPECT_EQ(a().confirmed, 0u) << "written is not read back";
-  EXPECT_TRUE(f.confirm());
-  EXPECT_EQ(a().confirmed, 2u);
-  EXPECT_FALSE(f.confirm()) << "nothing new to confirm";
-  write(TaskSeen{task(102, 100, 1102, "worker")});
-  EXPECT_EQ(a().matched, 3u);
-  EXPECT_EQ(a().confirmed, 2u) << "a task that joins the policy waits for the next read-back";
-  PolicyFacts full;  // a recount carries what was confirmed, never confirms by itself
-  full.recount(core);
-  EXPECT_EQ(full.facts().at({PolicyKind::Node, "a"}).confirmed, 0u);
-  f.recount(core);
-  EXPECT_EQ(a().confirmed, 2u);
-  write(NodePolicyUpsert{policy("a", 2, "^w", 1)});
-  EXPECT_EQ(a().in_map, 3u);
-  EXPECT_EQ(a().confirmed, 0u) << "a new policy generation is not read back yet";
-}
-
 TEST(RetryQueue, BacksOffPerTidAndForgetsResolvedOnes) {
   RetryQueue q(mirror::RetryPolicy{1, std::chrono::milliseconds(1), std::chrono::milliseconds(4)});
   EXPECT_FALSE(q.next_due());

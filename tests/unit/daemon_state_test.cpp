@@ -220,65 +220,6 @@ TEST(DaemonDurableState, RestoreRebuildsTheDurablePartOfAFreshCore) {
   EXPECT_EQ(core.digest(), d);
 }
 
-TEST(DaemonIntents, Transitions) {
-  IntentTable t;
-  t.accepted(PolicyKind::Node, "a", 1, "n", {}, 10);
-  t.accepted(PolicyKind::Dra, "b", 4, "n", {}, 10);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Pending);
-  t.waiting(PolicyKind::Dra, "b", "requirePreview: waiting", 11);
-
-  // Written, not read back: SENT, never APPLIED.
-  std::map<PolicyId, PolicyApplyFacts> facts;
-  facts[{PolicyKind::Node, "a"}] = PolicyApplyFacts{3, 3, 0, ""};
-  t.settled(facts, "", 12);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Sent);
-  EXPECT_NE(t.find(PolicyKind::Node, "a")->reason.find("not yet read back"), std::string::npos);
-  EXPECT_EQ(t.find(PolicyKind::Dra, "b")->state, IntentState::Pending);
-  EXPECT_EQ(t.find(PolicyKind::Dra, "b")->reason, "requirePreview: waiting");
-  // Two of three read back: still SENT; all three: APPLIED.
-  facts[{PolicyKind::Node, "a"}] = PolicyApplyFacts{3, 3, 2, ""};
-  t.settled(facts, "", 13);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Sent);
-  facts[{PolicyKind::Node, "a"}] = PolicyApplyFacts{3, 3, 3, ""};
-  t.settled(facts, "", 13);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Applied);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->matched_tasks, 3u);
-  EXPECT_NE(t.find(PolicyKind::Node, "a")->reason.find("read back"), std::string::npos);
-
-  // A write failure of one of its entries: FAILED with the reason; owed writes (the lease) too.
-  facts[{PolicyKind::Node, "a"}] = PolicyApplyFacts{3, 2, 2, "tid 7 add: failed (E2BIG): map full (2/2)"};
-  t.settled(facts, "map full", 14);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Failed);
-  EXPECT_NE(t.find(PolicyKind::Node, "a")->reason.find("map full"), std::string::npos);
-  facts[{PolicyKind::Node, "a"}] = PolicyApplyFacts{3, 2, 2, ""};
-  t.settled(facts, "generation lease: no space", 14);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->reason, "generation lease: no space");
-  // Nothing to write is not applied: PENDING, with the diagnosis or "matches no task".
-  facts.erase({PolicyKind::Node, "a"});
-  t.settled(facts, "", 15);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Pending);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->reason, "matches no task on this node");
-  t.diagnosed(PolicyKind::Node, "a", "lost the conflict to NodeSchedulingPolicy/z (higher-priority) on tid 7");
-  t.settled(facts, "", 15);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Pending);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->reason, "lost the conflict to NodeSchedulingPolicy/z (higher-priority) on tid 7");
-  // A part lost, the rest read back: APPLIED, and the reason says what was lost.
-  facts[{PolicyKind::Node, "a"}] = PolicyApplyFacts{1, 1, 1, ""};
-  t.settled(facts, "", 16);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Applied);
-  EXPECT_NE(t.find(PolicyKind::Node, "a")->reason.find("; lost the conflict to NodeSchedulingPolicy/z"), std::string::npos);
-
-  // A new generation replaces the intent; a delete removes it.
-  t.accepted(PolicyKind::Node, "a", 2, "n", {"w"}, 16);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->generation, 2);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Pending);
-  EXPECT_EQ(t.size(), 2u);
-  t.removed(PolicyKind::Node, "a");
-  EXPECT_EQ(t.find(PolicyKind::Node, "a"), nullptr);
-  EXPECT_EQ(t.list("b").size(), 1u);
-  EXPECT_EQ(t.list("", PolicyKind::Node).size(), 0u);
-}
-
 TEST(DaemonConfig, DefaultsAndEveryErrorNamesItsField) {
   DaemonConfig c;
   FieldError err;
