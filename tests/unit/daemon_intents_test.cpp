@@ -14,13 +14,6 @@ namespace {
 
 using namespace c2c::testing;
 
-NodeSchedulingPolicy policy(const std::string& name, int64_t gen, const std::string& regex, int32_t prio) {
-  NodeSchedulingPolicy p = engine_policy(gen, prio);
-  p.name = name;
-  p.command_regex = regex;
-  return p;
-}
-
 TEST(DaemonIntents, Transitions) {
   IntentTable t;
   t.accepted(PolicyKind::Node, "a", 1, "n", {}, 10);
@@ -96,7 +89,7 @@ TEST(PolicyFacts, ConfirmedOnlyAfterAReadBackAndPerPolicyGeneration) {
     core.apply(BpfSynced{});
     f.update(core, tids);
   };
-  write(NodePolicyUpsert{policy("a", 1, "^w", 1)});
+  write(NodePolicyUpsert{comm_policy("a", 1, "^w", 1)});
   write(TaskSeen{task(100, 100, 1100, "worker")});
   write(TaskSeen{task(101, 100, 1101, "worker")});
   auto a = [&] { return f.facts().at({PolicyKind::Node, "a"}); };
@@ -113,7 +106,7 @@ TEST(PolicyFacts, ConfirmedOnlyAfterAReadBackAndPerPolicyGeneration) {
   EXPECT_EQ(full.facts().at({PolicyKind::Node, "a"}).confirmed, 0u);
   f.recount(core);
   EXPECT_EQ(a().confirmed, 2u);
-  write(NodePolicyUpsert{policy("a", 2, "^w", 1)});
+  write(NodePolicyUpsert{comm_policy("a", 2, "^w", 1)});
   EXPECT_EQ(a().in_map, 3u);
   EXPECT_EQ(a().confirmed, 0u) << "a new policy generation is not read back yet";
 }
