@@ -2,8 +2,10 @@
 
 #include <grpcpp/client_context.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <map>
 #include <iostream>
 #include <memory>
 
@@ -153,6 +155,22 @@ std::string pending_hint(const std::vector<std::string>& files) {
 
 // ---- apply ---------------------------------------------------------------------------------------
 
+// Preview's warnings for `policy` at the generation it was stored with, minus those in `already`.
+std::vector<std::string> preview_warnings(Session& s, const api::AnyPolicy& policy, int64_t generation,
+                                          const google::protobuf::RepeatedPtrField<std::string>& already) {
+  claim2core::v1::PreviewRequest req;
+  api::AnyPolicy stored = policy;
+  std::visit([&](auto& v) { v.generation = generation; }, stored);
+  *req.mutable_policy() = api::to_proto(stored);
+  claim2core::v1::PreviewResponse resp;
+  auto ctx = s.context();
+  s.check(s.stub().Preview(ctx.get(), req, &resp), "Preview (" + ref_of(policy) + ")");
+  std::vector<std::string> out;
+  for (const auto& w : resp.warnings())
+    if (std::find(already.begin(), already.end(), w) == already.end()) out.push_back(w);
+  return out;
+}
+
 void add_apply(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("apply", "Create or update policies from manifests (YAML or JSON, multi-document)");
   auto c = std::make_shared<Common>();
@@ -178,8 +196,18 @@ void add_apply(CLI::App& app, int& exit_code) {
       if (resp.has_intent() && intent.state() == claim2core::v1::PENDING &&
           std::holds_alternative<DraExecutionPolicy>(m.policy) && std::get<DraExecutionPolicy>(m.policy).require_preview)
         pending_preview = true;
-      if (fmt == OutputFormat::Table) std::cout << render_upsert(ref_of(m.policy), resp);
-      else results.push_back({{"policy", ref_of(m.policy)}, {"source", m.source}, {"result", proto_to_json(resp)}});
+      // The warnings `preview` gives for what was just stored, from the daemon's Preview (one source
+      // of truth: not worked out again here), beyond those the reply already carries.
+      std::vector<std::string> more;
+      // (Also for an unchanged policy: its warnings still hold.)
+      if (resp.policy_generation() > 0) more = preview_warnings(s, m.policy, resp.policy_generation(), resp.warnings());
+      if (fmt == OutputFormat::Table) {
+        std::cout << render_upsert(ref_of(m.policy), resp);
+        for (const auto& w : more) std::cout << "warning: " << w << "\n";
+      } else {
+        results.push_back({{"policy", ref_of(m.policy)}, {"source", m.source}, {"result", proto_to_json(resp)},
+                           {"previewWarnings", more}});
+      }
     }
     if (fmt != OutputFormat::Table) print_structured(fmt, results);
     if (pending_preview) std::cerr << pending_hint(*files);
@@ -396,7 +424,13 @@ std::function<Listing()> lister(Session& s, const std::string& w, const std::str
 // initial metadata) before the first listing, so no change between the listing and the watch is
 // missed; each change lists again and prints the rows that differ (a change that leaves this
 // resource as it was, e.g. a new thread under `get policies -w`, prints nothing).
-int watch_listing(Session& s, const std::function<Listing()>& list, GetFormat fmt, uint64_t max_changes) {
+//
+// `event_rows` (intents): the rows an event itself carries. They are printed first, so every
+// transition shows as it happened (Sent, then Applied) even when the listing that follows already
+// finds a later state.
+using EventRows = std::function<Listing(const claim2core::v1::ChangeEvent&)>;
+int watch_listing(Session& s, const std::function<Listing()>& list, GetFormat fmt, uint64_t max_changes,
+                  const EventRows& event_rows = {}) {
   auto ctx = s.context(/*with_deadline=*/false);
   auto reader = s.stub().Watch(ctx.get(), {});
   reader->WaitForInitialMetadata();
@@ -415,6 +449,18 @@ int watch_listing(Session& s, const std::function<Listing()>& list, GetFormat fm
   uint64_t n = 0;
   bool enough = false;
   while (!enough && reader->Read(&ev)) {
+    if (event_rows) {
+      Listing merged = last;
+      for (auto& row : event_rows(ev).rows) {
+        auto it = std::find_if(merged.rows.begin(), merged.rows.end(), [&](const ListingRow& r) { return r.name == row.name; });
+        if (it != merged.rows.end()) *it = std::move(row);
+        else merged.rows.push_back(std::move(row));
+      }
+      auto changes = diff_listings(last, merged);
+      std::cout << printer.print(merged, changes);
+      last = std::move(merged);
+      n += changes.size();
+    }
     n += show();
     enough = max_changes != 0 && n >= max_changes;
   }
@@ -461,7 +507,15 @@ void add_get(CLI::App& app, int& exit_code) {
     // A host runs thousands of threads: with no filter, only those with a policy entry.
     task_req.set_matched_only(!*all && comm->empty() && title->empty() && *tgid == 0);
     auto list = lister(s, *what, *filter, task_req, fmt == GetFormat::Wide);
-    if (*watch) return watch_listing(s, list, fmt, *max_events);
+    EventRows event_rows;
+    if (what->rfind("intent", 0) == 0)
+      event_rows = [f = *filter](const claim2core::v1::ChangeEvent& ev) {
+        claim2core::v1::ListIntentsResponse carried;
+        for (const auto& i : ev.intents())
+          if (f.empty() || i.policy() == f) *carried.add_intents() = i;
+        return intents_listing(carried);
+      };
+    if (*watch) return watch_listing(s, list, fmt, *max_events, event_rows);
     std::cout << render_listing(list(), fmt);
     return kExitOk;
   }));
@@ -517,10 +571,19 @@ void add_watch(CLI::App& app, int& exit_code) {
     Session s("watch", *c);
     auto ctx = s.context(/*with_deadline=*/false);
     auto reader = s.stub().Watch(ctx.get(), {});
+    // The states as of the subscription, so the first transition of each intent has its "from".
+    reader->WaitForInitialMetadata();
+    std::map<std::string, claim2core::v1::IntentState> states;
+    if (fmt == OutputFormat::Table) {
+      claim2core::v1::ListIntentsResponse now;
+      auto lctx = s.context();
+      s.check(s.stub().ListIntents(lctx.get(), {}, &now), "ListIntents");
+      for (const auto& i : now.intents()) states[policy_kind_name(i.kind()) + "/" + i.policy()] = i.state();
+    }
     claim2core::v1::ChangeEvent ev;
     uint64_t n = 0;
     while (reader->Read(&ev)) {
-      if (fmt == OutputFormat::Table) std::cout << render_change(ev);
+      if (fmt == OutputFormat::Table) std::cout << render_change(ev) << render_intent_transitions(ev, states);
       else if (fmt == OutputFormat::Json) std::cout << proto_to_json(ev).dump() << "\n";  // JSON Lines
       else std::cout << "---\n" << json_to_yaml(proto_to_json(ev));
       std::cout.flush();

@@ -356,4 +356,18 @@ std::string render_change(const pb::ChangeEvent& e) {
   return o.str();
 }
 
+std::string render_intent_transitions(const pb::ChangeEvent& e, std::map<std::string, pb::IntentState>& last) {
+  std::ostringstream o;
+  for (const auto& i : e.intents()) {
+    const std::string ref = policy_kind_name(i.kind()) + "/" + i.policy();
+    auto it = last.find(ref);
+    o << "  intent " << ref << "@" << i.policy_generation() << ": "
+      << (it == last.end() ? std::string("New") : intent_state_name(it->second)) << " -> " << intent_state_name(i.state());
+    if (!i.reason().empty()) o << " (" << i.reason() << ")";
+    o << "\n";
+    last[ref] = i.state();
+  }
+  return o.str();
+}
+
 }  // namespace c2c::cli

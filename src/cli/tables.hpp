@@ -2,6 +2,7 @@
 // messages to text, so they are tested without a daemon.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -50,5 +51,9 @@ std::string render_preview(const pb::PreviewResponse& r);
 std::string render_upsert(const std::string& ref, const pb::UpsertPolicyResponse& r);
 std::string render_delete(const std::string& ref, const pb::DeletePolicyResponse& r);
 std::string render_change(const pb::ChangeEvent& e);  // one line per event (watch)
+// The intent transitions an event carries, one line each ("  intent <Kind>/<name>@<gen>: Sent ->
+// Applied (reason)"), against `last` (the states seen so far, keyed "<Kind>/<name>"; updated).
+// An intent not seen before comes from "New".
+std::string render_intent_transitions(const pb::ChangeEvent& e, std::map<std::string, pb::IntentState>& last);
 
 }  // namespace c2c::cli

@@ -29,6 +29,7 @@ std::optional<Nanos> Core::next_deadline() const {
 }
 std::vector<Violation> Core::check() const { return impl_->check(); }
 std::optional<Lineage> Core::explain(uint32_t tid) const { return impl_->lineage(tid); }
+std::vector<std::string> Core::stale_claims(const DraExecutionPolicy& p) const { return impl_->stale_claims(p); }
 uint64_t Core::generation() const { return impl_->generation; }
 Nanos Core::now() const { return impl_->now; }
 bool Core::loading() const { return impl_->loading; }
@@ -37,6 +38,9 @@ size_t Core::desired_size() const { return impl_->desired.size(); }
 const std::unordered_map<uint32_t, DesiredEntry>& Core::desired() const { return impl_->desired; }
 const std::unordered_map<uint32_t, RuntimeValue>& Core::actual() const { return impl_->actual; }
 const NodeInfo& Core::node() const { return impl_->node; }
+std::optional<std::string> Core::node_not_selected(const NodeSchedulingPolicy& p) const {
+  return impl_->node_not_selected(p);
+}
 std::string Core::digest() const { return impl_->digest(); }
 
 std::vector<Task> Core::tasks() const {

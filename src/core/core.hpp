@@ -129,6 +129,10 @@ class Core {
   std::optional<Lineage> explain(uint32_t tid) const;
   std::vector<Lineage> desired_table() const;         // sorted by tid
   std::vector<Conflict> conflicts() const;            // current conflicts, sorted by tid
+  // The claims a DRA policy names that are stale for a pod it selects, as preview warns about them
+  // ("DRAExecutionPolicy/<name>: claim <uid> stale (fail closed): ..."); O(pods). The daemon's
+  // intent reasons use it (spec/daemon.md, "Intents").
+  std::vector<std::string> stale_claims(const DraExecutionPolicy& p) const;
 
   uint64_t generation() const;
   Nanos now() const;
@@ -144,6 +148,11 @@ class Core {
   std::optional<Claim> claim(const std::string& uid) const;
   std::optional<Pod> pod(const std::string& uid) const;
   const NodeInfo& node() const;
+  // Whether this node is selected by a node policy (nodeNames, nodeSelectors, draSelectors, ANDed):
+  // nullopt when it is, else the first requirement that fails, e.g. "nodeSelectors.matchExpressions[0]:
+  // gpu In [a100], but the node has gpu=h100" (preview and `get policies` show it as "node not
+  // selected: ..."; intents use it to say why a node gets none).
+  std::optional<std::string> node_not_selected(const NodeSchedulingPolicy& p) const;
   // A stable digest of the whole state (tests use it to show a rejected input changed nothing).
   std::string digest() const;
 

@@ -150,7 +150,11 @@ class CoreImpl {
   std::optional<Candidate> resolve(std::vector<Candidate> cands, Conflict* conflict) const;
   std::optional<CpuSet> envelope(const TaskState& t) const;
   bool node_selected(const NodeSchedulingPolicy& p) const;
+  // Why the node is not selected (the first failed requirement); nullopt when it is.
+  std::optional<std::string> node_not_selected(const NodeSchedulingPolicy& p) const;
   bool claim_live_for(const std::string& claim_uid, const std::string& pod_uid) const;
+  // The stale-claim warnings of a DRA policy over the pods it selects (Core::stale_claims).
+  std::vector<std::string> stale_claims(const DraExecutionPolicy& p) const;
 
   // Re-derives the given tasks' entries; bumps the generation once if anything changed.
   // `reason` explains removals (it becomes the plan's delete reason).

@@ -45,6 +45,12 @@ bool CoreImpl::node_selected(const NodeSchedulingPolicy& p) const {
   return false;
 }
 
+// Until label selectors land (issue #14 item 1 replaces this with the first failed requirement).
+std::optional<std::string> CoreImpl::node_not_selected(const NodeSchedulingPolicy& p) const {
+  if (node_selected(p)) return std::nullopt;
+  return "nodeNames, nodeSelectors or draSelectors do not select this node ('" + node.name + "')";
+}
+
 std::optional<CpuSet> CoreImpl::envelope(const TaskState& t) const {
   if (t.task.cpuset) return t.task.cpuset;
   if (!t.pod_uid.empty()) {
@@ -108,6 +114,21 @@ ClaimedResources claimed_resources(const CoreImpl& s, const DraExecutionPolicy& 
       out.numa.insert(out.numa.end(), d.numa_nodes.begin(), d.numa_nodes.end());
       if (!d.pcie_root.empty()) out.roots.push_back(d.pcie_root);
     }
+  }
+  return out;
+}
+
+// One warning per stale claim, led by the claim's uid (the pod's claim name when the pod has no
+// such claim): preview prints it, and the daemon's intent reason is this text (Core::stale_claims).
+std::vector<std::string> stale_claim_warnings(const DraExecutionPolicy& p, const Pod& pod, const ClaimedResources& res) {
+  std::vector<std::string> out;
+  const bool none = p.fail_closed_on_stale_claim || res.refs.empty();
+  const char* outcome = p.fail_closed_on_stale_claim ? "fail closed" : (none ? "no live claim: no entry" : "ignored");
+  for (const auto& n : res.stale) {
+    auto cit = pod.claims.find(n);
+    std::string who = cit == pod.claims.end() ? "'" + n + "'" : cit->second;
+    out.push_back("DRAExecutionPolicy/" + p.name + ": claim " + who + " stale (" + outcome + "): claim '" + n +
+                  "' of pod " + pod.uid + " is not allocated for it on this node (INV-1)");
   }
   return out;
 }
@@ -177,11 +198,9 @@ std::optional<Candidate> dra_candidate(const CoreImpl& s, const DraPolicyState& 
   ClaimedResources res = claimed_resources(s, p, pod);
   c.claims = res.refs;
   if (!res.stale.empty()) {
-    std::string names;
-    for (const auto& n : res.stale) names += (names.empty() ? "" : ",") + n;
-    warn(warnings, "DRAExecutionPolicy/" + p.name + ": claim(s) " + names + " of pod " + pod.uid +
-                       " not allocated for it on this node (stale claim, INV-1)" +
-                       (p.fail_closed_on_stale_claim ? "; failing closed" : ""));
+    // One warning per claim, led by the claim's uid (the pod's claim name when it has no such
+    // claim): the daemon's intent reason is this text (spec/daemon.md, "Intents").
+    for (auto& w : stale_claim_warnings(p, pod, res)) warn(warnings, std::move(w));
     if (p.fail_closed_on_stale_claim || c.claims.empty()) return std::nullopt;
   }
   RuntimeValue& v = c.value;
@@ -280,6 +299,19 @@ std::vector<Candidate> CoreImpl::candidates(const TaskState& t, const PolicyOver
     c.value.start = t.task.key.start;
     c.value.tgid = t.task.tgid;
   }
+  return out;
+}
+
+std::vector<std::string> CoreImpl::stale_claims(const DraExecutionPolicy& p) const {
+  std::vector<std::string> out;
+  for (const auto& [uid, ps] : pods) {
+    if (!labels_match(p.match_labels, ps.pod.labels)) continue;
+    ClaimedResources res = claimed_resources(*this, p, ps.pod);
+    if (res.stale.empty()) continue;
+    auto w = stale_claim_warnings(p, ps.pod, res);
+    out.insert(out.end(), w.begin(), w.end());
+  }
+  std::sort(out.begin(), out.end());  // pods are kept unordered
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "daemon/event_log.hpp"
+#include "daemon/intent_reasons.hpp"
 #include "daemon/durable_write.hpp"
 #include "daemon/generation_guard.hpp"
 #include "host/bpf_object_path.hpp"
@@ -31,6 +32,8 @@ constexpr uint64_t kTagCommands = 1, kTagTaskEvents = 2, kTagTimer = 3;
 constexpr size_t kMaxPendingHostEvents = 65536;
 // The log is folded into the snapshot once it passes this size (after the turn's replies).
 constexpr uint64_t kCompactLogBytes = 1u << 20;
+// How soon after a write the short read-back pass confirms SENT intents (spec/daemon.md, "Intents").
+constexpr uint64_t kConfirmAfterNs = 100'000'000ull;
 
 bool is_host_or_internal(const Event& e) {
   return std::holds_alternative<TaskSeen>(e) || std::holds_alternative<TaskRenamed>(e) ||
@@ -238,12 +241,7 @@ bool Engine::startup(std::string* err) {
   core_.apply(SyncComplete{});
 
   intents_.restore(durable_.intents);
-  for (const auto& p : durable_.policies) {
-    auto [kind, name] = policy_id(p);
-    const auto* in = intents_.find(kind, name);
-    if (!in || in->generation != policy_generation(p))
-      intents_.accepted(kind, name, policy_generation(p), node_name_, {}, now_unix_ms());
-  }
+  refresh_intents();  // a live policy without an intent gets a PENDING one, if it selects this node
   uint64_t now = boottime_ns();
   next_rescan_ns_ = now + cfg_.rescan_interval_ns;
   next_readback_ns_ = now + cfg_.readback_interval_ns;
@@ -360,7 +358,7 @@ void Engine::reload(const DaemonConfig& cfg) {
 // leases") and the first due retry. O(1) here (the core keeps its deadlines); the timerfd is set
 // only when the time changes.
 void Engine::arm_timer() {
-  uint64_t next = next_readback_ns_;
+  uint64_t next = std::min(next_readback_ns_, next_confirm_ns_);
   if (feed_->mode() != TaskDiscovery::Off) next = std::min(next, next_rescan_ns_);
   auto deadline = core_.next_deadline();
   next_renewal_ns_ = deadline ? static_cast<uint64_t>(*deadline) : UINT64_MAX;
@@ -441,6 +439,9 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     if (durable_changed) commit_batch();
     batch_changes_.clear();  // (changes of a batch that changed no durable input: none worth a record)
     before_batch_.reset();
+    // A policy, claim or pod changed: which policies select this node and why an intent has fewer
+    // entries than tasks may have changed with it (refused batches were rolled back: nothing to do).
+    if (durable_changed && persist_error_.empty()) refresh_intents();
     reconcile();
     cover_generation();
     for (auto& c : cmds) {
@@ -480,7 +481,8 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     for (const auto& e : completed) apply(e);
     ++done;
   }
-  if (now >= next_readback_ns_) readback();
+  if (now >= next_readback_ns_) readback(true);
+  else if (now >= next_confirm_ns_) readback(false);
   bool retry_due = retry_.next_due() && *retry_.next_due() <= now;
   if (turn_changed_ || now >= next_renewal_ns_ || retry_due || !dirty_.empty()) {
     advance_time();
@@ -488,6 +490,9 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     cover_generation();
   }
 
+  // Written but not read back: the short read-back pass confirms it soon, not a readback_interval later.
+  if (next_confirm_ns_ == UINT64_MAX && intents_.count(IntentState::Sent) > 0)
+    next_confirm_ns_ = boottime_ns() + std::min<uint64_t>(cfg_.readback_interval_ns, kConfirmAfterNs);
   publish_changes();
   if (log_ && log_->size() > kCompactLogBytes) {
     if (auto e = compact(); !e.empty()) spdlog::warn("compacting the durable state log: {} (the log keeps growing)", e);
@@ -585,6 +590,7 @@ void Engine::reconcile() {
   for (const auto& op : plan.ops) dirty_.push_back(op.tid);
   bool open_intents = intents_.count(IntentState::Pending) + intents_.count(IntentState::Sent) +
                           intents_.count(IntentState::Failed) > 0;
+  // APPLIED only ever comes from a read-back pass (readback): a write alone makes an intent SENT.
   // The counts after this turn's changes (and after the write, below).
   auto settle = [&] {
     bool moved = recount_;
@@ -594,33 +600,17 @@ void Engine::reconcile() {
     dirty_.clear();
     return moved;
   };
-  auto with_failures = [&](const mirror::ApplyReport* rep) {
-    auto f = facts_.facts();
-    if (rep)
-      for (const auto& op : rep->ops) {
-        if (op.success()) continue;
-        auto it = core_.desired().find(op.tid);
-        if (it == core_.desired().end() || !it->second.origin) continue;
-        auto& x = f[{it->second.origin->kind, it->second.origin->policy}];
-        if (x.failure.empty()) x.failure = mirror::describe(op);
-      }
-    return f;
-  };
   if (plan.ops.empty()) {
-    if (settle() || open_intents) {
-      intents_.sent(now_unix_ms());
-      intents_.applied(with_failures(nullptr), retry_.empty(), retry_.empty() ? "" : last_apply_error_, now_unix_ms());
-    }
+    if (settle() || open_intents) settle_intents(nullptr, retry_.empty() ? "" : last_apply_error_);
     return;
   }
-  intents_.sent(now_unix_ms());
   if (auto e = lease_->cover(core_.generation()); !e.empty()) {
     if (e != last_lease_error_) spdlog::error("generation lease: {} (nothing written: INV-4)", e);
     last_lease_error_ = e;
     last_apply_error_ = "generation lease: " + e;
     for (const auto& op : plan.ops) retry_.failed(op.tid, now);  // written once the lease extends
     settle();
-    intents_.applied(with_failures(nullptr), false, "generation lease: " + e, now_unix_ms());
+    settle_intents(nullptr, "generation lease: " + e);
     return;
   }
   auto t0 = std::chrono::steady_clock::now();
@@ -649,7 +639,50 @@ void Engine::reconcile() {
     }
   }
   settle();
-  intents_.applied(with_failures(&report), report.ok(), error, now_unix_ms());
+  settle_intents(&report, report.ok() ? "" : error);
+}
+
+std::map<PolicyId, PolicyApplyFacts> Engine::intent_facts(const mirror::ApplyReport* report) const {
+  auto f = facts_.facts();
+  if (report)
+    for (const auto& op : report->ops) {
+      if (op.success()) continue;
+      auto it = core_.desired().find(op.tid);
+      if (it == core_.desired().end() || !it->second.origin) continue;
+      auto& x = f[{it->second.origin->kind, it->second.origin->policy}];
+      if (x.failure.empty()) x.failure = mirror::describe(op);
+    }
+  return f;
+}
+
+void Engine::settle_intents(const mirror::ApplyReport* report, const std::string& owed_error) {
+  refresh_preview_waits();  // a policy still waiting for its preview stays PENDING, saying so
+  intents_.settled(intent_facts(report), owed_error, now_unix_ms());
+}
+
+bool Engine::selects_this_node(const AnyPolicy& p, std::string* why) const {
+  const auto* n = std::get_if<NodeSchedulingPolicy>(&p);
+  if (!n) return true;  // a DRA policy reaches the node through its pods
+  auto no = core_.node_not_selected(*n);
+  if (no && why) *why = *no;
+  return !no;
+}
+
+void Engine::refresh_intents() {
+  const auto lost = lost_conflicts(core_.conflicts());
+  for (const auto& p : durable_.policies) {
+    auto [kind, name] = policy_id(p);
+    const auto* in = intents_.find(kind, name);
+    if (!selects_this_node(p, nullptr)) {
+      if (in) intents_.removed(kind, name);
+      continue;
+    }
+    if (!in || in->generation != policy_generation(p))
+      intents_.accepted(kind, name, policy_generation(p), node_name_, {}, now_unix_ms());
+    std::vector<std::string> stale;
+    if (const auto* d = std::get_if<DraExecutionPolicy>(&p)) stale = core_.stale_claims(*d);
+    intents_.diagnosed(kind, name, intent_diagnosis(std::string(to_string(kind)) + "/" + name, stale, lost));
+  }
 }
 
 // Kernel state that vanished (spec/daemon.md, "Kernel state that vanishes or lingers"): a pin
@@ -672,9 +705,12 @@ void Engine::restore_pins() {
   }
 }
 
-void Engine::readback() {
-  next_readback_ns_ = boottime_ns() + cfg_.readback_interval_ns;
-  restore_pins();
+void Engine::readback(bool full) {
+  next_confirm_ns_ = UINT64_MAX;
+  if (full) {
+    next_readback_ns_ = boottime_ns() + cfg_.readback_interval_ns;
+    restore_pins();
+  }
   auto r = applier_->read_actual();
   if (!r) {
     spdlog::warn("reading the policy map back: {}", r.error());
@@ -693,8 +729,18 @@ void Engine::readback() {
       core_.apply(BpfObserved{r->entries});
       recount_ = true;
       turn_changed_ = true;  // the plan must run now to repair it
+    } else {
+      // The map holds what the core believes it holds: every entry in it as desired is read back
+      // (counted from the current tables first; the reconcile that follows re-derives the same TIDs).
+      if (recount_) facts_.recount(core_);
+      else facts_.update(core_, dirty_);
+      recount_ = false;
+      facts_.confirm();
     }
   }
+  if (full) refresh_intents();
+  settle_intents(nullptr, retry_.empty() ? "" : last_apply_error_);
+  if (!full) return;
   try {
     auto stats = sched::read_pinned_stats(cfg_.pin_root + "/" + C2C_STATS_MAP_NAME);
     metrics_.set_identity_mismatches(static_cast<double>(stats.identity_mismatches));

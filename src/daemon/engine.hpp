@@ -114,7 +114,20 @@ class Engine {
   void run();
   void turn(bool commands_ready, bool events_ready, bool timer);
   void reconcile();
-  void readback();
+  // The read-back pass: the map read back (drift repaired, INV-5) and what it holds as written
+  // confirmed for the intents (SENT -> APPLIED). `full`: also the pins, the stats, the full plan
+  // and check() and the intents' selection and reasons (every readback_interval); a short pass
+  // (read back and confirm only) follows soon after a write leaves an intent SENT.
+  void readback(bool full = true);
+  // The intents' facts from the counts and, after an apply, its failed ops.
+  std::map<PolicyId, PolicyApplyFacts> intent_facts(const mirror::ApplyReport* report) const;
+  void settle_intents(const mirror::ApplyReport* report, const std::string& owed_error);
+  // One intent per live policy that selects this node (a node policy whose nodeNames, nodeSelectors
+  // or draSelectors leave this node out gets none), each with the reason it has fewer entries
+  // than tasks (intent_reasons.hpp).
+  void refresh_intents();
+  // DRA policies always; a node policy when the core says its selectors pick this node (else *why).
+  bool selects_this_node(const AnyPolicy& p, std::string* why) const;
   void rescan();
   // Rewrites the snapshot (state.json: everything, intents included) and empties the log. ""
   // or the error; also kept in persist_error_.
@@ -166,6 +179,8 @@ class Engine {
   std::optional<Snapshot> before_batch_;
   bool in_commands_ = false;
   uint64_t next_rescan_ns_ = 0, next_readback_ns_ = 0, next_renewal_ns_ = UINT64_MAX;
+  uint64_t next_confirm_ns_ = UINT64_MAX;  // the short read-back pass for SENT intents, if due
+  bool refresh_intents_ = false;           // a policy or claim changed: selection and reasons again
   uint64_t armed_ns_ = 0;  // what the timerfd is set to (re-armed only when it changes)
   // Incremental reconcile (spec/daemon.md, "Incremental reconcile"): the TIDs this turn changed
   // (changed_tids of every apply, ops written), the per-policy counts kept from them, and the

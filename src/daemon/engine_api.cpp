@@ -56,8 +56,15 @@ node::Write Engine::upsert_policy(const AnyPolicy& policy) {
   auto stored = stored_policy(kind, name);
   if (!stored) return w;
   record(PutPolicy{*stored});
-  intents_.accepted(kind, name, policy_generation(*stored), node_name_, r.warnings, now_unix_ms());
-  if (const auto* in = intents_.find(kind, name)) record(PutIntent{*in});
+  std::string why;
+  if (selects_this_node(*stored, &why)) {
+    intents_.accepted(kind, name, policy_generation(*stored), node_name_, r.warnings, now_unix_ms());
+    if (const auto* in = intents_.find(kind, name)) record(PutIntent{*in});
+  } else {
+    // One intent per (policy, selected node): this node gets none, and says why.
+    intents_.removed(kind, name);
+    w.warnings.push_back("node not selected: " + why + ": no intent on this node");
+  }
   w.durable = true;
   return w;
 }

@@ -18,6 +18,16 @@ std::optional<IntentState> intent_state_from_string(const std::string& s) {
   return std::nullopt;
 }
 
+namespace {
+
+std::string entries(uint32_t n) { return std::to_string(n) + (n == 1 ? " entry" : " entries"); }
+
+std::string with(std::string head, const std::string& diagnosis) {
+  return diagnosis.empty() ? head : head + "; " + diagnosis;
+}
+
+}  // namespace
+
 void IntentTable::accepted(PolicyKind kind, const std::string& name, int64_t generation, const std::string& node,
                            std::vector<std::string> warnings, int64_t now_ms) {
   Slot s;
@@ -26,6 +36,7 @@ void IntentTable::accepted(PolicyKind kind, const std::string& name, int64_t gen
   s.intent.generation = generation;
   s.intent.node = node;
   s.intent.state = IntentState::Pending;
+  s.intent.reason = "accepted, not yet written to the pinned map";
   s.intent.warnings = std::move(warnings);
   s.intent.updated_unix_ms = now_ms;
   by_policy_[{kind, name}] = std::move(s);
@@ -45,17 +56,12 @@ void IntentTable::waiting(PolicyKind kind, const std::string& name, const std::s
   in.applied_entries = 0;
 }
 
-void IntentTable::sent(int64_t now_ms) {
-  for (auto& [id, s] : by_policy_) {
-    if (s.waiting || s.intent.state != IntentState::Pending) continue;
-    s.intent.state = IntentState::Sent;
-    s.intent.reason.clear();
-    s.intent.updated_unix_ms = now_ms;
-  }
+void IntentTable::diagnosed(PolicyKind kind, const std::string& name, std::string why) {
+  if (auto it = by_policy_.find({kind, name}); it != by_policy_.end()) it->second.diagnosis = std::move(why);
 }
 
-void IntentTable::applied(const std::map<PolicyId, PolicyApplyFacts>& facts, bool apply_ok,
-                          const std::string& apply_error, int64_t now_ms) {
+void IntentTable::settled(const std::map<PolicyId, PolicyApplyFacts>& facts, const std::string& owed_error,
+                          int64_t now_ms) {
   for (auto& [id, s] : by_policy_) {
     if (s.waiting) {
       s.waiting = false;  // re-evaluated by the next waiting() call; state stays PENDING
@@ -64,20 +70,28 @@ void IntentTable::applied(const std::map<PolicyId, PolicyApplyFacts>& facts, boo
     auto& in = s.intent;
     PolicyApplyFacts f;
     if (auto it = facts.find(id); it != facts.end()) f = it->second;
-    IntentState next = IntentState::Applied;
+    IntentState next;
     std::string reason;
     if (!f.failure.empty()) {
       next = IntentState::Failed;
       reason = f.failure;
-    } else if (!apply_ok && in.state == IntentState::Sent) {
+    } else if (!owed_error.empty() && f.in_map < f.matched) {
       next = IntentState::Failed;
-      reason = apply_error;
-    } else if (!apply_ok && f.in_map < f.matched) {
-      next = IntentState::Failed;
-      reason = apply_error;
+      reason = owed_error;
+    } else if (f.matched == 0) {
+      // Nothing to write is not "applied": the reason names why (the diagnosis) or says so.
+      next = IntentState::Pending;
+      reason = s.diagnosis.empty() ? "matches no task on this node" : s.diagnosis;
+    } else if (f.confirmed == f.matched) {
+      next = IntentState::Applied;
+      reason = with("every matched task's entry (" + entries(f.matched) + ") read back from the pinned map",
+                    s.diagnosis);
+    } else {
+      next = IntentState::Sent;
+      reason = with(entries(f.in_map) + " of " + std::to_string(f.matched) +
+                        " written to the pinned map, not yet read back",
+                    s.diagnosis);
     }
-    if (next == IntentState::Applied && f.matched == 0)
-      reason = "matches no task on this node now (APPLIED: nothing to write)";
     if (in.state != next || in.reason != reason || in.matched_tasks != f.matched || in.applied_entries != f.in_map)
       in.updated_unix_ms = now_ms;
     in.state = next;

@@ -1,15 +1,18 @@
 // Intents: what the daemon promised to do for one policy generation on this node, and how far it
 // got (spec/daemon.md, "Intents"). Pure: the engine feeds it facts, it keeps the states.
 //
-//   PENDING  accepted (or waiting: requirePreview without an acknowledged preview, reason says so)
-//   SENT     its entries were handed to the mirror in the current apply
-//   APPLIED  the apply that included them succeeded (the node-side path accepted the intent; a
-//            policy matching no task is APPLIED with matched_tasks 0 and a warning)
-//   FAILED   the apply failed for one of its entries (map full, write error): reason says why;
-//            a later successful apply moves it back to APPLIED
+//   PENDING  accepted, nothing of it in the map: waiting for an acknowledged preview, or it has no
+//            entry to write (matches no task, lost every conflict, its claim is stale); the reason
+//            says which
+//   SENT     its entries were written to the pinned map and not all of them read back yet
+//   APPLIED  every matched task's entry was read back from the pinned map, at this policy
+//            generation, by the daemon's read-back pass (PolicyFacts' confirmed count)
+//   FAILED   an entry could not be written (map full, write error, generation lease: not
+//            persisted): reason says why; a later good write moves it on to SENT
 //
-// One intent per live policy: a newer generation replaces the older one's intent, a delete
-// removes it. That keeps the table as large as the policy set.
+// One intent per live policy that selects this node: a newer generation replaces the older
+// one's intent, a delete (or the node no longer being selected) removes it. That keeps the table
+// as large as the policy set.
 #pragma once
 
 #include <cstdint>
@@ -30,10 +33,11 @@ using node::PolicyId;
 const char* to_string(IntentState s);
 std::optional<IntentState> intent_state_from_string(const std::string& s);
 
-// Per-policy facts of one apply, gathered by the engine.
+// Per-policy facts of one reconcile, gathered by the engine (PolicyFacts, the applier's report).
 struct PolicyApplyFacts {
   uint32_t matched = 0;        // desired entries derived from the policy
   uint32_t in_map = 0;         // of those, entries the map holds after the apply
+  uint32_t confirmed = 0;      // of those, entries a read-back pass found in the map
   std::string failure;         // first failed op of one of its entries, empty when none
 };
 
@@ -45,11 +49,13 @@ class IntentTable {
   void removed(PolicyKind kind, const std::string& name);
   // requirePreview without an acknowledged preview of this generation: stays PENDING, says why.
   void waiting(PolicyKind kind, const std::string& name, const std::string& reason, int64_t now_ms);
-  // Everything PENDING that is not waiting goes to SENT (the plan is about to be executed).
-  void sent(int64_t now_ms);
-  // After the apply. apply_ok false with no per-policy failure: the whole apply failed (reason).
-  void applied(const std::map<PolicyId, PolicyApplyFacts>& facts, bool apply_ok, const std::string& apply_error,
-               int64_t now_ms);
+  // Why a policy has fewer entries than tasks it matches (intent_reasons.hpp: "lost the conflict
+  // to ...", "claim <uid> stale (fail closed)", "matches no task on this node"); "" when nothing.
+  // Kept until the next diagnosis; shown in the reason from the next settled().
+  void diagnosed(PolicyKind kind, const std::string& name, std::string why);
+  // After a reconcile: each intent's state from its facts. `owed_error`: why writes are still
+  // owed (the apply failed, the generation lease cannot be extended), "" when none is.
+  void settled(const std::map<PolicyId, PolicyApplyFacts>& facts, const std::string& owed_error, int64_t now_ms);
 
   const Intent* find(PolicyKind kind, const std::string& name) const;
   std::vector<Intent> list(const std::string& policy_filter = {}, std::optional<PolicyKind> kind = std::nullopt) const;
@@ -61,6 +67,7 @@ class IntentTable {
   struct Slot {
     Intent intent;
     bool waiting = false;
+    std::string diagnosis;
   };
   std::map<PolicyId, Slot> by_policy_;
 };

@@ -11,17 +11,21 @@ uint32_t PolicyFacts::index_of(const PolicyId& id) {
   return it->second;
 }
 
-void PolicyFacts::add(uint32_t tid, const Core& core) {
+void PolicyFacts::add(uint32_t tid, const Core& core, const Slot* was) {
   const auto& desired = core.desired();
   auto d = desired.find(tid);
   if (d == desired.end() || !d->second.origin) return;
   Slot s;
   s.policy = index_of({d->second.origin->kind, d->second.origin->policy});
+  s.generation = d->second.origin->policy_generation;
   auto a = core.actual().find(tid);
   s.in_map = a != core.actual().end() && a->second == d->second.value;
+  // Still the entry a read-back saw for this policy generation (rewritten at most: a lease renewal).
+  s.confirmed = s.in_map && was && was->confirmed && was->policy == s.policy && was->generation == s.generation;
   auto& c = counts_[s.policy];
   ++c.matched;
   if (s.in_map) ++c.in_map;
+  if (s.confirmed) ++c.confirmed;
   slots_.emplace(tid, s);
 }
 
@@ -31,13 +35,18 @@ void PolicyFacts::remove(uint32_t tid) {
   auto& c = counts_[it->second.policy];
   --c.matched;
   if (it->second.in_map) --c.in_map;
+  if (it->second.confirmed) --c.confirmed;
   slots_.erase(it);
 }
 
 void PolicyFacts::recount(const Core& core) {
+  auto before = std::move(slots_);
   slots_.clear();
   for (auto& c : counts_) c = PolicyApplyFacts{};
-  for (const auto& [tid, e] : core.desired()) add(tid, core);
+  for (const auto& [tid, e] : core.desired()) {
+    auto was = before.find(tid);
+    add(tid, core, was == before.end() ? nullptr : &was->second);
+  }
 }
 
 bool PolicyFacts::update(const Core& core, const std::vector<uint32_t>& tids) {
@@ -47,11 +56,24 @@ bool PolicyFacts::update(const Core& core, const std::vector<uint32_t>& tids) {
     std::optional<Slot> old;
     if (before != slots_.end()) old = before->second;
     remove(tid);
-    add(tid, core);
+    add(tid, core, old ? &*old : nullptr);
     auto after = slots_.find(tid);
     bool now = after != slots_.end();
-    if (now != old.has_value() || (now && (after->second.policy != old->policy || after->second.in_map != old->in_map)))
+    if (now != old.has_value() ||
+        (now && (after->second.policy != old->policy || after->second.in_map != old->in_map ||
+                 after->second.confirmed != old->confirmed)))
       moved = true;
+  }
+  return moved;
+}
+
+bool PolicyFacts::confirm() {
+  bool moved = false;
+  for (auto& [tid, s] : slots_) {
+    if (!s.in_map || s.confirmed) continue;
+    s.confirmed = true;
+    ++counts_[s.policy].confirmed;
+    moved = true;
   }
   return moved;
 }

@@ -90,7 +90,8 @@ Reply Gateway::upsert(const NodeSchedulingPolicy& p, const std::string& id) {
   for (const auto& w : resp.warnings()) warnings.push_back(w);
   return ok(json{{"id", id},
                  {"generation", resp.policy_generation()},
-                 {"intent", intent_to_body(resp.intent(), id, &node)},
+                 // No intent: the policy does not select this node (its warnings say why).
+                 {"intent", resp.has_intent() ? intent_to_body(resp.intent(), id, &node) : json(nullptr)},
                  {"warnings", warnings}});
 }
 

@@ -259,16 +259,17 @@ int original_state_number(pb::IntentState s) {
 }
 
 json intent_to_body(const pb::Intent& in, const std::string& id, const pb::NodeSchedulingPolicy* p) {
-  // Every intent says why it is in its state; the daemon gives a reason for the interesting
-  // cases (failed, waiting, matching nothing), this fills in the plain ones.
+  // Every intent says why it is in its state. The daemon gives one for every state (issue #14:
+  // APPLIED only after its read-back pass found every matched entry in the pinned map); this fills
+  // in the states' meaning for a daemon that sent none, never more than the state itself says.
   std::string reason = in.reason();
   if (reason.empty()) {
     switch (in.state()) {
-      case pb::PENDING: reason = "accepted, not yet handed to the node-side path"; break;
-      case pb::SENT: reason = "handed to the node-side path, waiting for the map write"; break;
+      case pb::PENDING: reason = "accepted, nothing of it in the pinned map yet"; break;
+      case pb::SENT: reason = "written to the pinned map, not yet read back"; break;
       case pb::APPLIED:
-        reason = std::to_string(in.applied_entries()) + " of " + std::to_string(in.matched_tasks()) +
-                 " matched tasks have their entry in the pinned map (written; read back on the next read-back pass)";
+        reason = "every matched task's entry (" + std::to_string(in.applied_entries()) +
+                 ") read back from the pinned map";
         break;
       default: reason = "the daemon reported no reason"; break;
     }

@@ -44,8 +44,9 @@ cli, cli_json = cli_runner(CLI, sock)
 class Watch:
     """`claim2core get ... -w` in the background; its lines are read as they come."""
 
-    def __init__(self, *args):
-        self.p = subprocess.Popen([CLI, "get", *args, "-w", "--socket", sock], stdout=subprocess.PIPE, text=True)
+    def __init__(self, *args, command="get"):
+        argv = [CLI, "get", *args, "-w"] if command == "get" else [CLI, command, *args]
+        self.p = subprocess.Popen(argv + ["--socket", sock], stdout=subprocess.PIPE, text=True)
         procs.append(self.p)
         self.lines = queue.Queue()
         threading.Thread(target=lambda: [self.lines.put(l.rstrip("\n")) for l in self.p.stdout], daemon=True).start()
@@ -146,13 +147,26 @@ try:
     header = w.until(lambda l: l.startswith("EVENT"))
     check(header is not None and "REASON" in header, f"get intents -w prints the header at once: {header!r}")
 
-    # Apply: intent Applied, the two entries in the pinned map.
+    # `claim2core watch` beside it: the intent transitions as they happen.
+    tw = Watch(command="watch")
+    time.sleep(0.5)  # (subscribed before the apply)
+
+    # Apply: intent Sent (written), then Applied (read back), the two entries in the pinned map.
     code, out, err = cli("apply", "-f", policy)
     check(code == 0 and "NodeSchedulingPolicy/vllm-enginecore applied" in out, f"apply: exit {code} {out.strip()}")
+    check("intent Sent" in out and "not yet read back" in out, f"apply: the reply's intent is Sent: {out.strip()}")
+    sent = w.until(lambda l: "vllm-enginecore" in l and " Sent " in l)
+    check(sent is not None and re.match(r"(ADDED|MODIFIED) +NodeSchedulingPolicy +vllm-enginecore ", sent),
+          f"get intents -w: the Sent row as it happens: {sent!r}")
     line = w.until(lambda l: "vllm-enginecore" in l and "Applied" in l)
-    check(line is not None and re.match(r"(ADDED|MODIFIED) +NodeSchedulingPolicy +vllm-enginecore ", line),
-          f"get intents -w: the applied intent's row as it changes: {line!r}")
+    check(line is not None and re.match(r"MODIFIED +NodeSchedulingPolicy +vllm-enginecore ", line),
+          f"get intents -w: then the Applied row: {line!r}")
     w.stop()
+    first = tw.until(lambda l: "intent NodeSchedulingPolicy/vllm-enginecore@" in l and "New -> Sent" in l)
+    then = tw.until(lambda l: "intent NodeSchedulingPolicy/vllm-enginecore@" in l and "Sent -> Applied" in l)
+    check(first is not None and then is not None and "read back" in then,
+          f"claim2core watch: New -> Sent, then Sent -> Applied: {first!r}, {then!r}")
+    tw.stop()
     state = None
     deadline = time.time() + 20
     while time.time() < deadline:
@@ -261,6 +275,24 @@ try:
     code, out, _ = cli("delete", "node", "vllm-enginecore")
     check(code == 1 and "not deleted" in out, f"deleting it again: exit {code}")
 
+    # apply prints the warnings preview gives (the daemon's Preview, not a copy): a policy for
+    # another node gets no intent here, and both say why.
+    elsewhere = os.path.join(work, "elsewhere.yaml")
+    with open(elsewhere, "w") as f:
+        f.write("apiVersion: scheduling.gthulhu.io/v1alpha1\nkind: NodeSchedulingPolicy\nmetadata:\n"
+                "  name: elsewhere\nspec:\n  nodeNames: [another-node]\n  commandRegex: ^EngineCore\n")
+    code, out, err = cli("apply", "-f", elsewhere)
+    pv_warnings = cli_json("preview", "-f", elsewhere)[0]["result"]["warnings"]
+    check(code == 0 and pv_warnings and all("warning: " + w_ in out for w_ in pv_warnings)
+          and "node not selected: " in out,
+          f"apply prints preview's warnings {pv_warnings}: {out.strip()}")
+    check(not [i for i in cli_json("get", "intents")["items"] if i["policy"] == "elsewhere"],
+          "no intent for a policy that does not select this node")
+    code, out, _ = cli("apply", "-f", elsewhere, "-o", "json")
+    check(code == 0 and json.loads(out)[0]["previewWarnings"] == [w_ for w_ in pv_warnings],
+          "apply -o json: previewWarnings")
+    cli("delete", "-f", elsewhere)
+
     # requirePreview: apply leaves it Pending and says how to go on; preview --acknowledge of the
     # same file lets it go live.
     dra = os.path.join(SRC, "examples", "policies", "llm-decode.yaml")
@@ -271,13 +303,15 @@ try:
     code, out, _ = cli("preview", "-f", dra, "--acknowledge")
     check(code == 0 and "Acknowledged" in out, "preview --acknowledge")
     deadline = time.time() + 10
-    state = None
+    intent = None
     while time.time() < deadline:
-        state = [i for i in cli_json("get", "intents", "llm-decode")["items"] if i["policy"] == "llm-decode"][0]["state"]
-        if state != "PENDING":
+        intent = [i for i in cli_json("get", "intents", "llm-decode")["items"] if i["policy"] == "llm-decode"][0]
+        if "requirePreview" not in intent["reason"]:
             break
         time.sleep(0.2)
-    check(state == "APPLIED", f"after the acknowledged preview the intent is {state}")
+    # Live now, but no pod of it runs here: nothing to write, and the intent says so (not Applied).
+    check(intent["state"] == "PENDING" and intent["reason"] == "matches no task on this node",
+          f"after the acknowledged preview the intent no longer waits: {intent['state']} ({intent['reason']})")
     check(cli("delete", "-f", dra)[0] == 0, "delete -f")
 
     # No daemon: exit 1 with the gRPC status.

@@ -300,7 +300,8 @@ class FullDisk(unittest.TestCase):
                 self.assertEqual(read_bytes(os.path.join(d.state, "state.json")), state_before)
         os.unlink(self.filler)
         r = d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("after", "^c2c-after$")))
-        self.assertEqual(r.intent.state, pb.APPLIED)
+        # Accepted and durable again (it matches no task: PENDING, saying so; issue #14).
+        self.assertEqual((r.intent.state, r.intent.reason), (pb.PENDING, "matches no task on this node"), r)
 
     def test_the_generation_never_outruns_the_durable_ceiling(self):
         d = self.d
@@ -416,7 +417,7 @@ class FdLimit(unittest.TestCase):
         self.assertLess(used, 0.3, "the daemon spins at the fd limit (%.0f%% CPU)" % (used * 100))
         # The connection made before the flood still works, durable writes included.
         r = d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("fds", "^c2c-fds$")), timeout=10)
-        self.assertEqual(r.intent.state, pb.APPLIED, r)
+        self.assertEqual((r.intent.state, r.intent.reason), (pb.PENDING, "matches no task on this node"), r)
         self.assertIn("connections on", d.read_log())
         for s in self.socks:
             s.close()

@@ -18,6 +18,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 DAEMON, CLI, FAKE, SRC, WORK = sys.argv[1:6]
@@ -43,6 +44,22 @@ def receive(sock, until, timeout):
         if r:
             got.append(sock.recv(1 << 20))
     return got
+
+
+class Collector:
+    """Reads a datagram socket while the daemon writes to it: a socket nobody reads holds only
+    net.unix.max_dgram_qlen datagrams (10 by default), and the next send blocks the daemon."""
+
+    def __init__(self, sock):
+        self.got = []
+        threading.Thread(target=self.run, args=(sock,), daemon=True).start()
+
+    def run(self, sock):
+        while True:
+            try:
+                self.got.append(sock.recv(1 << 20))
+            except OSError:
+                return
 
 
 def journal_entry(data):
@@ -108,7 +125,7 @@ def under_systemd(fake_started):
     root = tempfile.mkdtemp(prefix="c2c-systemd-", dir=WORK)
     pin = f"/sys/fs/bpf/c2c-systemd-{os.getpid()}"
     notify = datagram_socket(os.path.join(root, "notify.sock"))
-    journal = datagram_socket(os.path.join(root, "journal.sock"))
+    journal = Collector(datagram_socket(os.path.join(root, "journal.sock")))
     env = dict(os.environ, NOTIFY_SOCKET=os.path.join(root, "notify.sock"), WATCHDOG_USEC="1000000",
                JOURNAL_STREAM="self")
     env.pop("WATCHDOG_PID", None)
@@ -125,7 +142,8 @@ def under_systemd(fake_started):
         stop = receive(notify, lambda g: any(b"STOPPING=1" in m for m in g), 15)
         check(any(b"STOPPING=1" in m for m in stop), "STOPPING=1 on SIGTERM")
         proc.wait(timeout=30)
-        entries = [journal_entry(d) for d in receive(journal, lambda g: False, 0.5)]
+        time.sleep(0.5)
+        entries = [journal_entry(d) for d in journal.got]
         check(len(entries) > 5, f"{len(entries)} journal entries")
         check(all(e.get("SYSLOG_IDENTIFIER") == "claim2cored" and e.get("PRIORITY", "").isdigit() for e in entries),
               "every entry has SYSLOG_IDENTIFIER=claim2cored and a PRIORITY")

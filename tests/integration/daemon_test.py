@@ -46,6 +46,12 @@ def skip_reason():
     return bpf_skip_reason("bpffs, BPF maps, tracepoints")
 
 
+def wait_applied(d, policy, timeout=10):
+    """The policy's intent reaches APPLIED (the read-back pass confirmed every entry)."""
+    return wait_for(lambda: [i for i in d.call("ListIntents", pb.ListIntentsRequest(policy=policy)).intents
+                             if i.state == pb.APPLIED], timeout=timeout)
+
+
 def node_policy(name, regex, generation=0, priority=1, slice_ns=2_000_000, node="c2c-test-node"):
     return pb.Policy(node=pb.NodeSchedulingPolicy(name=name, generation=generation, node_names=[node],
                                                   command_regex=regex, priority=priority,
@@ -422,8 +428,11 @@ class PolicyToMap(DaemonCase):
             self.assertTrue(all(m.tgid == t.tgid and m.HasField("intended") and not m.HasField("actual")
                                 for m in pv.matched))
             r = d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=pol))
-            self.assertEqual(r.intent.state, pb.APPLIED)
+            # Written, not yet read back: SENT in the reply; APPLIED once the read-back pass saw both.
+            self.assertEqual(r.intent.state, pb.SENT, r)
             self.assertEqual(r.intent.matched_tasks, 2)
+            self.assertIn("not yet read back", r.intent.reason)
+            self.assertTrue(wait_applied(d, "it-match"), "the intent reaches APPLIED after the read-back")
             entries = d.map_entries()
             for tid in t.tids:
                 self.assertIn(tid, entries)
@@ -460,29 +469,104 @@ class PolicyToMap(DaemonCase):
         pol.dra.generation = r.policy_generation
         pv = d.call("Preview", pb.PreviewRequest(policy=pol, acknowledge=True))
         self.assertTrue(pv.acknowledged)
+        # Live now; with no pod it has nothing to write: PENDING, saying that instead of the preview.
         intents = wait_for(lambda: [i for i in d.call("ListIntents", pb.ListIntentsRequest(policy="needs-preview")).intents
-                                    if i.state == pb.APPLIED])
+                                    if "requirePreview" not in i.reason])
         self.assertTrue(intents)
+        self.assertEqual(intents[0].state, pb.PENDING)
+        self.assertEqual(intents[0].reason, "matches no task on this node")
 
     def test_watch_streams_changes(self):
         d = self.d
-        stream = d.channel.unary_stream(SERVICE + "Watch", response_deserializer=pb.ChangeEvent.FromString)(
-            pb.WatchRequest().SerializeToString(), timeout=20)
-        got = []
+        t = Threads("c2c-it-watched", 1)
+        try:
+            self.assertTrue(wait_for(lambda: d.call("Preview", pb.PreviewRequest(
+                policy=node_policy("watched", "^c2c-it-watched$"))).matched), "the daemon sees the thread")
+            stream = d.channel.unary_stream(SERVICE + "Watch", response_deserializer=pb.ChangeEvent.FromString)(
+                pb.WatchRequest().SerializeToString(), timeout=20)
+            got = []
 
-        def reader():
-            for ev in stream:
-                got.append(ev)
-                if any(i.policy == "watched" and i.state == pb.APPLIED for i in ev.intents):
-                    return
-        th = threading.Thread(target=reader)
-        th.start()
-        time.sleep(0.3)
-        d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("watched", "^nothing-matches$")))
-        th.join(timeout=15)
-        stream.cancel()
-        self.assertTrue(any(ev.event_kind == "policy_upsert" for ev in got), got)
-        self.assertTrue(any(i.policy == "watched" and i.state == pb.APPLIED for ev in got for i in ev.intents))
+            def reader():
+                for ev in stream:
+                    got.append(ev)
+                    if any(i.policy == "watched" and i.state == pb.APPLIED for i in ev.intents):
+                        return
+            th = threading.Thread(target=reader)
+            th.start()
+            time.sleep(0.3)
+            d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("watched", "^c2c-it-watched$")))
+            th.join(timeout=15)
+            stream.cancel()
+            self.assertTrue(any(ev.event_kind == "policy_upsert" for ev in got), got)
+            # The transitions as they happen: SENT (written) in the upsert's change, then APPLIED
+            # (read back) in a later one, never APPLIED first.
+            states = [i.state for ev in got for i in ev.intents if i.policy == "watched"]
+            self.assertIn(pb.SENT, states, got)
+            self.assertIn(pb.APPLIED, states, got)
+            self.assertLess(states.index(pb.SENT), states.index(pb.APPLIED), states)
+        finally:
+            t.end()
+
+
+class IntentReasons(DaemonCase):
+    """Issue #14 item 3: every intent says why it has fewer entries than tasks, per task where it
+    applies; a node the policy does not select gets no intent."""
+
+    def intent(self, name):
+        got = self.d.call("ListIntents", pb.ListIntentsRequest(policy=name)).intents
+        return got[0] if got else None
+
+    def test_each_reason_is_named(self):
+        d = self.d
+        t = Threads("c2c-it-reason", 2)
+        try:
+            self.assertTrue(wait_for(lambda: len(d.call("Preview", pb.PreviewRequest(
+                policy=node_policy("probe", "^c2c-it-reason$"))).matched) == 2), "the daemon sees both threads")
+            # Matches no task: PENDING (nothing in the map), not "Applied, 0 tasks".
+            r = d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("r-none", "^c2c-it-nothing$")))
+            self.assertEqual((r.intent.state, r.intent.reason), (pb.PENDING, "matches no task on this node"), r)
+
+            # Another node's policy: no intent here; the reply and the preview say why.
+            other = node_policy("r-other", "^c2c-it-reason$", node="another-node")
+            r = d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=other))
+            self.assertFalse(r.HasField("intent"), r)
+            self.assertTrue(any(w.startswith("node not selected: ") for w in r.warnings), r.warnings)
+            self.assertIsNone(self.intent("r-other"))
+            pv = d.call("Preview", pb.PreviewRequest(policy=other))
+            self.assertTrue(any("is not selected by the policy" in w for w in pv.warnings), pv.warnings)
+            self.assertFalse(set(t.tids) & set(d.map_entries()), "another node's policy wrote entries here")
+
+            # Lost the conflict: the higher priority takes both threads; the loser names it, per tid.
+            d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("r-high", "^c2c-it-reason$", priority=9)))
+            r = d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("r-low", "^c2c-it-reason$", priority=1)))
+            want = "lost the conflict to NodeSchedulingPolicy/r-high (higher-priority) on tids %s" % ", ".join(
+                str(x) for x in sorted(t.tids))
+            self.assertEqual((r.intent.state, r.intent.reason), (pb.PENDING, want), r)
+            self.assertTrue(wait_applied(d, "r-high"))
+            self.assertEqual(self.intent("r-low").state, pb.PENDING, "a lost conflict is never APPLIED")
+            # The winner leaves: the loser's entries are written, then read back.
+            d.call("DeletePolicy", pb.DeletePolicyRequest(kind=pb.NODE_SCHEDULING_POLICY, name="r-high"))
+            self.assertTrue(wait_applied(d, "r-low"), self.intent("r-low"))
+            self.assertEqual(self.intent("r-low").matched_tasks, 2)
+            self.assertNotIn("lost the conflict", self.intent("r-low").reason)
+        finally:
+            t.end()
+
+    def test_stale_claim_fails_closed_and_says_which_claim(self):
+        d = self.d
+        # A pod whose claim "gpu" is allocated, but for another pod: stale for this one (INV-1).
+        binding = pb.ClaimDeviceBinding(claim_uid="claim-of-another-pod", claim_generation=1, pod_uid="pod-other",
+                                        node_name="c2c-test-node", driver="gpu.example.com", pool="p0",
+                                        device="gpu-0", request="gpu")
+        pod = pb.PodInfo(uid="pod-stale", namespace="ml", name="decode-0", labels={"app": "decode"},
+                         claims={"gpu": "claim-of-another-pod"}, cgroup="/c2c-it-no-such-cgroup")
+        d.call("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[binding], pods=[pod]))
+        pol = pb.Policy(dra=pb.DRAExecutionPolicy(
+            name="r-stale", match_labels={"app": "decode"}, resource_claims=["gpu"], fail_closed_on_stale_claim=True,
+            task_roles=[pb.TaskRole(name="decode", command_regex="^decode$", execution_class="latency-critical")]))
+        r = d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=pol))
+        self.assertEqual(r.intent.state, pb.PENDING, r)
+        self.assertTrue(r.intent.reason.startswith("claim claim-of-another-pod stale (fail closed)"), r.intent.reason)
 
 
 class PodCgroup:
@@ -551,8 +635,9 @@ class DraPolicy(DaemonCase):
                 respect_allocated_cpuset=True,
                 task_roles=[pb.TaskRole(name="engine", command_regex="^c2c-dra$", execution_class="latency-critical")]))
             r = d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=pol))
-            self.assertEqual(r.intent.state, pb.APPLIED, r)
+            self.assertEqual(r.intent.state, pb.SENT, r)
             self.assertEqual(r.intent.matched_tasks, 2, r)
+            self.assertTrue(wait_applied(d, "vllm-decode"), "the intent reaches APPLIED after the read-back")
             entries = d.map_entries()
             for tid in tids:
                 self.assertIn(tid, entries)
@@ -592,7 +677,9 @@ class DriftAndMetrics(unittest.TestCase):
             self.assertGreaterEqual(metrics["claim2core_reconcile_drift_total"], 1)
             self.assertEqual(metrics['claim2core_rpcs_total{code="OK",method="UpsertPolicy"}'], 1)
             self.assertGreaterEqual(metrics["claim2core_apply_seconds_count"], 1)
-            self.assertEqual(metrics['claim2core_intents{state="APPLIED"}'], 1)
+            # It matches nothing (no task discovery): PENDING, not APPLIED.
+            self.assertEqual(metrics['claim2core_intents{state="PENDING"}'], 1)
+            self.assertEqual(metrics['claim2core_intents{state="APPLIED"}'], 0)
             self.assertIn('claim2core_invariant_violations_total{invariant="INV-5"}', metrics)
         finally:
             d.cleanup()

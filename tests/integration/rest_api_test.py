@@ -159,9 +159,13 @@ try:
     check(r.returncode == 0 and out["success"] is True and re.fullmatch(r"[0-9a-f]{24}", out["data"]["id"]),
           f"the seed's curl example: {r.stdout.strip()[:200]}")
     pid = out["data"]["id"]
+    # The reply: written, not yet read back (the original said Applied here: the node received it).
+    check(out["data"]["intent"]["stateName"] == "Sent" and out["data"]["intent"]["state"] == 1
+          and "not yet read back" in out["data"]["intent"]["reason"],
+          f"the POST's intent is Sent until the daemon reads the map back: {out['data']['intent']}")
     intent = wait_applied(pid, 2)
     check(intent and intent["stateName"] == "Applied" and intent["state"] == 2 and intent["nodeId"] == NODE
-          and intent["appliedEntries"] == intent["matchedTasks"] >= 2 and intent["reason"],
+          and intent["appliedEntries"] == intent["matchedTasks"] >= 2 and "read back from the pinned map" in intent["reason"],
           f"its intent reaches Applied (original GUI state 2) with a reason: {intent}")
     tids = map_tids()
     others = [t for c, t in env.threads.items() if not c.startswith("EngineCore")]

@@ -105,7 +105,7 @@ try:
     wait.until(lambda b: not q("#form-panel").is_displayed())
     wait.until(lambda b: any(r.get_attribute("data-state") == "Applied" for r in qs("#intents tbody tr")))
     row = settled(lambda: [r.text for r in qs("#intents tbody tr") if r.get_attribute("data-state") == "Applied"][0])
-    check("Applied" in row and "have their entry in the pinned map" in row, f"the intent turns Applied with its reason: {row!r}")
+    check("Applied" in row and "read back from the pinned map" in row, f"the intent turns Applied with its reason: {row!r}")
     wait.until(lambda b: {int(r.get_attribute("data-tid")) for r in qs("#tasks tbody tr[data-tid]")} >= set(env.engines))
     wait.until(lambda b: "yes" in q(f"#tasks tbody tr[data-tid='{env.engines[-1]}']").text)
     task_rows = settled(lambda: {int(r.get_attribute("data-tid")): r.text for r in qs("#tasks tbody tr[data-tid]")})

@@ -33,6 +33,15 @@ inline NodeSchedulingPolicy engine_policy(int64_t generation = 1, int32_t priori
   return p;
 }
 
+// engine_policy under another name and comm regex (several node policies on one node).
+inline NodeSchedulingPolicy comm_policy(const std::string& name, int64_t generation, const std::string& regex,
+                                        int32_t priority) {
+  NodeSchedulingPolicy p = engine_policy(generation, priority);
+  p.name = name;
+  p.command_regex = regex;
+  return p;
+}
+
 inline DraExecutionPolicy decode_policy(int64_t generation = 1) {
   DraExecutionPolicy p;
   p.name = "llm-decode";

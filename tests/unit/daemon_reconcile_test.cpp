@@ -39,13 +39,6 @@ void step(Core& core, PolicyFacts& inc, std::vector<uint32_t>& owed, const Event
   }
 }
 
-NodeSchedulingPolicy policy(const std::string& name, int64_t gen, const std::string& regex, int32_t prio) {
-  NodeSchedulingPolicy p = engine_policy(gen, prio);
-  p.name = name;
-  p.command_regex = regex;
-  return p;
-}
-
 TEST(PolicyFacts, IncrementalCountsEqualAFullRecountAfterEveryStep) {
   Core core;
   ASSERT_TRUE(core.apply(NodeInfoEvent{node_info()}).ok());
@@ -53,7 +46,7 @@ TEST(PolicyFacts, IncrementalCountsEqualAFullRecountAfterEveryStep) {
   PolicyFacts inc;
   inc.recount(core);
   std::vector<uint32_t> owed;
-  step(core, inc, owed, NodePolicyUpsert{policy("a", 1, "^w", 1)}, true);
+  step(core, inc, owed, NodePolicyUpsert{comm_policy("a", 1, "^w", 1)}, true);
   for (uint32_t t = 100; t < 110; ++t) step(core, inc, owed, TaskSeen{task(t, 100, 1000 + t, "worker")}, t % 2 == 0);
   auto f = inc.facts();
   ASSERT_EQ(f.size(), 1u);
@@ -62,7 +55,7 @@ TEST(PolicyFacts, IncrementalCountsEqualAFullRecountAfterEveryStep) {
   step(core, inc, owed, TimeAdvance{1}, true);  // the next write carries what was owed
   EXPECT_EQ(inc.facts().begin()->second.in_map, 10u);
   // A higher-priority policy takes the same TIDs over: they move between policies.
-  step(core, inc, owed, NodePolicyUpsert{policy("b", 1, "^work", 5)}, true);
+  step(core, inc, owed, NodePolicyUpsert{comm_policy("b", 1, "^work", 5)}, true);
   EXPECT_EQ(inc.facts().size(), 1u);
   EXPECT_EQ(inc.facts().begin()->first.second, "b");
   step(core, inc, owed, TaskRenamed{TaskKey{103, 1103}, "idle"}, true);

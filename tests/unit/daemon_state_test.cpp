@@ -220,45 +220,6 @@ TEST(DaemonDurableState, RestoreRebuildsTheDurablePartOfAFreshCore) {
   EXPECT_EQ(core.digest(), d);
 }
 
-TEST(DaemonIntents, Transitions) {
-  IntentTable t;
-  t.accepted(PolicyKind::Node, "a", 1, "n", {}, 10);
-  t.accepted(PolicyKind::Dra, "b", 4, "n", {}, 10);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Pending);
-  t.waiting(PolicyKind::Dra, "b", "requirePreview: waiting", 11);
-  t.sent(12);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Sent);
-  EXPECT_EQ(t.find(PolicyKind::Dra, "b")->state, IntentState::Pending);
-  EXPECT_EQ(t.find(PolicyKind::Dra, "b")->reason, "requirePreview: waiting");
-
-  std::map<PolicyId, PolicyApplyFacts> facts;
-  facts[{PolicyKind::Node, "a"}] = PolicyApplyFacts{3, 3, ""};
-  t.applied(facts, true, "", 13);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Applied);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->matched_tasks, 3u);
-  EXPECT_EQ(t.find(PolicyKind::Dra, "b")->state, IntentState::Pending);
-
-  // A write failure of one of its entries: FAILED with the reason; a later good apply: APPLIED.
-  facts[{PolicyKind::Node, "a"}] = PolicyApplyFacts{3, 2, "tid 7 add: failed (E2BIG): map full (2/2)"};
-  t.applied(facts, false, "map full", 14);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Failed);
-  EXPECT_NE(t.find(PolicyKind::Node, "a")->reason.find("map full"), std::string::npos);
-  facts[{PolicyKind::Node, "a"}] = PolicyApplyFacts{0, 0, ""};
-  t.applied(facts, true, "", 15);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Applied);
-  EXPECT_NE(t.find(PolicyKind::Node, "a")->reason.find("matches no task"), std::string::npos);
-
-  // A new generation replaces the intent; a delete removes it.
-  t.accepted(PolicyKind::Node, "a", 2, "n", {"w"}, 16);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->generation, 2);
-  EXPECT_EQ(t.find(PolicyKind::Node, "a")->state, IntentState::Pending);
-  EXPECT_EQ(t.size(), 2u);
-  t.removed(PolicyKind::Node, "a");
-  EXPECT_EQ(t.find(PolicyKind::Node, "a"), nullptr);
-  EXPECT_EQ(t.list("b").size(), 1u);
-  EXPECT_EQ(t.list("", PolicyKind::Node).size(), 0u);
-}
-
 TEST(DaemonConfig, DefaultsAndEveryErrorNamesItsField) {
   DaemonConfig c;
   FieldError err;

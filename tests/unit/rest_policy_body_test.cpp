@@ -141,6 +141,14 @@ TEST(RestPolicyBody, IntentsHaveTheOriginalGuiNumberingAndAlwaysAReason) {
     EXPECT_FALSE(j["reason"].get<std::string>().empty()) << name;
     EXPECT_EQ(j["priority"], 0);  // present although zero
   }
+  // Without a daemon reason the text claims no more than the state: Applied is read back, Sent is not.
+  pb::Intent sent, applied;
+  sent.set_state(pb::SENT);
+  applied.set_state(pb::APPLIED);
+  EXPECT_NE(intent_to_body(sent, "0123456789abcdef01234567", &p)["reason"].get<std::string>().find("not yet read back"),
+            std::string::npos);
+  EXPECT_NE(intent_to_body(applied, "0123456789abcdef01234567", &p)["reason"].get<std::string>().find("read back from"),
+            std::string::npos);
   pb::Intent failed;
   failed.set_state(pb::FAILED);
   failed.set_reason("map full");

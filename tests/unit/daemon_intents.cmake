@@ -1,0 +1,13 @@
+# Part `daemon`, its intents' pure pieces (states, confirmed counts, reasons: spec/daemon.md,
+# "Intents"), compiled from their sources against the core alone, so that
+# tests/mutants/mirror_run (which builds core + host + mirror) can seed bugs in them cheaply.
+if(TARGET c2c_core)
+  add_executable(daemon_intents_tests ${CMAKE_CURRENT_LIST_DIR}/daemon_intents_test.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/intents.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/policy_facts.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/intent_reasons.cpp)
+  target_include_directories(daemon_intents_tests PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(daemon_intents_tests PRIVATE c2c_core GTest::gtest_main)
+  c2c_warnings(daemon_intents_tests)
+  gtest_discover_tests(daemon_intents_tests TEST_PREFIX "daemon." DISCOVERY_TIMEOUT 30)
+endif()
