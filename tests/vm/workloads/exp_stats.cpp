@@ -1,5 +1,7 @@
 #include "exp_stats.hpp"
 
+#include "vm_proc.hpp"
+
 #include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
@@ -58,29 +60,9 @@ nlohmann::json summary(std::vector<double> xs) {
           {"p99_us", pct(0.99)}, {"p999_us", pct(0.999)}, {"max_us", xs.back()}};
 }
 
-RunDelay::RunDelay() : fd_(open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC)) {}
-RunDelay::~RunDelay() {
-  if (fd_ >= 0) close(fd_);
-}
-std::optional<uint64_t> RunDelay::read() const {
-  if (fd_ < 0) return std::nullopt;
-  char buf[128];
-  const ssize_t n = pread(fd_, buf, sizeof buf - 1, 0);
-  if (n <= 0) return std::nullopt;
-  buf[n] = 0;
-  unsigned long long run = 0, delay = 0;
-  if (std::sscanf(buf, "%llu %llu", &run, &delay) != 2) return std::nullopt;
-  return delay;
-}
-
 uint64_t CtxSwitches::now() {
-  std::ifstream in("/proc/thread-self/status");
-  std::string line;
-  uint64_t total = 0;
-  while (std::getline(in, line))
-    if (line.rfind("voluntary_ctxt_switches:", 0) == 0 || line.rfind("nonvoluntary_ctxt_switches:", 0) == 0)
-      total += std::stoull(line.substr(line.find(':') + 1));
-  return total;
+  const pid_t tid = c2c::vm::gettid_now();
+  return c2c::vm::read_ctxt_switches(getpid(), tid, true) + c2c::vm::read_ctxt_switches(getpid(), tid, false);
 }
 
 std::set<int> parse_cpu_list(const std::string& list) {

@@ -29,19 +29,6 @@ class Samples {
 // n, mean, p50, p95, p99, p99.9, max (nearest rank); {"n":0} when empty.
 nlohmann::json summary(std::vector<double> xs);
 
-// The calling thread's run delay (ns runnable but not running), /proc/thread-self/schedstat.
-class RunDelay {
- public:
-  RunDelay();
-  ~RunDelay();
-  RunDelay(const RunDelay&) = delete;
-  RunDelay& operator=(const RunDelay&) = delete;
-  std::optional<uint64_t> read() const;
-
- private:
-  int fd_ = -1;
-};
-
 // Voluntary + involuntary context switches of the calling thread since construction.
 class CtxSwitches {
  public:

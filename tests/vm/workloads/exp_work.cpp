@@ -39,6 +39,7 @@
 #include <nlohmann/json.hpp>
 
 #include "exp_stats.hpp"
+#include "vm_proc.hpp"
 
 namespace {
 
@@ -78,7 +79,7 @@ int cmd_probe(int duration_ms, int period_us, const std::string& name, const std
               Locality& loc) {
   name_thread(name);
   wait_start(start);
-  c2c::exp::RunDelay rd;
+  const c2c::vm::RunDelayReader rd;
   c2c::exp::CtxSwitches cs;
   auto& lat = out.metric("timer_lateness_us");
   auto& delay = out.metric("run_delay_us");
@@ -105,7 +106,7 @@ int cmd_probe(int duration_ms, int period_us, const std::string& name, const std
 }
 
 // ---- decode: an LLM-like host loop ---------------------------------------------------------------
-// Requests arrive in bursts (every --burst-every-ms); per token the host thread does --work-us of
+// Requests arrive every --burst-every-ms (closed loop, below); per token the host thread does --work-us of
 // CPU (sampling, detokenizing), submits the next step and the simulated device runs it for
 // --step-ms. The device waits for the host between steps: that wait is the device idle gap.
 struct Device {
@@ -146,7 +147,10 @@ int cmd_decode(int duration_ms, int step_ms, int work_us, int tokens, int burst_
   const uint64_t t0 = mono_ns(), end = t0 + static_cast<uint64_t>(duration_ms) * 1000000ull;
   uint64_t emitted = 0;
   loc.begin();
-  for (uint64_t arrival = t0; arrival < end; arrival += static_cast<uint64_t>(burst_every_ms) * 1000000ull) {
+  // A closed-loop client: a request every --burst-every-ms, or as soon as the previous one is
+  // done when it took longer (no backlog, so TTFT is the scheduling's, not a queue's).
+  for (uint64_t next = t0; next < end; next += static_cast<uint64_t>(burst_every_ms) * 1000000ull) {
+    const uint64_t arrival = std::max(next, mono_ns());
     sleep_until(arrival);
     uint64_t prev_done = 0;
     for (int k = 0; k < tokens; ++k) {
