@@ -59,24 +59,29 @@ progress() {  # the host prints these with an ETA (experiment.sh)
   echo "C2C-PROGRESS {\"cell\":\"$1\",\"rep\":$2,\"runs\":$EXP_RUNS,\"step\":$3,\"steps\":$EXP_STEPS,\"guest_ms\":$(uptime_ms)}"
 }
 
-# The device's locality as sysfs gives it: the NUMA node of the first PCI device that has one,
-# and that node's CPUs. Without one (a guest with one NUMA node and no such device) the
-# device-local CPU time cannot be measured and is reported as such, never as 100 %.
+# The device's locality as sysfs gives it: the guest's stand-in for the claim's GPU is qemu's
+# `edu` PCI device (vendor 0x1234, device 0x11e8; EXP_DEVICE=vendor:device picks another), its
+# NUMA node and PCIe root from sysfs, and that node's CPUs. Without it (a guest with one NUMA node
+# and no such device) the device-local CPU time cannot be measured and is reported as such, never
+# as 100 %.
 exp_topology() {
-  DEVICE_NODE="" DEVICE_PCI="" LOCAL_CPUS=""
+  DEVICE_NODE="" DEVICE_PCI="" DEVICE_ROOT="" LOCAL_CPUS=""
+  want=${EXP_DEVICE:-0x1234:0x11e8}
   for d in /sys/bus/pci/devices/*; do
-    [ -r "$d/numa_node" ] || continue
-    n=$(cat "$d/numa_node")
+    [ "$(cat "$d/vendor" 2>/dev/null):$(cat "$d/device" 2>/dev/null)" = "$want" ] || continue
+    n=$(cat "$d/numa_node" 2>/dev/null)
     [ "$n" -ge 0 ] 2>/dev/null || continue
     DEVICE_NODE=$n DEVICE_PCI=${d##*/}
+    DEVICE_ROOT=$(readlink -f "$d" | grep -o 'pci[0-9a-f]*:[0-9a-f]*' | head -n 1)
     break
   done
   [ -n "$DEVICE_NODE" ] && LOCAL_CPUS=$(cat /sys/devices/system/node/node$DEVICE_NODE/cpulist 2>/dev/null)
   NUMA_NODES=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
   [ "$NUMA_NODES" -gt 0 ] || NUMA_NODES=1
-  echo "C2C-RESULT {\"experiment\":\"topology\",\"numa_nodes\":$NUMA_NODES,\"device_pci\":\"$DEVICE_PCI\",\"device_node\":\"$DEVICE_NODE\",\"device_local_cpus\":\"$LOCAL_CPUS\",\"cpus\":$(nproc)}"
+  echo "C2C-RESULT {\"experiment\":\"topology\",\"numa_nodes\":$NUMA_NODES,\"device\":\"$want\",\"device_pci\":\"$DEVICE_PCI\",\"device_node\":\"$DEVICE_NODE\",\"device_pcie_root\":\"$DEVICE_ROOT\",\"device_local_cpus\":\"$LOCAL_CPUS\",\"cpus\":$(nproc)}"
   mkdir -p $EXP_DIR/objects
-  sed "s/@DEVICE_NUMA@/${DEVICE_NODE:-0}/" /c2c/exp/slices.yaml >$EXP_DIR/objects/slices.yaml
+  sed -e "s/@DEVICE_NUMA@/${DEVICE_NODE:-0}/" -e "s/@DEVICE_PCIE_ROOT@/${DEVICE_ROOT:-pci0000:00}/" \
+    /c2c/exp/slices.yaml >$EXP_DIR/objects/slices.yaml
   cp /c2c/exp/claims.yaml /c2c/exp/pods.yaml $EXP_DIR/objects/
 }
 

@@ -49,7 +49,7 @@ mkdir -p "$out"
 raw=$(mktemp -d /tmp/c2c-experiment.XXXXXX)
 # A hang guard only: a guest on a loaded host runs several times slower than on an idle one.
 nw=$(echo $workloads | wc -w) nc=$(echo $cells | wc -w)
-timeout_s=$(( 300 + runs * (nc * (nw * (ms / 1000 + 12) + 60) + hb * 90) ))
+timeout_s=$(( 300 + runs * (nc * (nw * (ms / 1000 + 20) + 240) + hb * 300) ))
 export C2C_VM_NICE=${C2C_VM_NICE:-0} C2C_VM_HOST_RT=$host_rt
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "experiment: vCPU threads at nice $C2C_VM_NICE, qemu main loop $([ "$host_rt" = 1 ] && echo "SCHED_FIFO 1" || echo "at the same nice")"
@@ -82,7 +82,7 @@ set +e +o pipefail
 }
 rc=${PIPESTATUS[0]}
 set -e -o pipefail
-[ -s "$raw/results.jsonl" ] || rc=3
+[ $rc -eq 77 ] || [ -s "$raw/results.jsonl" ] || rc=3
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "experiment: host load after: $load_after on $(nproc) CPUs; raw data: $raw"
 commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -99,6 +99,7 @@ trc=0
 /usr/bin/python3 "$here/experiment_table.py" --results "$raw/results.jsonl" --samples "$raw/samples.txt" \
   --metadata "$raw/metadata.json" --out "$out" "${judge[@]}" || trc=$?
 echo "experiment: CSVs, pictures and metadata in $out"
+[ $rc -eq 77 ] && { echo "experiment: skipped (run-scenarios.sh: qemu, the kernel source or a part is missing)"; exit 77; }
 if [ $rc -ne 0 ]; then
   echo "experiment: the guest's verdict was FAIL (rc $rc; see the console above)" >&2
   exit 3
