@@ -99,16 +99,19 @@ set_cpus() {  # set_cpus <pod dir> <container dir> <cpus>
 
 # UPF-like path: radio side (netns ran, the generator) --veth-- node (the forwarder, in the
 # latency-critical pod) --veth-- data network (netns dn, the echo).
+# iproute2's ip by its path: busybox-static's sh runs its own applets first, and its ip has
+# neither netns nor veth.
+IP=/c2c/ip
 exp_network() {
   mkdir -p /run/netns && mount -t tmpfs run /run && mkdir -p /run/netns
-  ip link set lo up
-  ip netns add ran && ip netns add dn || return 1
-  ip link add n3 type veth peer name n3-ran && ip link set n3-ran netns ran || return 1
-  ip link add n6 type veth peer name n6-dn && ip link set n6-dn netns dn || return 1
-  ip addr add 10.1.0.1/24 dev n3 && ip link set n3 up
-  ip addr add 10.2.0.1/24 dev n6 && ip link set n6 up
-  ip -n ran addr add 10.1.0.2/24 dev n3-ran && ip -n ran link set n3-ran up && ip -n ran link set lo up
-  ip -n dn addr add 10.2.0.2/24 dev n6-dn && ip -n dn link set n6-dn up && ip -n dn link set lo up
+  $IP link set lo up
+  $IP netns add ran && $IP netns add dn || return 1
+  $IP link add n3 type veth peer name n3-ran && $IP link set n3-ran netns ran || return 1
+  $IP link add n6 type veth peer name n6-dn && $IP link set n6-dn netns dn || return 1
+  $IP addr add 10.1.0.1/24 dev n3 && $IP link set n3 up
+  $IP addr add 10.2.0.1/24 dev n6 && $IP link set n6 up
+  $IP -n ran addr add 10.1.0.2/24 dev n3-ran && $IP -n ran link set n3-ran up && $IP -n ran link set lo up
+  $IP -n dn addr add 10.2.0.2/24 dev n6-dn && $IP -n dn link set n6-dn up && $IP -n dn link set lo up
 }
 
 exp_daemon_start() {  # exp_daemon_start <auto|off> <log>: DPID
@@ -156,14 +159,15 @@ exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
     decode) cmd="c2c-exp-work decode --duration-ms $EXP_MS --step-ms 2 --work-us 300 --tokens 40 --burst-every-ms 250 --start-file $go --samples $smp $loc" ;;
     upf)
       cmd="c2c-exp-work upf-fwd --duration-ms $((EXP_MS + 1000)) --start-file $go $loc"
-      sh -c "echo \$\$ > $EXT_CG/cgroup.procs; exec ip netns exec dn c2c-exp-work upf-sink --duration-ms $((EXP_MS + 3000))" >$EXP_DIR/sink.out 2>&1 &
+      sh -c "echo \$\$ > $EXT_CG/cgroup.procs; exec $IP netns exec dn c2c-exp-work upf-sink --duration-ms $((EXP_MS + 3000))" >$EXP_DIR/sink.out 2>&1 &
       sink=$!
-      sh -c "echo \$\$ > $EXT_CG/cgroup.procs; exec ip netns exec ran c2c-exp-work upf-gen --duration-ms $EXP_MS --pps 1000 --start-file $go --samples $smp" >$EXP_DIR/gen.out 2>&1 &
+      sh -c "echo \$\$ > $EXT_CG/cgroup.procs; exec $IP netns exec ran c2c-exp-work upf-gen --duration-ms $EXP_MS --pps 1000 --start-file $go --samples $smp" >$EXP_DIR/gen.out 2>&1 &
       gen=$! ;;
     cyclictest)
       # cyclictest starts its measuring thread itself: it gets its entry at the daemon's next
-      # rescan, so its first second is dropped (SKIP below) in every cell alike.
-      cmd="cyclictest -t1 -i1000 -D$((secs + 1)) -q -v" ;;
+      # rescan, so it runs twice as long and the first half of its cycles is dropped (below), in
+      # every cell alike (a fixed count of cycles is not a fixed time on a slow guest).
+      cmd="cyclictest -t1 -i1000 -d0 -D$((2 * secs)) -q -v" ;;
   esac
   if [ $w = cyclictest ]; then
     sh -c "echo \$\$ > $LC_CG/cgroup.procs; while [ ! -e $go ]; do sleep 0.01; done; exec $cmd" >$EXP_DIR/ct.out 2>&1 &
@@ -176,12 +180,12 @@ exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
   if [ "$3" = on ] && [ $w != cyclictest ]; then
     if [ "$FIRST_LC" = 1 ]; then
       # Scheduler apply latency: `claim2core apply` -> the entry in the map -> its first dispatch.
-      apply=$(c2c-exp-watch --pin-root $EXP_PIN apply --tid $WPID --timeout-ms 20000 -- claim2core apply -f "$LC_POLICY")
+      apply=$(c2c-exp-watch --pin-root $EXP_PIN apply --tid $WPID --timeout-ms 120000 -- claim2core apply -f "$LC_POLICY")
       akind=policy FIRST_LC=0
       retry 200 intent_applied exp-lc || failed="$failed intent-$cell-$4"
     else
       # The policy exists: the time until the daemon finds the new process and writes its entry.
-      apply=$(c2c-exp-watch --pin-root $EXP_PIN apply --tid $WPID --timeout-ms 20000 -- true)
+      apply=$(c2c-exp-watch --pin-root $EXP_PIN apply --tid $WPID --timeout-ms 120000 -- true)
       akind=discovery
     fi
     apply=$(echo "$apply" | jq -c --arg k $akind '. + {kind: $k}' 2>/dev/null || echo null)
@@ -200,9 +204,10 @@ exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
     upf) res=$(tail -n 1 $EXP_DIR/gen.out); fwd=$(tail -n 1 $EXP_DIR/w.out)
          res=$(echo "$res" | jq -c --argjson f "$fwd" '. + {forwarder: $f}' 2>/dev/null || echo '{"error":"upf output"}') ;;
     cyclictest)
-      # -v: "<thread>: <cycle>: <latency us>" per cycle; the first 1000 cycles dropped (above).
-      awk -F: 'NF == 3 && $2 + 0 >= 1000 { v[n++] = $3 + 0 }
-               END { for (i = 0; i < n; i += 256) { s = "latency_us"; for (k = i; k < n && k < i + 256; k++) s = s " " v[k]; print s } }' \
+      # -v: "<thread>: <cycle>: <latency us>" per cycle; the first half dropped (above).
+      awk -F: 'NF == 3 && $2 ~ /^ *[0-9]+ *$/ { a[m++] = $3 + 0 }
+               END { for (k = int(m / 2); k < m; k++) v[n++] = a[k];
+                     for (i = 0; i < n; i += 256) { s = "latency_us"; for (k = i; k < n && k < i + 256; k++) s = s " " v[k]; print s } }' \
         $EXP_DIR/ct.out >"$smp"
       res=$(awk '{ $1 = ""; print }' "$smp" | tr ' ' '\n' | grep -v '^$' | sort -n |
             awk '{ v[n++] = $1 } END { if (n == 0) { print "{\"workload\":\"cyclictest\",\"samples\":0}"; exit }
@@ -282,7 +287,7 @@ exp_cell_end() {  # exp_cell_end <cell> <alloc> <sched> <rep>
 exp_lifecycle() {  # exp_lifecycle <cell> <rep>
   sh -c "echo \$\$ > $LC_CG/cgroup.procs; exec c2c-exp-work probe --duration-ms 60000" >/dev/null 2>&1 &
   P=$!
-  c2c-exp-watch --pin-root $EXP_PIN apply --tid $P --timeout-ms 20000 -- true >/dev/null
+  c2c-exp-watch --pin-root $EXP_PIN apply --tid $P --timeout-ms 120000 -- true >/dev/null
   restart=null
   if [ "$1" = D ]; then
     t0=$(uptime_ms)
@@ -291,7 +296,7 @@ exp_lifecycle() {  # exp_lifecycle <cell> <rep>
       t1=$(uptime_ms)
       ok=false; retry 300 intent_applied exp-lc && ok=true
       t2=$(uptime_ms)
-      back=$(c2c-exp-watch --pin-root $EXP_PIN apply --tid $P --timeout-ms 20000 -- true)
+      back=$(c2c-exp-watch --pin-root $EXP_PIN apply --tid $P --timeout-ms 120000 -- true)
       restart="{\"serving_ms\":$((t1 - t0)),\"intent_applied_ms\":$((t2 - t0)),\"applied\":$ok,\"entry\":$back}"
     else
       failed="$failed restart-$1-$2"
@@ -299,7 +304,7 @@ exp_lifecycle() {  # exp_lifecycle <cell> <rep>
   fi
   kind=NodeSchedulingPolicy
   [ "$1" = D ] && kind=DRAExecutionPolicy
-  rb=$(c2c-exp-watch --pin-root $EXP_PIN rollback --tid $P --timeout-ms 20000 -- claim2core delete $kind exp-lc)
+  rb=$(c2c-exp-watch --pin-root $EXP_PIN rollback --tid $P --timeout-ms 120000 -- claim2core delete $kind exp-lc)
   echo "$rb" | grep -q '"entry_gone_ms":[0-9]' || failed="$failed rollback-$1-$2"
   kill $P 2>/dev/null; wait $P 2>/dev/null
   echo "C2C-RESULT {\"experiment\":\"lifecycle\",\"cell\":\"$1\",\"rep\":$2,\"restart\":$restart,\"rollback\":$rb}"

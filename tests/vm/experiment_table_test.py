@@ -114,6 +114,14 @@ class ExperimentTableTest(unittest.TestCase):
         g = self.summarize(results, lines)["goals"]["hackbench: claim2core within 5% of default and 2% of scx_simple"]
         self.assertFalse(g[1])
 
+    def test_hackbench_run_the_watchdog_ended_does_not_count(self):
+        results, lines = good()
+        results = [r for r in results if r.get("sched") != "claim2core"]
+        results.append(dict(hackbench("claim2core", 1.00), scheduler_state="disabled"))
+        g = self.summarize(results, lines)["goals"]["hackbench: claim2core within 5% of default and 2% of scx_simple"]
+        self.assertFalse(g[1])
+        self.assertIn("1 claim2core run(s) dropped", g[2])
+
     def test_files_and_exit_codes(self):
         results, lines = good()
         with tempfile.TemporaryDirectory() as d:

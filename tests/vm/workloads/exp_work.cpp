@@ -23,12 +23,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
-#include <condition_variable>
 #include <cstring>
 #include <ctime>
 #include <fstream>
 #include <iostream>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -106,44 +104,22 @@ int cmd_probe(int duration_ms, int period_us, const std::string& name, const std
 }
 
 // ---- decode: an LLM-like host loop ---------------------------------------------------------------
-// Requests arrive every --burst-every-ms (closed loop, below); per token the host thread does --work-us of
-// CPU (sampling, detokenizing), submits the next step and the simulated device runs it for
-// --step-ms. The device waits for the host between steps: that wait is the device idle gap.
-struct Device {
-  std::mutex mu;
-  std::condition_variable cv;
-  bool submitted = false, done = false, quit = false;
-  uint64_t done_at = 0;
-  uint64_t step_ns = 0;
-  void run() {
-    name_thread("sim-device");
-    std::unique_lock lk(mu);
-    while (true) {
-      cv.wait(lk, [&] { return submitted || quit; });
-      if (quit) return;
-      submitted = false;
-      const uint64_t t = mono_ns() + step_ns;
-      lk.unlock();
-      sleep_until(t);  // the device computes: no host CPU
-      lk.lock();
-      done = true;
-      done_at = mono_ns();
-      cv.notify_all();
-    }
-  }
-};
-
+// Requests arrive every --burst-every-ms (closed loop, below); per token the host thread does
+// --work-us of CPU (sampling, detokenizing), then submits the next step to the simulated device,
+// which computes for --step-ms without host CPU (an accelerator) and completes at submit + step;
+// the host thread waits for the completion and notices it when it runs again. The token counts
+// from then (the host can only use it then); the device waits for the host between its
+// completion and the next submit: that wait is the device idle gap. Only the host thread is
+// scheduled, as on a real accelerator.
 int cmd_decode(int duration_ms, int step_ms, int work_us, int tokens, int burst_every_ms, const std::string& start,
                Samples& out, Locality& loc) {
-  Device dev;
-  dev.step_ns = static_cast<uint64_t>(step_ms) * 1000000ull;
-  std::thread device([&] { dev.run(); });
   name_thread("decode");
   wait_start(start);
   c2c::exp::CtxSwitches cs;
   auto& itl = out.metric("inter_token_us");
   auto& ttft = out.metric("ttft_us");
   auto& idle = out.metric("device_idle_gap_us");
+  const uint64_t step_ns = static_cast<uint64_t>(step_ms) * 1000000ull;
   const uint64_t t0 = mono_ns(), end = t0 + static_cast<uint64_t>(duration_ms) * 1000000ull;
   uint64_t emitted = 0;
   loc.begin();
@@ -152,32 +128,23 @@ int cmd_decode(int duration_ms, int step_ms, int work_us, int tokens, int burst_
   for (uint64_t next = t0; next < end; next += static_cast<uint64_t>(burst_every_ms) * 1000000ull) {
     const uint64_t arrival = std::max(next, mono_ns());
     sleep_until(arrival);
-    uint64_t prev_done = 0;
+    uint64_t prev_seen = 0, prev_done = 0;
     for (int k = 0; k < tokens; ++k) {
       burn_cpu_us(static_cast<uint64_t>(work_us));
-      std::unique_lock lk(dev.mu);
       const uint64_t submit = mono_ns();
       if (prev_done) idle.push_back(static_cast<double>(submit - prev_done) / 1000);
-      dev.done = false;
-      dev.submitted = true;
-      dev.cv.notify_all();
-      dev.cv.wait(lk, [&] { return dev.done; });
-      const uint64_t done = dev.done_at;
-      lk.unlock();
-      if (k == 0) ttft.push_back(static_cast<double>(done - arrival) / 1000);
-      else itl.push_back(static_cast<double>(done - prev_done) / 1000);
+      const uint64_t done = submit + step_ns;
+      sleep_until(done);  // the completion (an interrupt or a poll on a real device)
+      const uint64_t seen = mono_ns();
+      if (k == 0) ttft.push_back(static_cast<double>(seen - arrival) / 1000);
+      else itl.push_back(static_cast<double>(seen - prev_seen) / 1000);
+      prev_seen = seen;
       prev_done = done;
       ++emitted;
       loc.step();
     }
   }
   const double secs = static_cast<double>(mono_ns() - t0) / 1e9;
-  {
-    std::lock_guard lk(dev.mu);
-    dev.quit = true;
-    dev.cv.notify_all();
-  }
-  device.join();
   json j{{"workload", "decode"}, {"step_ms", step_ms}, {"work_us", work_us}, {"tokens", emitted},
          {"tokens_per_s", secs > 0 ? static_cast<double>(emitted) / secs : 0.0},
          {"inter_token", c2c::exp::summary(itl)}, {"ttft", c2c::exp::summary(ttft)},
