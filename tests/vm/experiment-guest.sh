@@ -1,120 +1,368 @@
-# Sourced by guest-init.sh (c2c.mode=experiment): the 2x2 experiment, raw runs only. Each run
-# prints one "C2C-RESULT {json}" line; tests/vm/experiment.sh aggregates medians on the host.
+# Sourced by guest-init.sh (c2c.mode=experiment): the 2x2 experiment as the seed defines it, raw
+# data only. Every run prints "C2C-RESULT {json}" lines and its raw samples as
+# "C2C-SAMPLES <cell> <rep> <workload> <metric> v1 v2 ..." lines (microseconds);
+# tests/vm/experiment.sh turns them into CSVs, the table, the pictures and the goal verdicts.
 #
-# Cells: allocation (topology-aware off/on) x runtime scheduling (claim2core off/on).
-#   allocation off: the latency-critical (LC) claim and the background claim both get CPUs 0-1
-#                   (no locality information: one shared pool);
-#   allocation on:  a fake device is local to CPU 1, so the LC claim gets cpuset {1} and the
-#                   background claim the rest, {0};
-#   scheduling off: the kernel's default scheduler (EEVDF), no policies;
-#   scheduling on:  claim2core loaded, the LC probe boosted (class lc), stress-ng workers in
-#                   class background.
-# KPIs per run: the LC probe's timer lateness and its scheduling delay (schedstat run delay: runnable
-# to running), p50/p99/p99.9 each (1 ms period), its context switches
-# and migrations, system-wide context switches (/proc/stat ctxt), background bogo ops (and per
-# second of real time, over stress-ng's whole run) and the background's CPU time during the probe's
-# window (CPUs' worth: the share the goal compares, free of the cells' different setup phases).
-# Then hackbench with no policies, default scheduler vs claim2core loaded.
+# Cells (seed): A allocation off / runtime off, B allocation on / runtime off, C allocation off /
+# runtime on, D both on. claim2cored runs in every cell (private socket, state dir, pin root), so
+# the cells differ only in the two factors:
+#   allocation on:  the DRA v1 objects of /c2c/exp (claims with status.allocation: a dra.cpu claim
+#                   with its CPU set, a GPU with NUMA and PCIe locality; slices; pods) are fed to
+#                   claim2cored the way the observer feeds it (c2c-exp-feed: the observer's cache,
+#                   planner and sender); the pods' cgroup cpusets are what the bindings the daemon
+#                   holds say (as the CPU driver sets them at NodePrepareResources);
+#                   allocation off: no claims, both pods share CPUs 0-1;
+#   runtime on:     claim2cored loads the sched_ext scheduler (scheduler: auto) and the runner
+#                   applies the policies with the claim2core CLI: the DRAExecutionPolicy in D, the
+#                   standalone NodeSchedulingPolicy in C, the background policy in both;
+#                   runtime off: scheduler: off, no policies, the kernel's EEVDF.
+# Nothing here writes a map: the daemon does; c2c-exp-watch only reads them.
+#
+# Workloads, one after the other in every cell, each while the background (stress-ng and a
+# starvation probe, c2c-exp-work hog) loads both CPUs: the synthetic probe (1 ms sleeper), an
+# LLM-like decode loop, a UPF-like UDP path between network namespaces, cyclictest. Runtime-on
+# cells also measure apply latency, stale entries, restart recovery (D) and rollback latency.
 EXP_RUNS=${EXP_RUNS:-3}
 EXP_MS=${EXP_MS:-3000}
-BG_WORKERS=${BG_WORKERS:-4}
+# Lists come from the kernel command line with commas for spaces (experiment.sh).
+EXP_CELLS=$(echo "${EXP_CELLS:-A,B,C,D}" | tr , ' ')
+EXP_WORKLOADS=$(echo "${EXP_WORKLOADS:-probe,decode,upf,cyclictest}" | tr , ' ')
+EXP_HB=${EXP_HB:-1}
+EXP_LIFECYCLE=${EXP_LIFECYCLE:-1}  # starvation probe, stale entries, restart, rollback (0: the smoke)
+BG_WORKERS=${BG_WORKERS:-3}
 HB_REPEAT=${HB_REPEAT:-3}
 
-cg_set() {  # cg_set <name> <cpus>
-  mkdir -p /sys/fs/cgroup/$1
-  echo "$2" > /sys/fs/cgroup/$1/cpuset.cpus
-}
-bg_workers() {  # the TIDs whose parent is $BG (one awk: forks are slow in a contended guest)
-  awk -v parent="$BG" '$4 == parent { split(FILENAME, f, "/"); print f[3] }' /proc/[0-9]*/stat 2>/dev/null
-}
+EXP_DIR=/tmp/c2c-exp
+EXP_PIN=/sys/fs/bpf/c2c-exp
+export CLAIM2CORE_SOCKET=$EXP_DIR/claim2cored.sock
+NODE=c2c-guest
+LC_UID=0b6a1f2c-7d1e-4c3a-9a51-5e2f0c1d2a01
+BG_UID=0b6a1f2c-7d1e-4c3a-9a51-5e2f0c1d2a02
+LC_CPU_CLAIM=6a0d3c7e-1f42-4b8e-9d6a-0c1e2f3a4b01
+BG_CPU_CLAIM=6a0d3c7e-1f42-4b8e-9d6a-0c1e2f3a4b03
+# kubelet's systemd cgroup driver, Guaranteed QoS (tests/fixtures/dra/cgroup-path-examples.md).
+LC_POD=/sys/fs/cgroup/kubepods.slice/kubepods-pod$(echo $LC_UID | tr - _).slice
+BG_POD=/sys/fs/cgroup/kubepods.slice/kubepods-pod$(echo $BG_UID | tr - _).slice
+LC_CG=$LC_POD/cri-containerd-4137150000000000000000000000000000000000000000000000000000000001.scope
+BG_CG=$BG_POD/cri-containerd-4137150000000000000000000000000000000000000000000000000000000002.scope
+EXT_CG=/sys/fs/cgroup/traffic  # the UPF's peers: the radio side and the data network
+
+uptime_ms() { awk '{ split($1, a, "."); printf "%d", a[1] * 1000 + substr(a[2] "00", 1, 2) * 10 }' /proc/uptime; }
 ctxt_total() { awk '$1=="ctxt"{print $2}' /proc/stat; }
-bg_cpu_ticks() {  # CPU time (utime + stime, USER_HZ ticks) the background workers have received
-  awk -v parent="$BG" '$4 == parent { t += $14 + $15 } END { print t + 0 }' /proc/[0-9]*/stat 2>/dev/null
+cg_usage_us() { awk '$1=="usage_usec"{print $2}' "$1/cpu.stat"; }
+retry() {  # retry <tenths of seconds> <command...>
+  r_n=$1; shift; r_i=0
+  while [ $r_i -lt "$r_n" ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; r_i=$((r_i + 1)); done
+  return 1
 }
-uptime_cs() { awk '{ split($1, a, "."); print a[1] * 100 + substr(a[2] "00", 1, 2) }' /proc/uptime; }
+progress() {  # the host prints these with an ETA (experiment.sh)
+  echo "C2C-PROGRESS {\"cell\":\"$1\",\"rep\":$2,\"runs\":$EXP_RUNS,\"step\":$3,\"steps\":$EXP_STEPS,\"guest_ms\":$(uptime_ms)}"
+}
+
+# The device's locality as sysfs gives it: the guest's stand-in for the claim's GPU is qemu's
+# `edu` PCI device (vendor 0x1234, device 0x11e8; EXP_DEVICE=vendor:device picks another), its
+# NUMA node and PCIe root from sysfs, and that node's CPUs. Without it (a guest with one NUMA node
+# and no such device) the device-local CPU time cannot be measured and is reported as such, never
+# as 100 %.
+exp_topology() {
+  DEVICE_NODE="" DEVICE_PCI="" DEVICE_ROOT="" LOCAL_CPUS=""
+  want=${EXP_DEVICE:-0x1234:0x11e8}
+  for d in /sys/bus/pci/devices/*; do
+    [ "$(cat "$d/vendor" 2>/dev/null):$(cat "$d/device" 2>/dev/null)" = "$want" ] || continue
+    n=$(cat "$d/numa_node" 2>/dev/null)
+    [ "$n" -ge 0 ] 2>/dev/null || continue
+    DEVICE_NODE=$n DEVICE_PCI=${d##*/}
+    DEVICE_ROOT=$(readlink -f "$d" | grep -o 'pci[0-9a-f]*:[0-9a-f]*' | head -n 1)
+    break
+  done
+  [ -n "$DEVICE_NODE" ] && LOCAL_CPUS=$(cat /sys/devices/system/node/node$DEVICE_NODE/cpulist 2>/dev/null)
+  NUMA_NODES=$(ls -d /sys/devices/system/node/node[0-9]* 2>/dev/null | wc -l)
+  [ "$NUMA_NODES" -gt 0 ] || NUMA_NODES=1
+  echo "C2C-RESULT {\"experiment\":\"topology\",\"numa_nodes\":$NUMA_NODES,\"device\":\"$want\",\"device_pci\":\"$DEVICE_PCI\",\"device_node\":\"$DEVICE_NODE\",\"device_pcie_root\":\"$DEVICE_ROOT\",\"device_local_cpus\":\"$LOCAL_CPUS\",\"cpus\":$(nproc)}"
+  mkdir -p $EXP_DIR/objects
+  sed -e "s/@DEVICE_NUMA@/${DEVICE_NODE:-0}/" -e "s/@DEVICE_PCIE_ROOT@/${DEVICE_ROOT:-pci0000:00}/" \
+    /c2c/exp/slices.yaml >$EXP_DIR/objects/slices.yaml
+  cp /c2c/exp/claims.yaml /c2c/exp/pods.yaml $EXP_DIR/objects/
+}
+
+exp_cgroups() {
+  echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control
+  mkdir -p "$LC_CG" "$BG_CG" "$EXT_CG"
+  echo +cpuset > /sys/fs/cgroup/kubepods.slice/cgroup.subtree_control
+  echo +cpuset > "$LC_POD/cgroup.subtree_control"
+  echo +cpuset > "$BG_POD/cgroup.subtree_control"
+}
+set_cpus() {  # set_cpus <pod dir> <container dir> <cpus>
+  echo "$3" > "$1/cpuset.cpus"
+  echo "$3" > "$2/cpuset.cpus"
+}
+
+# UPF-like path: radio side (netns ran, the generator) --veth-- node (the forwarder, in the
+# latency-critical pod) --veth-- data network (netns dn, the echo).
+# iproute2's ip by its path: busybox-static's sh runs its own applets first, and its ip has
+# neither netns nor veth.
+IP=/c2c/ip
+exp_network() {
+  mkdir -p /run/netns && mount -t tmpfs run /run && mkdir -p /run/netns
+  $IP link set lo up
+  $IP netns add ran && $IP netns add dn || return 1
+  $IP link add n3 type veth peer name n3-ran && $IP link set n3-ran netns ran || return 1
+  $IP link add n6 type veth peer name n6-dn && $IP link set n6-dn netns dn || return 1
+  $IP addr add 10.1.0.1/24 dev n3 && $IP link set n3 up
+  $IP addr add 10.2.0.1/24 dev n6 && $IP link set n6 up
+  $IP -n ran addr add 10.1.0.2/24 dev n3-ran && $IP -n ran link set n3-ran up && $IP -n ran link set lo up
+  $IP -n dn addr add 10.2.0.2/24 dev n6-dn && $IP -n dn link set n6-dn up && $IP -n dn link set lo up
+}
+
+exp_daemon_start() {  # exp_daemon_start <auto|off> <log>: DPID
+  cat >$EXP_DIR/claim2cored.yaml <<EOF
+node_name: $NODE
+socket: $CLAIM2CORE_SOCKET
+state_dir: $EXP_DIR/state
+pin_root: $EXP_PIN
+scheduler: $1
+scheduler_object: /c2c/claim2core.bpf.o
+task_discovery: scan
+rescan_interval: 250ms
+readback_interval: 1s
+EOF
+  claim2cored --config $EXP_DIR/claim2cored.yaml >"$2" 2>&1 &
+  DPID=$!
+  retry 300 claim2core status
+}
+exp_daemon_stop() {
+  kill -TERM $DPID 2>/dev/null; wait $DPID 2>/dev/null
+  wait_state disabled 100
+}
+intent_state() {  # intent_state <policy name>: its state
+  claim2core get intents -o json 2>/dev/null | jq -r --arg p "$1" '[.items[] | select(.policy == $p) | .state] | first // ""'
+}
+intent_applied() { [ "$(intent_state "$1")" = APPLIED ]; }
+binding_cpus() {  # binding_cpus <claim uid>: the CPU set the daemon holds for it
+  claim2core get bindings -o json 2>/dev/null | jq -r --arg c "$1" '[.items[] | select(.claimUid == $c) | .cpus] | first // ""'
+}
+
+samples_out() {  # samples_out <cell> <rep> <workload> <file>
+  [ -s "$4" ] && sed "s/^/C2C-SAMPLES $1 $2 $3 /" "$4"
+}
+
+# One workload under the cell's conditions; prints its result with the window's context switches,
+# the scheduler's migration counter and the background's CPU time.
+exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
+  cell=$1 w=$5 go=$EXP_DIR/go.$5 smp=$EXP_DIR/samples.$5
+  rm -f "$go" "$smp"
+  secs=$(( (EXP_MS + 999) / 1000 ))
+  loc=${LOCAL_CPUS:+--local-cpus $LOCAL_CPUS}
+  sink=""
+  case $w in
+    probe) cmd="c2c-exp-work probe --duration-ms $EXP_MS --start-file $go --samples $smp $loc" ;;
+    decode) cmd="c2c-exp-work decode --duration-ms $EXP_MS --step-ms 2 --work-us 300 --tokens 40 --burst-every-ms 250 --start-file $go --samples $smp $loc" ;;
+    upf)
+      cmd="c2c-exp-work upf-fwd --duration-ms $((EXP_MS + 1000)) --start-file $go $loc"
+      sh -c "echo \$\$ > $EXT_CG/cgroup.procs; exec $IP netns exec dn c2c-exp-work upf-sink --duration-ms $((EXP_MS + 3000))" >$EXP_DIR/sink.out 2>&1 &
+      sink=$!
+      sh -c "echo \$\$ > $EXT_CG/cgroup.procs; exec $IP netns exec ran c2c-exp-work upf-gen --duration-ms $EXP_MS --pps 1000 --start-file $go --samples $smp" >$EXP_DIR/gen.out 2>&1 &
+      gen=$! ;;
+    cyclictest)
+      # cyclictest starts its measuring thread itself: it gets its entry at the daemon's next
+      # rescan, so it runs twice as long and the first half of its cycles is dropped (below), in
+      # every cell alike (a fixed count of cycles is not a fixed time on a slow guest).
+      cmd="cyclictest -t1 -i1000 -d0 -D$((2 * secs)) -q -v" ;;
+  esac
+  if [ $w = cyclictest ]; then
+    sh -c "echo \$\$ > $LC_CG/cgroup.procs; while [ ! -e $go ]; do sleep 0.01; done; exec $cmd" >$EXP_DIR/ct.out 2>&1 &
+  else
+    sh -c "echo \$\$ > $LC_CG/cgroup.procs; exec $cmd" >$EXP_DIR/w.out 2>&1 &
+  fi
+  WPID=$!
+  sleep 0.3
+  apply="null"
+  if [ "$3" = on ] && [ $w != cyclictest ]; then
+    if [ "$FIRST_LC" = 1 ]; then
+      # Scheduler apply latency: `claim2core apply` -> the entry in the map -> its first dispatch.
+      apply=$(c2c-exp-watch --pin-root $EXP_PIN apply --tid $WPID --timeout-ms 120000 -- claim2core apply -f "$LC_POLICY")
+      akind=policy FIRST_LC=0
+      retry 200 intent_applied exp-lc || failed="$failed intent-$cell-$4"
+    else
+      # The policy exists: the time until the daemon finds the new process and writes its entry.
+      apply=$(c2c-exp-watch --pin-root $EXP_PIN apply --tid $WPID --timeout-ms 120000 -- true)
+      akind=discovery
+    fi
+    apply=$(echo "$apply" | jq -c --arg k $akind '. + {kind: $k}' 2>/dev/null || echo null)
+    echo "$apply" | grep -q '"first_dispatch_ms":[0-9]' || failed="$failed entry-$cell-$4-$w"
+  fi
+  s0=$(c2c-vm-tool stats --pin-root $EXP_PIN 2>/dev/null || echo '{}')
+  c0=$(ctxt_total); w0=$(uptime_ms); b0=$(cg_usage_us $BG_POD)
+  touch "$go"
+  wait $WPID; wrc=$?
+  [ -n "$sink" ] && { wait $gen; kill $sink 2>/dev/null; wait $sink 2>/dev/null; }
+  c1=$(ctxt_total); w1=$(uptime_ms); b1=$(cg_usage_us $BG_POD)
+  s1=$(c2c-vm-tool stats --pin-root $EXP_PIN 2>/dev/null || echo '{}')
+  smig=null  # the scheduler's own counter: only while it runs
+  [ "$3" = on ] && smig=$(( $(echo "$s1" | jq '.migrations // 0') - $(echo "$s0" | jq '.migrations // 0') ))
+  case $w in
+    upf) res=$(tail -n 1 $EXP_DIR/gen.out); fwd=$(tail -n 1 $EXP_DIR/w.out)
+         res=$(echo "$res" | jq -c --argjson f "$fwd" '. + {forwarder: $f}' 2>/dev/null || echo '{"error":"upf output"}') ;;
+    cyclictest)
+      # -v: "<thread>: <cycle>: <latency us>" per cycle; the first half dropped (above).
+      awk -F: 'NF == 3 && $2 ~ /^ *[0-9]+ *$/ { a[m++] = $3 + 0 }
+               END { for (k = int(m / 2); k < m; k++) v[n++] = a[k];
+                     for (i = 0; i < n; i += 256) { s = "latency_us"; for (k = i; k < n && k < i + 256; k++) s = s " " v[k]; print s } }' \
+        $EXP_DIR/ct.out >"$smp"
+      res=$(awk '{ $1 = ""; print }' "$smp" | tr ' ' '\n' | grep -v '^$' | sort -n |
+            awk '{ v[n++] = $1 } END { if (n == 0) { print "{\"workload\":\"cyclictest\",\"samples\":0}"; exit }
+                   q = "p50 0.5 p95 0.95 p99 0.99 p999 0.999"; split(q, a, " ");
+                   s = "{\"workload\":\"cyclictest\",\"samples\":" n ",\"latency\":{\"n\":" n;
+                   for (i = 1; i <= 8; i += 2) { r = int(a[i+1] * n + 0.999999); if (r < 1) r = 1; s = s ",\"" a[i] "_us\":" v[r-1] }
+                   print s ",\"max_us\":" v[n-1] "}}" }') ;;
+    *) res=$(tail -n 1 $EXP_DIR/w.out) ;;
+  esac
+  echo "$res" | jq -e . >/dev/null 2>&1 || res="{\"error\":$(echo "$res" | jq -R -s .)}"
+  echo "C2C-RESULT {\"experiment\":\"2x2\",\"cell\":\"$cell\",\"alloc\":\"$2\",\"sched\":\"$3\",\"rep\":$4,\"workload\":\"$w\",\"rc\":$wrc,\"result\":$res,\"apply\":$apply,\"sys_ctx_switches\":$((c1 - c0)),\"sched_migrations\":$smig,\"bg_cpu_us\":$((b1 - b0)),\"window_ms\":$((w1 - w0))}"
+  samples_out "$cell" "$4" "$w" "$smp"
+  [ $wrc -eq 0 ] || failed="$failed $w-$cell-$4"
+}
 
 exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
-  if [ "$2" = on ]; then cg_set lc 1; cg_set bg 0; else cg_set lc 0-1; cg_set bg 0-1; fi
-  if [ "$3" = on ]; then start_sched || { failed="$failed sched-$1"; return; }; fi
-  secs=$(( EXP_MS / 1000 + 120 ))  # outlives the wait for its workers and the probe; killed after
-  sh -c "echo \$\$ > /sys/fs/cgroup/bg/cgroup.procs; exec stress-ng --cpu $BG_WORKERS --timeout ${secs}s --metrics-brief" \
-    >/tmp/bg.out 2>&1 &
-  BG=$!
-  # stress-ng's workers are the children of $BG (busybox-static has no pgrep); wait (up to 15 s
-  # on a slow guest) until all of them exist, in every cell, so each cell has the same contention.
-  i=0
-  while [ "$(bg_workers | wc -w)" -lt "$BG_WORKERS" ] && [ $i -lt 150 ]; do sleep 0.1; i=$((i + 1)); done
-  nbg=0
-  if [ "$3" = on ]; then
-    # stress-ng may fork and reap short-lived children while it starts: a TID that is gone by
-    # the time its policy is written is skipped, and the list is read again until every live
-    # worker has its policy (three passes at most).
-    done_tids=" "
-    for pass in 1 2 3; do
-      for t in $(bg_workers); do
-        case "$done_tids" in *" $t "*) continue ;; esac
-        if out=$(c2c-vm-tool put --tid "$t" --class background); then
-          done_tids="$done_tids$t "
-        elif [ -d /proc/$t ]; then
-          echo "C2C-NOTE cell $1 rep $4: background policy for live tid $t: $out"
-        fi
-      done
-    done
-    for t in $(bg_workers); do
-      case "$done_tids" in *" $t "*) nbg=$((nbg + 1)) ;; esac
-    done
-    policy="--class lc --boost-ms 60000"
-  else
-    policy=""
+  cell=$1
+  rm -rf $EXP_DIR/state
+  if [ "$3" = on ]; then dmode=auto; else dmode=off; fi
+  exp_daemon_start $dmode $EXP_DIR/daemon.log || { failed="$failed daemon-$cell-$4"; sed 's/^/C2C-DAEMON-LOG /' $EXP_DIR/daemon.log; return; }
+  progress "$cell" "$4" 0
+  lc_cpus=0-1 bg_cpus=0-1 feed=null
+  if [ "$2" = on ]; then
+    feed=$(c2c-exp-feed --socket $CLAIM2CORE_SOCKET --node $NODE $EXP_DIR/objects/slices.yaml \
+             $EXP_DIR/objects/claims.yaml $EXP_DIR/objects/pods.yaml 2>$EXP_DIR/feed.err) || {
+      failed="$failed feed-$cell-$4"; sed 's/^/C2C-FEED /' $EXP_DIR/feed.err; }
+    lc_cpus=$(binding_cpus $LC_CPU_CLAIM) bg_cpus=$(binding_cpus $BG_CPU_CLAIM)
+    [ -n "$lc_cpus" ] && [ -n "$bg_cpus" ] || { failed="$failed bindings-$cell-$4"; lc_cpus=0-1 bg_cpus=0-1; }
   fi
-  # The background's CPU time over the probe's window (after the setup, which differs between
-  # cells: B and D write policies first): its throughput share while the LC probe runs.
-  c0=$(ctxt_total); w0=$(uptime_cs); t0=$(bg_cpu_ticks)
-  lat=$(c2c-vm-tool latency --cgroup /sys/fs/cgroup/lc --duration-ms $EXP_MS $policy)
-  c1=$(ctxt_total); w1=$(uptime_cs); t1=$(bg_cpu_ticks)
-  # SIGINT: stress-ng stops its workers and still prints its metrics (bogo ops so far).
-  kill -INT $BG 2>/dev/null
-  wait $BG
-  # bogo ops and bogo ops per second of real time: stress-ng's run length varies with the cell's
-  # setup time, so the rate is what the table compares.
-  ops=$(awk '$4=="cpu"{print $5}' /tmp/bg.out | tail -n 1)
-  rate=$(awk '$4=="cpu"{print $9}' /tmp/bg.out | tail -n 1)
-  [ -n "$ops" ] || ops=0
-  [ -n "$rate" ] || rate=0
-  if [ "$3" = on ]; then kill -TERM $SCHED_PID; wait $SCHED_PID; fi
-  echo "C2C-RESULT {\"experiment\":\"2x2\",\"cell\":\"$1\",\"alloc\":\"$2\",\"sched\":\"$3\",\"rep\":$4,\"probe\":$lat,\"sys_ctx_switches\":$((c1 - c0)),\"bg_bogo_ops\":$ops,\"bg_bogo_ops_per_s\":$rate,\"bg_cpu_ticks_window\":$((t1 - t0)),\"window_cs\":$((w1 - w0)),\"bg_policies\":$nbg}"
-  echo "$lat" | grep -q '"samples":0' && failed="$failed run-$1-$4"
-  [ "$3" = on ] && [ $nbg -lt "$BG_WORKERS" ] && failed="$failed bg-policies-$1-$4($nbg/$BG_WORKERS)"
+  set_cpus $LC_POD $LC_CG "$lc_cpus"
+  set_cpus $BG_POD $BG_CG "$bg_cpus"
+  echo "C2C-RESULT {\"experiment\":\"cell\",\"cell\":\"$cell\",\"rep\":$4,\"alloc\":\"$2\",\"sched\":\"$3\",\"feed\":$feed,\"lc_cpus\":\"$lc_cpus\",\"bg_cpus\":\"$bg_cpus\",\"scheduler_state\":\"$(cat /sys/kernel/sched_ext/state)\"}"
+  LC_POLICY=/c2c/exp/node-policy.yaml
+  [ "$2" = on ] && LC_POLICY=/c2c/exp/dra-policy.yaml
+  FIRST_LC=1
+  if [ "$3" = on ]; then
+    claim2core apply -f /c2c/exp/background-policy.yaml >/dev/null 2>&1
+  fi
+  sh -c "echo \$\$ > $BG_CG/cgroup.procs; exec stress-ng --cpu $BG_WORKERS --timeout 3600s --quiet" >/dev/null 2>&1 &
+  BG=$!
+  sh -c "echo \$\$ > $BG_CG/cgroup.procs; exec c2c-exp-work hog --duration-ms 3600000" >$EXP_DIR/hog.out 2>&1 &
+  HOG=$!
+  [ "$3" = on ] && { retry 200 intent_applied exp-background || failed="$failed bg-intent-$cell-$4"; }
+  sleep 0.5
+  step=1
+  for w in $EXP_WORKLOADS; do
+    exp_workload "$cell" "$2" "$3" "$4" "$w"
+    progress "$cell" "$4" $step
+    step=$((step + 1))
+  done
+  kill $HOG 2>/dev/null; wait $HOG 2>/dev/null
+  [ "$EXP_LIFECYCLE" = 1 ] && exp_cell_end "$cell" "$2" "$3" "$4"
+  kill -INT $BG 2>/dev/null; wait $BG 2>/dev/null
+  exp_daemon_stop
 }
 
-hb_run() {  # hb_run <sched on|off> <rep>: HB_REPEAT hackbench runs (one ~1 s run is noisy)
-  [ "$1" = on ] && { start_sched || { failed="$failed hb-sched"; return; }; }
+exp_cell_end() {  # exp_cell_end <cell> <alloc> <sched> <rep>
+  # The starvation probe over the whole cell: its longest time without the CPU.
+  sh -c "echo \$\$ > $BG_CG/cgroup.procs; exec c2c-exp-work hog --duration-ms $EXP_MS --samples $EXP_DIR/samples.hog" >$EXP_DIR/hog.out 2>&1 &
+  HOG=$!
+  sh -c "echo \$\$ > $LC_CG/cgroup.procs; exec c2c-exp-work probe --duration-ms $EXP_MS" >/dev/null 2>&1 &
+  LCP=$!
+  wait $HOG
+  echo "C2C-RESULT {\"experiment\":\"starvation\",\"cell\":\"$cell\",\"rep\":$4,\"result\":$(tail -n 1 $EXP_DIR/hog.out)}"
+  samples_out "$cell" "$4" hog $EXP_DIR/samples.hog
+  wait $LCP
+  if [ "$3" = on ]; then
+    sleep 1.5  # two rescans: the exited workloads' entries must be gone
+    echo "C2C-RESULT {\"experiment\":\"stale\",\"cell\":\"$cell\",\"rep\":$4,\"result\":$(c2c-exp-watch --pin-root $EXP_PIN stale)}"
+    exp_lifecycle "$cell" "$4"
+  fi
+}
+
+# Restart recovery (D only: SIGTERM, start again on the same state, until the intent is APPLIED
+# with the live probe's entry back) and rollback latency (policy delete -> the entry is gone: the
+# scheduler serves the task on its default path).
+exp_lifecycle() {  # exp_lifecycle <cell> <rep>
+  sh -c "echo \$\$ > $LC_CG/cgroup.procs; exec c2c-exp-work probe --duration-ms 60000" >/dev/null 2>&1 &
+  P=$!
+  c2c-exp-watch --pin-root $EXP_PIN apply --tid $P --timeout-ms 120000 -- true >/dev/null
+  restart=null
+  if [ "$1" = D ]; then
+    t0=$(uptime_ms)
+    exp_daemon_stop
+    if exp_daemon_start auto $EXP_DIR/daemon-restart.log; then
+      t1=$(uptime_ms)
+      ok=false; retry 300 intent_applied exp-lc && ok=true
+      t2=$(uptime_ms)
+      back=$(c2c-exp-watch --pin-root $EXP_PIN apply --tid $P --timeout-ms 120000 -- true)
+      restart="{\"serving_ms\":$((t1 - t0)),\"intent_applied_ms\":$((t2 - t0)),\"applied\":$ok,\"entry\":$back}"
+    else
+      failed="$failed restart-$1-$2"
+    fi
+  fi
+  kind=NodeSchedulingPolicy
+  [ "$1" = D ] && kind=DRAExecutionPolicy
+  rb=$(c2c-exp-watch --pin-root $EXP_PIN rollback --tid $P --timeout-ms 120000 -- claim2core delete $kind exp-lc)
+  echo "$rb" | grep -q '"entry_gone_ms":[0-9]' || failed="$failed rollback-$1-$2"
+  kill $P 2>/dev/null; wait $P 2>/dev/null
+  echo "C2C-RESULT {\"experiment\":\"lifecycle\",\"cell\":\"$1\",\"rep\":$2,\"restart\":$restart,\"rollback\":$rb}"
+}
+
+# hackbench with no policies: the default scheduler, claim2core (loaded by claim2cored, nothing
+# applied) and scx_simple from the same kernel tree, interleaved in one boot.
+hb_run() {  # hb_run <default|claim2core|scx_simple> <rep>
+  case $1 in
+    claim2core) rm -rf $EXP_DIR/state; exp_daemon_start auto $EXP_DIR/daemon-hb.log || { failed="$failed hb-daemon"; return; } ;;
+    scx_simple)
+      [ -x /c2c/scx_simple ] || return
+      scx_simple >/tmp/scx_simple.out 2>&1 &
+      SCX=$!
+      wait_state enabled 150 || { failed="$failed scx_simple-load"; kill $SCX; wait $SCX; return; } ;;
+  esac
   k=1
   while [ $k -le "$HB_REPEAT" ]; do
     t=$(hackbench -g 4 -l 100 2>/dev/null | awk '/^Time:/{print $2}')
     [ -n "$t" ] || { failed="$failed hackbench-$1"; t=0; }
-    echo "C2C-RESULT {\"experiment\":\"hackbench\",\"sched\":\"$1\",\"rep\":$2,\"run\":$k,\"seconds\":$t}"
+    echo "C2C-RESULT {\"experiment\":\"hackbench\",\"sched\":\"$1\",\"rep\":$2,\"run\":$k,\"seconds\":$t,\"scheduler_state\":\"$(cat /sys/kernel/sched_ext/state)\"}"
     k=$((k + 1))
   done
-  [ "$1" = on ] && { kill -TERM $SCHED_PID; wait $SCHED_PID; }
+  case $1 in
+    claim2core) exp_daemon_stop ;;
+    scx_simple) kill -INT $SCX; wait $SCX; wait_state disabled 100 ;;
+  esac
 }
 
 run_experiment() {
-  echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control
+  mkdir -p $EXP_DIR
+  set -- $EXP_CELLS; ncells=$#
+  set -- $EXP_WORKLOADS; EXP_STEPS=$#
+  echo "C2C-RESULT {\"experiment\":\"plan\",\"runs\":$EXP_RUNS,\"cells\":$ncells,\"workloads\":$EXP_STEPS,\"ms\":$EXP_MS,\"hackbench\":$EXP_HB}"
+  exp_topology
+  exp_cgroups
+  if echo " $EXP_WORKLOADS " | grep -q " upf "; then
+    exp_network || { echo "C2C-NOTE network namespaces could not be set up; no UPF workload"; failed="$failed network"
+                     EXP_WORKLOADS=$(echo " $EXP_WORKLOADS " | sed 's/ upf / /'); }
+  fi
   rep=1
-  # Interleave cells so that drift in the (emulated) machine spreads over all of them.
-  while [ $rep -le $EXP_RUNS ]; do
-    exp_run A off off $rep
-    exp_run B off on $rep
-    exp_run C on off $rep
-    exp_run D on on $rep
-    hb_run off $rep
-    hb_run on $rep
+  # Interleaved, so that drift in the (emulated) machine spreads over every cell.
+  while [ $rep -le "$EXP_RUNS" ]; do
+    for cell in $EXP_CELLS; do
+      case $cell in
+        A) exp_run A off off $rep ;;
+        B) exp_run B on off $rep ;;
+        C) exp_run C off on $rep ;;
+        D) exp_run D on on $rep ;;
+      esac
+    done
+    if [ "$EXP_HB" = 1 ]; then
+      for s in default claim2core scx_simple; do hb_run $s $rep; done
+    fi
     rep=$((rep + 1))
   done
-  # The run-time oracle (c2c_stats.oracle_*, pinned, summed over every cell run under the
-  # scheduler) must have counted nothing (tests/vm/README.md).
-  st=$(c2c-vm-tool stats)
+  # The run-time oracle (c2c_stats.oracle_*, on the daemon's pins) must have counted nothing.
+  st=$(c2c-vm-tool stats --pin-root $EXP_PIN 2>/dev/null)
   n=$(echo "$st" | jq '(.oracle_cpu_outside // 0) + (.oracle_stale_identity // 0) + (.oracle_past_lease // 0)' 2>/dev/null || echo -1)
   echo "C2C-RESULT {\"experiment\":\"oracle\",\"violations\":$n,\"pass\":$([ "$n" = 0 ] && echo true || echo false)}"
   [ "$n" = 0 ] || failed="$failed oracle($n)"

@@ -1,38 +1,107 @@
 #!/usr/bin/env bash
-# The 2x2 experiment (allocation topology-aware off/on x runtime scheduling off/on) in the qemu
-# guest, plus hackbench with no policies. Prints the A/B/C/D table of medians and the goals.
-# Not a timed test: under TCG absolute numbers are slow; ratios within one run are what count.
+# The 2x2 experiment as the seed defines it (allocation off/on x runtime off/on, through
+# claim2cored; experiment-guest.sh says what each cell is) in the qemu guest, with the synthetic
+# probe, an LLM-like decode loop, a UPF-like UDP path and cyclictest in every cell, then hackbench
+# with no policies under the default scheduler, claim2core and scx_simple in the same boot.
+# Writes every raw sample and the per-run figures as CSV, the latency CDFs and the KPI table as
+# PNG and the run's metadata into --out, prints the table and the goals, and exits 0 only when
+# every goal holds (1: a goal missed, 2: usage, 3: the run produced no data or failed).
+# Not a timed test: under TCG absolute numbers are slow; compare cells of one run.
 #
-#   tests/vm/experiment.sh --build-dir DIR [--runs N] [--ms MILLISECONDS] [--no-host-rt]
+#   tests/vm/experiment.sh --build-dir DIR [--runs N] [--ms MILLISECONDS] [--out DIR]
+#                          [--cells "A B C D"] [--workloads "probe decode upf cyclictest"]
+#                          [--no-hackbench] [--no-host-rt] [--smoke]
+#
+# --smoke (the default suite's vm.experiment_smoke): cell D once, the probe only, 500 ms, no
+# hackbench, into a temporary directory; checks the runner end to end (guest results, samples,
+# CSVs, pictures) and judges no goal.
 #
 # Host side (run-guest.sh): qemu's vCPU threads at nice C2C_VM_NICE (default 0 here) and, unless
 # --no-host-rt, qemu's main loop (guest timers, interrupts) at SCHED_FIFO, so that the host's
 # scheduler does not add its own latency to the guest's (C2C_VM_HOST_RT in run-guest.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build="" runs=3 ms=3000 host_rt=1
+repo=$(cd "$here/../.." && pwd)
+build="" runs=3 ms=3000 host_rt=1 lifecycle=1 out="" cells="A B C D" workloads="probe decode upf cyclictest" hb=1 smoke=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     --ms) ms=$2; shift 2 ;;
+    --out) out=$2; shift 2 ;;
+    --cells) cells=$2; shift 2 ;;
+    --workloads) workloads=$2; shift 2 ;;
+    --no-hackbench) hb=0; shift ;;
     --no-host-rt) host_rt=0; shift ;;
+    --smoke) smoke=1; shift ;;
     *) echo "experiment: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [ -n "$build" ] || { echo "experiment: --build-dir required" >&2; exit 2; }
-out=$(mktemp /tmp/c2c-experiment.XXXXXX.jsonl)
+if [ $smoke = 1 ]; then
+  runs=1 ms=500 cells=D workloads=probe hb=0 lifecycle=0
+  # No latency is judged: the first boot's timer is good enough (no LAPIC-check retries).
+  export C2C_VM_TIMER_TRIES=1
+  [ -n "$out" ] || out=$(mktemp -d /tmp/c2c-experiment-smoke.XXXXXX)
+fi
+[ -n "$out" ] || out=$repo/docs/experiment
+mkdir -p "$out"
+raw=$(mktemp -d /tmp/c2c-experiment.XXXXXX)
 # A hang guard only: a guest on a loaded host runs several times slower than on an idle one.
-timeout_s=$(( 300 + runs * 3 * (4 * (ms / 1000 + 6) + 60) ))
-# Under TCG every guest vCPU is a host thread: the host's own load shows up in the guest's tails.
+nw=$(echo $workloads | wc -w) nc=$(echo $cells | wc -w)
+timeout_s=$(( 300 + runs * (nc * (nw * (ms / 1000 + 20) + 240) + hb * 300) ))
 export C2C_VM_NICE=${C2C_VM_NICE:-0} C2C_VM_HOST_RT=$host_rt
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "experiment: vCPU threads at nice $C2C_VM_NICE, qemu main loop $([ "$host_rt" = 1 ] && echo "SCHED_FIFO 1" || echo "at the same nice")"
-echo "experiment: host load before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
-rc=0
+echo "experiment: host load before: $load_before on $(nproc) CPUs; cells '$cells' x $runs runs, workloads '$workloads', $ms ms each"
+start=$(date +%s)
+# The guest's console: C2C-SAMPLES lines go to the samples file (not the terminal), C2C-PROGRESS
+# lines become "cell, run, ETA" progress lines, the rest is shown as it comes.
+# Lists go to the guest's environment (kernel command line) with commas for spaces.
+set +e +o pipefail
 "$here/run-scenarios.sh" --build-dir "$build" --mode experiment --timeout "$timeout_s" \
-  --append "EXP_RUNS=$runs EXP_MS=$ms" --results "$out" || rc=$?
-echo "experiment: host load after: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs; raw runs: $out"
-# The table also when the guest reported a failed run (it names it): the other runs still count.
-/usr/bin/python3 "$here/experiment_table.py" "$out"
-[ $rc -eq 0 ] || echo "experiment: the guest's verdict was FAIL (see the console log above)" >&2
-exit $rc
+  --append "EXP_RUNS=$runs EXP_MS=$ms EXP_HB=$hb EXP_LIFECYCLE=$lifecycle EXP_CELLS=${cells// /,} EXP_WORKLOADS=${workloads// /,}" \
+  --results "$raw/results.jsonl" 2>&1 | {
+  : >"$raw/samples.txt"
+  done_steps=0
+  total=$(( runs * nc * (nw + 1) ))
+  while IFS= read -r line; do
+    line=${line%$'\r'}
+    case "$line" in
+      C2C-SAMPLES*) printf '%s\n' "${line#C2C-SAMPLES }" >>"$raw/samples.txt" ;;
+      C2C-PROGRESS*)
+        done_steps=$((done_steps + 1))
+        el=$(( $(date +%s) - start ))
+        eta=$(( done_steps > 0 ? el * (total - done_steps) / done_steps : 0 ))
+        p=${line#C2C-PROGRESS }
+        echo "experiment: progress $done_steps/$total (cell $(echo "$p" | jq -r .cell), run $(echo "$p" | jq -r .rep)/$runs), ${el}s elapsed, ETA ${eta}s" ;;
+      C2C-GUEST*) printf '%s\n' "$line" | tee "$raw/guest.txt" ;;
+      *) printf '%s\n' "$line" ;;
+    esac
+  done
+}
+rc=${PIPESTATUS[0]}
+set -e -o pipefail
+[ $rc -eq 77 ] || [ -s "$raw/results.jsonl" ] || rc=3
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+echo "experiment: host load after: $load_after on $(nproc) CPUs; raw data: $raw"
+commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+git -C "$repo" diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
+jq -n --arg lb "$load_before" --arg la "$load_after" --arg commit "$commit" --arg date "$(date -u +%FT%TZ)" \
+  --arg guest "$(cat "$raw/guest.txt" 2>/dev/null)" --arg host "$(uname -r)" --arg cpus "$(nproc)" \
+  --arg cmd "tests/vm/experiment.sh --runs $runs --ms $ms --cells '$cells' --workloads '$workloads'$([ $hb = 1 ] || echo ' --no-hackbench')" \
+  --argjson secs $(( $(date +%s) - start )) --argjson host_rt "$host_rt" \
+  '{date: $date, commit: $commit, command: $cmd, host_kernel: $host, host_cpus: $cpus, host_load_before: $lb,
+    host_load_after: $la, guest: $guest, wall_seconds: $secs, qemu_main_loop_fifo: ($host_rt == 1)}' >"$raw/metadata.json"
+judge=(--goals)
+[ $smoke = 1 ] && judge=(--smoke)
+trc=0
+/usr/bin/python3 "$here/experiment_table.py" --results "$raw/results.jsonl" --samples "$raw/samples.txt" \
+  --metadata "$raw/metadata.json" --out "$out" "${judge[@]}" || trc=$?
+echo "experiment: CSVs, pictures and metadata in $out"
+[ $rc -eq 77 ] && { echo "experiment: skipped (run-scenarios.sh: qemu, the kernel source or a part is missing)"; exit 77; }
+if [ $rc -ne 0 ]; then
+  echo "experiment: the guest's verdict was FAIL (rc $rc; see the console above)" >&2
+  exit 3
+fi
+exit $trc

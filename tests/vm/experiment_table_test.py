@@ -1,75 +1,147 @@
 #!/usr/bin/env python3
-"""Unit test of experiment_table.py: medians per cell and the goal verdicts on synthetic runs."""
+"""Unit test of experiment_table.py: pooled percentiles per cell, per-run medians, the goal
+verdicts (each one shown to fail on data that misses it), CSVs and pictures on synthetic runs."""
 import importlib.util
 import json
 import math
 import os
 import sys
+import tempfile
 import unittest
 
 spec = importlib.util.spec_from_file_location(
     "experiment_table", os.path.join(os.path.dirname(os.path.abspath(__file__)), "experiment_table.py"))
-table_mod = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(table_mod)
+T = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(T)
+
+ALLOC = {"A": "off", "B": "on", "C": "off", "D": "on"}
+SCHED = {"A": "off", "B": "off", "C": "on", "D": "on"}
 
 
-def run(cell, rep, sd_p99, bg_ticks, t_p99=1000.0, window_cs=300, run_delay=True):
-    probe = {"p50_us": 200, "p99_us": t_p99, "p999_us": 2 * t_p99, "ctx_switches": 2000, "migrations": 0}
-    probe["run_delay"] = ({"p50_us": 0.0, "p99_us": sd_p99, "p999_us": 2 * sd_p99, "max_us": 3 * sd_p99}
-                          if run_delay else None)
-    alloc, sched = {"A": ("off", "off"), "B": ("off", "on"), "C": ("on", "off"), "D": ("on", "on")}[cell]
-    return json.dumps({"experiment": "2x2", "cell": cell, "alloc": alloc, "sched": sched, "rep": rep,
-                       "probe": probe, "sys_ctx_switches": 7000, "bg_bogo_ops": 500,
-                       "bg_bogo_ops_per_s": 150.0, "bg_cpu_ticks_window": bg_ticks, "window_cs": window_cs})
+def run(cell, workload="probe", bg_cpu_us=1_800_000, window_ms=1000, result=None, apply=None):
+    return {"experiment": "2x2", "cell": cell, "alloc": ALLOC[cell], "sched": SCHED[cell], "rep": 1,
+            "workload": workload, "rc": 0, "result": result or {"ctx_switches": 1000, "migrations": 2},
+            "apply": apply, "sys_ctx_switches": 5000, "sched_migrations": None, "bg_cpu_us": bg_cpu_us,
+            "window_ms": window_ms}
 
 
-def hackbench(sched, rep, seconds):
-    return json.dumps({"experiment": "hackbench", "sched": sched, "rep": rep, "seconds": seconds})
+def samples(cell, values, workload="probe", metric="run_delay_us"):
+    return f"{cell} 1 {workload} {metric} " + " ".join(str(v) for v in values)
+
+
+def hackbench(sched, seconds):
+    return {"experiment": "hackbench", "sched": sched, "rep": 1, "run": 1, "seconds": seconds}
+
+
+def good():
+    """A run that meets every goal: C 20x below A, no background loss, D no worse, local, fast."""
+    results = [run(c) for c in "ABCD"]
+    results += [{"experiment": "topology", "numa_nodes": 2, "device_local_cpus": "1"}]
+    for i, c in enumerate("ABCD"):
+        results[i]["result"] = {
+            "ctx_switches": 1000, "migrations": 0, "device_local_share": 1.0 if c in "BD" else 0.5,
+            "cpu_ms_by_cpu": {"1": 10.0}}
+    results += [hackbench("default", 1.00), hackbench("claim2core", 1.02), hackbench("scx_simple", 1.01)]
+    lines = [samples("A", [0, 100, 1000, 2000] + [10] * 96), samples("B", [5] * 98 + [120, 120]),
+             samples("C", [5] * 98 + [100, 100]), samples("D", [5] * 98 + [100, 100])]
+    return results, lines
 
 
 class ExperimentTableTest(unittest.TestCase):
-    def summarize(self, lines):
-        return table_mod.summarize(*table_mod.load(lines))
+    def summarize(self, results, lines):
+        pooled, _ = T.load_samples(lines)
+        return T.summarize(results, pooled)
 
-    def test_medians_and_all_goals_met(self):
-        lines = [run("A", i, sd, 540) for i, sd in enumerate([3000.0, 2500.0, 9000.0])]
-        lines += [run("B", i, sd, 530) for i, sd in enumerate([100.0, 150.0, 90.0])]
-        lines += [hackbench("off", 1, 1.00), hackbench("on", 1, 1.03)]
-        s = self.summarize(lines)
-        self.assertEqual(s["table"]["A"]["sd_p99"], 3000.0)  # median, not mean
-        self.assertEqual(s["table"]["B"]["sd_p99"], 100.0)
-        ratio, met = s["goals"]["p99_scheduling_delay_ratio"]
-        self.assertAlmostEqual(ratio, 30.0)
-        self.assertTrue(met)
-        loss, met = s["goals"]["background_loss"]
-        self.assertAlmostEqual(loss, 1 - 530 / 540)
-        self.assertTrue(met)
-        self.assertTrue(s["goals"]["hackbench_delta"][1])
+    def test_pooled_nearest_rank_percentiles(self):
+        self.assertEqual(T.pct([5, 1, 3, 2, 4], 0.5), 3)
+        self.assertEqual(T.pct(list(range(1, 101)), 0.99), 99)
+        self.assertEqual(T.pct(list(range(1, 1001)), 0.999), 999)
+        self.assertTrue(math.isnan(T.pct([], 0.5)))
+        pooled, rows = T.load_samples(["A 1 probe run_delay_us 1 2", "A 2 probe run_delay_us 3"])
+        self.assertEqual(pooled[("A", "probe", "run_delay_us")], [1.0, 2.0, 3.0])  # runs pooled
+        self.assertEqual(len(rows), 2)
 
-    def test_goals_not_met(self):
-        lines = [run("A", 1, 1000.0, 540), run("B", 1, 200.0, 400)]  # 5x, 26 % loss
-        lines += [hackbench("off", 1, 1.00), hackbench("on", 1, 1.10)]  # 10 % slower
-        g = self.summarize(lines)["goals"]
-        self.assertFalse(g["p99_scheduling_delay_ratio"][1])
-        self.assertFalse(g["background_loss"][1])
-        self.assertFalse(g["hackbench_delta"][1])
+    def test_all_goals_met(self):
+        s = self.summarize(*good())
+        self.assertEqual(s["table"]["A"]["sd_p99"], 1000)
+        self.assertEqual(s["table"]["C"]["sd_p99"], 100)
+        for name, (v, met, note) in s["goals"].items():
+            self.assertTrue(met, f"{name}: {v} {note}")
+        self.assertEqual(len(s["goals"]), 5)
 
-    def test_faster_hackbench_is_fine(self):
-        g = self.summarize([hackbench("off", 1, 1.0), hackbench("on", 1, 0.8)])["goals"]
-        self.assertTrue(g["hackbench_delta"][1])
+    def test_ratio_below_10_is_missed(self):
+        results, lines = good()
+        lines[2] = samples("C", [5] * 98 + [200, 200])  # p99 200 us: 5x
+        g = self.summarize(results, lines)["goals"]["C vs A p99 runnable-to-running >= 10x"]
+        self.assertAlmostEqual(g[0], 5.0)
+        self.assertFalse(g[1])
 
-    def test_runs_without_scheduling_delay_never_meet_the_goal(self):
-        # Raw files of an older probe have no run_delay: the ratio is unknown, not a pass.
-        lines = [run("A", 1, 1000.0, 540, run_delay=False), run("B", 1, 10.0, 540, run_delay=False)]
-        ratio, met = self.summarize(lines)["goals"]["p99_scheduling_delay_ratio"]
-        self.assertTrue(math.isnan(ratio))
+    def test_background_loss_over_10_percent_is_missed(self):
+        results, lines = good()
+        results[3]["bg_cpu_us"] = 1_500_000  # D vs B: 1.5 vs 1.8 CPUs, 16.7 % loss
+        g = self.summarize(results, lines)["goals"]["background loss <= 10%"]
+        self.assertAlmostEqual(g[0], 1 - 1.5 / 1.8)
+        self.assertFalse(g[1])
+
+    def test_d_worse_than_the_better_of_b_and_c_is_missed(self):
+        results, lines = good()
+        lines[3] = samples("D", [5] * 98 + [177, 177])  # the seed run's negative interaction
+        g = self.summarize(results, lines)["goals"]["D no worse than min(B, C) on every latency KPI"]
+        self.assertFalse(g[1])
+        self.assertIn("sd_p99 D 177 vs 100", g[2])
+        lines[3] = samples("D", [5] * 98 + [125, 125])  # within 10 % + 20 us of C's 100: noise
+        g = self.summarize(results, lines)["goals"]["D no worse than min(B, C) on every latency KPI"]
+        self.assertTrue(g[1], g[2])
+
+    def test_device_local_not_measurable_is_missed_not_100_percent(self):
+        results, lines = good()
+        for r in results:
+            if r.get("experiment") == "2x2":
+                r["result"]["device_local_share"] = None
+            if r.get("experiment") == "topology":
+                r.update(numa_nodes=1, device_local_cpus="")
+        v, met, why = self.summarize(results, lines)["goals"]["device-local CPU time in D >= 95%"]
+        self.assertTrue(math.isnan(v))
         self.assertFalse(met)
+        self.assertIn("not measurable: 1 NUMA node", why)
 
-    def test_zero_window_gives_unknown_loss(self):
-        lines = [run("A", 1, 1000.0, 540, window_cs=0), run("B", 1, 10.0, 540, window_cs=0)]
-        loss, met = self.summarize(lines)["goals"]["background_loss"]
-        self.assertTrue(math.isnan(loss))
-        self.assertFalse(met)
+    def test_hackbench_needs_both_baselines(self):
+        results, lines = good()
+        results = [r for r in results if r.get("sched") != "scx_simple"]
+        g = self.summarize(results, lines)["goals"]["hackbench: claim2core within 5% of default and 2% of scx_simple"]
+        self.assertFalse(g[1])
+        results.append(hackbench("scx_simple", 0.95))  # claim2core 7 % slower than scx_simple
+        g = self.summarize(results, lines)["goals"]["hackbench: claim2core within 5% of default and 2% of scx_simple"]
+        self.assertFalse(g[1])
+
+    def test_hackbench_run_the_watchdog_ended_does_not_count(self):
+        results, lines = good()
+        results = [r for r in results if r.get("sched") != "claim2core"]
+        results.append(dict(hackbench("claim2core", 1.00), scheduler_state="disabled"))
+        g = self.summarize(results, lines)["goals"]["hackbench: claim2core within 5% of default and 2% of scx_simple"]
+        self.assertFalse(g[1])
+        self.assertIn("1 claim2core run(s) dropped", g[2])
+
+    def test_files_and_exit_codes(self):
+        results, lines = good()
+        with tempfile.TemporaryDirectory() as d:
+            rp, sp = os.path.join(d, "r.jsonl"), os.path.join(d, "s.txt")
+            with open(rp, "w") as f:
+                f.write("\n".join(json.dumps(r) for r in results) + "\nnot json\n")
+            with open(sp, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            out = os.path.join(d, "out")
+            self.assertEqual(T.main(["--results", rp, "--samples", sp, "--out", out, "--goals"]), 0)
+            for name in ("samples.csv", "runs.csv", "kpi.csv", "hackbench.csv", "table.md", "metadata.json",
+                         "latency-cdf.png", "kpi-table.png"):
+                self.assertGreater(os.path.getsize(os.path.join(out, name)), 0, name)
+            with open(os.path.join(out, "samples.csv")) as f:
+                self.assertEqual(sum(1 for _ in f), 1 + 400)  # header + every sample
+            # A missed goal: exit 1 with --goals.
+            results[3]["bg_cpu_us"] = 100
+            with open(rp, "w") as f:
+                f.write("\n".join(json.dumps(r) for r in results))
+            self.assertEqual(T.main(["--results", rp, "--samples", sp, "--out", out, "--goals"]), 1)
 
 
 if __name__ == "__main__":

@@ -57,6 +57,8 @@ fi
 daemon_targets=(claim2cored claim2core c2c-fake-vllm)
 daemon_build=${C2C_VM_DAEMON_BUILD_DIR:-$build}
 [ "$mode" = daemon ] && with_daemon=true
+# The experiment drives claim2cored with the CLI in every cell (experiment-guest.sh).
+[ "$mode" = experiment ] && with_daemon=true
 if $with_daemon && [ "$daemon_build" = "$build" ] &&
    cmake --build "$build" --target help 2>/dev/null | grep -q "^claim2cored:"; then
   targets+=("${daemon_targets[@]}")
@@ -65,6 +67,9 @@ fi
 # check (claim2core-<name>.check: starve or stale) must fail on it.
 mapfile -t mutant_targets < <(cmake --build "$build" --target help 2>/dev/null | grep -o "c2c_bpf_claim2core-[a-z0-9-]*" | sort -u)
 targets+=(${mutant_targets[@]+"${mutant_targets[@]}"})
+# The experiment's workloads, map watcher and claim feed (tests/vm/workloads).
+exp_targets=(c2c-exp-work c2c-exp-watch c2c-exp-feed)
+[ "$mode" = experiment ] && targets+=("${exp_targets[@]}")
 nice cmake --build "$build" --target "${targets[@]}" >&2
 obj=$build/bpf/claim2core.bpf.o
 maps_obj=$build/bpf/policy_maps.bpf.o
@@ -105,6 +110,17 @@ elif [ -z "$missing" ]; then
 else
   log "SKIP: the daemon scenario needs$missing (configure with src/daemon and src/cli in C2C_PARTS)"
   exit 77
+fi
+if [ "$mode" = experiment ]; then
+  for t in "${exp_targets[@]}"; do bins+=(--bin "$build/tests/vm/$t"); done
+  bins+=(--bin "$(command -v ip)")  # iproute2: network namespaces and veth pairs for the UPF path
+  for f in "$here"/experiment/*.yaml; do extra_files+=(--file "$f:/c2c/exp/$(basename "$f")"); done
+  # scx_simple from the same kernel tree, for hackbench side by side (experiment-scx-simple.sh).
+  if scx=$("$here/experiment-scx-simple.sh" "$kdir" | tail -n 1) && [ -x "$scx" ]; then
+    bins+=(--bin "$scx")
+  else
+    log "note: scx_simple could not be built; hackbench runs without it"
+  fi
 fi
 "$here/make-initramfs.sh" "$work/initramfs.cpio.gz" "${bins[@]}" \
   --file "$obj:/c2c/claim2core.bpf.o" --file "$maps_obj:/c2c/policy_maps.bpf.o" \
