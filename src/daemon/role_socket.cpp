@@ -54,24 +54,9 @@ std::unique_ptr<RoleSocket> RoleSocket::open(const std::string& path, Engine& en
     *err = "role socket directory: " + ec.message();
     return nullptr;
   }
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) {
-    *err = "role socket path too long: " + path;
-    return nullptr;
-  }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  s->fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (s->fd_ < 0) {
-    *err = std::string("role socket: ") + std::strerror(errno);
-    return nullptr;
-  }
-  unlink(path.c_str());  // a stale socket of a killed daemon
-  if (bind(s->fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || chmod(path.c_str(), 0666) != 0 ||
-      listen(s->fd_, 128) != 0) {
-    *err = "role socket " + path + ": " + std::strerror(errno);
-    return nullptr;
-  }
+  // Anyone may connect: each request is authorised by the peer's credentials instead.
+  s->fd_ = listen_unix(path, 0666, err);
+  if (s->fd_ < 0) return nullptr;
   s->wake_ = eventfd(0, EFD_CLOEXEC);
   s->thread_ = std::thread([p = s.get()] { p->loop(); });
   return s;
