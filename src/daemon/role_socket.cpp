@@ -49,9 +49,12 @@ std::unique_ptr<RoleSocket> RoleSocket::open(const std::string& path, Engine& en
   s->peers_ = std::move(peers);
   s->path_ = path;
   std::error_code ec;
-  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  const auto dir = std::filesystem::path(path).parent_path();
+  // A directory the daemon creates is opened to everyone (whatever the umask): workloads of any
+  // uid must reach the socket. One that exists is the operator's to set.
+  if (std::filesystem::create_directories(dir, ec) && chmod(dir.c_str(), 0755) != 0) ec.assign(errno, std::generic_category());
   if (ec) {
-    *err = "role socket directory: " + ec.message();
+    *err = "role socket directory " + dir.string() + ": " + ec.message();
     return nullptr;
   }
   // Anyone may connect: each request is authorised by the peer's credentials instead.
