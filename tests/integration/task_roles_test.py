@@ -246,6 +246,20 @@ try:
     with open(os.path.join(state, "state.json")) as f:
         roles = json.load(f)["state"].get("roles", [])
     check(not [r for r in roles if r["tid"] in (t_py, t_nobody)], f"a restart drops the roles of exited tasks: {roles}")
+    # kill -9 while a role is only in the state log, then the task exits while no daemon runs: the
+    # next start finds no live (tid, start) for it and drops it (INV-7), nothing comes back.
+    w4 = Worker(["c2c-kill9-self"])
+    t_k9 = w4.tids["c2c-kill9-self"]
+    check(w4.selfs.get("c2c-kill9-self") == "ok" and wait_for(lambda: t_k9 in map_tids()), "a role before kill -9")
+    daemon.kill()
+    daemon.wait(timeout=20)
+    w4.stop()
+    daemon = start_daemon()
+    with open(os.path.join(state, "state.json")) as f:
+        roles = json.load(f)["state"].get("roles", [])
+    check(not [r for r in roles if r["tid"] == t_k9], f"after kill -9 and the task's exit the role is dropped: {roles}")
+    check(t_k9 not in map_tids() and not call("Explain", pb.ExplainRequest(tid=t_k9), pb.ExplainResponse).found,
+          "... and its entry is gone")
 finally:
     stop_processes(procs)
     for _ in range(50):
