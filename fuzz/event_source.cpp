@@ -307,6 +307,13 @@ Event next_event(Bytes& b, const Core& shadow) {
     }
     case 20: return SyncComplete{};
     case 21: return observed(b, shadow);
+    case 22: {  // a registered role (issue #14): often the live task's, sometimes a stale start
+      static const std::array<std::string, 4> kRoles = {"decode", "prefill", "", "two words"};
+      TaskRoleSet e;
+      e.key = task_key(b, shadow);
+      e.role = b.pick(kRoles);
+      return e;
+    }
     default: return BpfSynced{};
   }
 }

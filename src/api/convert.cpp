@@ -419,11 +419,13 @@ Converted<Pod> from_proto(const pb::PodInfo& p, const std::string& path) {
     if (auto e = check_string(at(path, name), *value)) return fail<Pod>(e->field, e->message);
   if (auto e = check_map(at(path, "labels"), p.labels())) return fail<Pod>(e->field, e->message);
   if (auto e = check_map(at(path, "claims"), p.claims())) return fail<Pod>(e->field, e->message);
+  if (auto e = check_map(at(path, "task_roles"), p.task_roles())) return fail<Pod>(e->field, e->message);
   o.uid = p.uid();
   o.namespace_ = p.namespace_();
   o.name = p.name();
   o.labels = to_std_map(p.labels());
   o.claims = to_std_map(p.claims());
+  o.task_roles = to_std_map(p.task_roles());
   o.cgroup = p.cgroup();
   auto cpus = cpus_from(at(path, "cpus"), p.cpus());
   if (!cpus.ok()) return fail<Pod>(cpus.error.field, cpus.error.message);
@@ -443,6 +445,7 @@ pb::PodInfo to_proto(const Pod& p) {
   o.set_name(p.name);
   o.mutable_labels()->insert(p.labels.begin(), p.labels.end());
   o.mutable_claims()->insert(p.claims.begin(), p.claims.end());
+  o.mutable_task_roles()->insert(p.task_roles.begin(), p.task_roles.end());
   o.set_cgroup(p.cgroup);
   if (p.cpuset) o.set_cpus(p.cpuset->to_string());
   return o;
@@ -559,6 +562,7 @@ pb::Lineage to_proto(const Lineage& l) {
   o.set_policy(l.policy);
   o.set_policy_generation(l.policy_generation);
   o.set_role(l.role);
+  o.set_role_source(l.role_source);
   o.set_strategy(to_string(l.strategy));
   *o.mutable_entry() = to_proto(l.task.tid, l.value);
   return o;
@@ -579,6 +583,7 @@ Converted<Lineage> from_proto(const pb::Lineage& l, const std::string& path) {
   o.policy = l.policy();
   o.policy_generation = l.policy_generation();
   o.role = l.role();
+  o.role_source = l.role_source();
   if (l.strategy() == "exact-tid")
     o.strategy = Strategy::ExactTid;
   else if (l.strategy() == "tgid")
@@ -617,6 +622,8 @@ pb::PreviewResponse to_proto(const PreviewResult& r) {
     t->set_tgid(m.tgid);
     t->set_comm(m.comm);
     t->set_title(m.title);
+    t->set_role(m.role);
+    t->set_role_source(m.role_source);
     t->set_strategy(to_string(m.strategy));
     if (m.intended) *t->mutable_intended() = to_proto(m.key.tid, *m.intended);
     if (m.actual) *t->mutable_actual() = to_proto(m.key.tid, *m.actual);
@@ -653,6 +660,8 @@ Converted<PreviewResult> from_proto(const pb::PreviewResponse& r, const std::str
     m.tgid = t.tgid();
     m.comm = t.comm();
     m.title = t.title();
+    m.role = t.role();
+    m.role_source = t.role_source();
     if (t.strategy() == "tgid")
       m.strategy = Strategy::Tgid;
     else if (t.strategy() == "exact-tid")

@@ -107,6 +107,29 @@ struct NodeStatus {
   std::string pin_repair;
 };
 
+// RegisterTaskRole (issue #14, spec/daemon.md "Task roles"): who asks, for which thread.
+struct RoleCaller {
+  uint32_t pid = 0;         // the peer's process (SO_PEERCRED: its thread-group id)
+  uint32_t uid = 0;
+  bool privileged = false;  // root or an allowed uid: may label any thread
+};
+struct RoleRequest {
+  uint32_t tid = 0;
+  uint64_t start = 0;  // 0: read from /proc; else checked against the live task
+  std::string role;    // empty: unregister
+  RoleCaller caller;
+};
+struct RoleReply {
+  enum class Code : uint8_t { Ok, Invalid, PermissionDenied, NotFound, StartMismatch };
+  Code code = Code::Ok;
+  std::string field, message;  // why, when not Ok (field: the request's)
+  uint32_t tid = 0, tgid = 0;
+  uint64_t start = 0;
+  std::string role;
+  bool changed = false;
+  bool durable = false;
+};
+
 // One change for Watch subscribers.
 struct ChangeNote {
   uint64_t node_generation = 0;

@@ -4,6 +4,7 @@
 #include "c2c_version.hpp"
 #include "cli/completion.hpp"
 #include "cli/replay_command.hpp"
+#include "cli/role_command.hpp"
 #ifdef C2C_HAVE_DAEMON_CLIENT
 #include "cli/daemon_commands.hpp"
 #endif
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   c2c::cli::add_daemon_commands(app, exit_code);
 #endif
   c2c::cli::add_replay_command(app, exit_code);
+  c2c::cli::add_role_command(app, exit_code);
 #ifdef C2C_HAVE_K8S
   c2c::k8s::add_cli(app);
 #endif

@@ -285,7 +285,9 @@ std::string render_explain(uint32_t tid, const pb::ExplainResponse& r) {
     << "  lineage:  ";
   for (const auto& c : l.claims()) o << "claim " << c.uid() << "@" << c.generation() << " -> ";
   if (!l.pod_uid().empty()) o << "pod " << l.pod_uid() << " -> ";
-  o << "cgroup " << or_dash(l.cgroup()) << " -> task " << l.tid() << " -> " << policy_kind_name(l.policy_kind())
+  o << "cgroup " << or_dash(l.cgroup()) << " -> task " << l.tid() << " -> ";
+  if (!l.role_source().empty()) o << l.role_source() << " -> ";  // "registered role decode"
+  o << policy_kind_name(l.policy_kind())
     << "/" << l.policy() << "@" << l.policy_generation() << " (" << l.strategy() << ")\n";
   return o.str();
 }
@@ -304,6 +306,10 @@ std::string render_preview(const pb::PreviewResponse& r) {
              m.has_intended() ? entry_summary(m.intended()) : "(loses a conflict)",
              m.has_actual() ? entry_summary(m.actual()) : "(not in the map)"});
     o << t.render();
+    for (const auto& m : r.matched())  // how a DRA task role reached the thread (issue #14)
+      if (!m.role().empty())
+        o << "role: tid " << m.tid() << " " << m.role() << " (" << (m.role_source().empty() ? "selector patterns" : m.role_source())
+          << ")\n";
   }
   for (const auto& c : r.conflicts())
     o << "conflict: tid " << c.tid() << ": " << c.winner() << " wins over " << join(c.losers()) << " (" << c.rule()

@@ -329,7 +329,8 @@ struct Handlers {
       affected.insert(existing->second.tids.begin(), existing->second.tids.end());
       detach_pod(existing->second.pod);
     }
-    s.pods[p.uid] = PodState{p, s.epoch, {}};
+    PodState& ps = s.pods[p.uid] = PodState{p, s.epoch, {}, {}};
+    for (const auto& [role, pattern] : p.task_roles) ps.role_regex.emplace_back(role, compile_regex(pattern));
     if (!p.cgroup.empty()) s.pod_by_cgroup[p.cgroup] = p.uid;
     for (const auto& [name, claim_uid] : p.claims) s.pods_by_claim[claim_uid].insert(p.uid);
     auto moved = s.tasks_under_cgroup(p.cgroup);
@@ -376,12 +377,15 @@ struct Handlers {
   }
 
   ApplyResult operator()(const TaskSeen& ev) {
-    const Task& t = ev.task;
+    Task t = ev.task;
     auto existing = s.tasks.find(t.key.tid);
     bool reused = false;
     std::unordered_set<uint32_t> affected{t.key.tid};
     if (existing != s.tasks.end()) {
       const Task& old = existing->second.task;
+      // The host plane does not observe roles: a re-observation of the same (tid, start) keeps the
+      // registered role; a new start is a new task and starts without it (INV-2).
+      if (t.role.empty() && t.key.start == old.key.start) t.role = old.role;
       if (old == t && existing->second.epoch == s.epoch) return ignored("task " + std::to_string(t.key.tid) + " unchanged");
       if (t.key.start < old.key.start)
         return ignored("INV-2: task " + std::to_string(t.key.tid) + " start " + std::to_string(t.key.start) +
@@ -430,6 +434,21 @@ struct Handlers {
     if (ev.key.tid == tgid) s.add_thread_group(affected, tgid);
     ApplyResult r;
     s.rederive(affected, r, "task " + std::to_string(ev.key.tid) + " exited");
+    return r;
+  }
+
+  ApplyResult operator()(const TaskRoleSet& ev) {
+    auto it = s.tasks.find(ev.key.tid);
+    if (it == s.tasks.end() || it->second.task.key.start != ev.key.start)
+      return ignored("INV-2: role of task (" + std::to_string(ev.key.tid) + ", " + std::to_string(ev.key.start) +
+                     ") which is not live");
+    if (it->second.task.role == ev.role) return ignored("role unchanged");
+    it->second.task.role = ev.role;
+    // Only DRA task roles read the role, and only of the task itself (the TGID fallback is for
+    // node policies, which have no role selector).
+    std::unordered_set<uint32_t> affected{ev.key.tid};
+    ApplyResult r;
+    s.rederive(affected, r, ev.role.empty() ? "role unregistered" : "role '" + ev.role + "' registered");
     return r;
   }
 
@@ -708,7 +727,7 @@ CoreImpl CoreImpl::validity_skeleton() const {
   t.loading = loading;
   t.now = now;
   t.claims = claims;
-  for (const auto& [uid, p] : pods) t.pods.emplace(uid, PodState{p.pod, p.epoch, {}});
+  for (const auto& [uid, p] : pods) t.pods.emplace(uid, PodState{p.pod, p.epoch, {}, p.role_regex});
   t.pod_by_cgroup = pod_by_cgroup;
   t.pods_by_claim = pods_by_claim;
   return t;

@@ -157,6 +157,7 @@ StepContext Core::step_context(const Event& e) const {
                  [&](const TaskSeen& ev) { c.tasks.push_back(ev.task.key.tid); },
                  [&](const TaskRenamed& ev) { c.tasks.push_back(ev.key.tid); },
                  [&](const TaskExited& ev) { c.tasks.push_back(ev.key.tid); },
+                 [&](const TaskRoleSet& ev) { c.tasks.push_back(ev.key.tid); },
                  [&](const DraPolicyUpsert& ev) { c.policies.emplace_back(PolicyKind::Dra, ev.policy.name); },
                  [&](const NodePolicyUpsert& ev) { c.policies.emplace_back(PolicyKind::Node, ev.policy.name); },
                  [&](const PolicyDelete& ev) { c.policies.emplace_back(ev.kind, ev.name); },
@@ -279,6 +280,7 @@ std::optional<Lineage> CoreImpl::lineage(uint32_t tid) const {
   l.policy = e.origin->policy;
   l.policy_generation = e.origin->policy_generation;
   l.role = e.origin->role;
+  l.role_source = e.origin->role_source;
   l.strategy = e.strategy;
   l.value = e.value;
   l.task = TaskKey{tid, e.value.start};
@@ -350,6 +352,7 @@ std::string CoreImpl::digest() const {
       << (p.pod.cpuset ? p.pod.cpuset->to_string() : "-") << ' ' << p.epoch;
     for (const auto& [k, v] : p.pod.labels) o << ' ' << k << '=' << v;
     for (const auto& [k, v] : p.pod.claims) o << " c:" << k << '=' << v;
+    for (const auto& [k, v] : p.pod.task_roles) o << " role:" << k << '=' << v;
   });
   put_sorted(o, tasks, [&](const TaskState& t) {
     o << t.task.key.start << ' ' << t.task.tgid << ' ' << t.task.comm << ' ' << t.task.cgroup << ' ' << t.task.role
@@ -380,7 +383,7 @@ std::string CoreImpl::digest() const {
   put_sorted(o, desired, [&](const DesiredEntry& e) {
     put_value(o, e.value);
     o << ' ' << to_string(e.origin->kind) << '/' << e.origin->policy << '@' << e.origin->policy_generation << ' '
-      << e.origin->pod_uid << ' ' << e.origin->role << ' ' << static_cast<int>(e.strategy) << ' ' << e.restart_epoch;
+      << e.origin->pod_uid << ' ' << e.origin->role << " (" << e.origin->role_source << ") " << static_cast<int>(e.strategy) << ' ' << e.restart_epoch;
     for (const auto& c : e.origin->claims) o << ' ' << c.uid << '@' << c.generation;
   });
   put_sorted(o, actual, [&](const RuntimeValue& v) { put_value(o, v); });

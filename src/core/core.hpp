@@ -46,6 +46,7 @@ struct MatchedTask {
   uint32_t tgid = 0;
   std::string comm;
   std::string title;                     // the process title (Task.title)
+  std::string role, role_source;         // the DRA task role it matches and how (Origin::role_source)
   Strategy strategy = Strategy::ExactTid;
   std::optional<RuntimeValue> intended;  // what this policy would write (nullopt: it loses a conflict)
   std::optional<RuntimeValue> actual;    // what the kernel map holds now

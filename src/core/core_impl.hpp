@@ -32,6 +32,8 @@ struct PodState {
   Pod pod;
   uint32_t epoch = 0;
   TidSet tids;  // live tasks inside the pod's cgroup
+  // pod.task_roles compiled once, in role-name order (the order a thread's comm is tried in).
+  std::vector<std::pair<std::string, std::shared_ptr<const RE2>>> role_regex;
 };
 
 // A compiled RE2 pattern (unanchored unless the pattern anchors); null for an empty pattern.
@@ -69,6 +71,7 @@ struct Candidate {
   std::string pod_uid;
   std::vector<ClaimRef> claims;
   std::string role;
+  std::string role_source;  // Origin::role_source
   RuntimeValue value;  // generation and boost_until are filled in when the entry is written
 };
 

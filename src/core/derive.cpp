@@ -1,5 +1,7 @@
 // Derivation of one task's desired entry: which policies match it, which one wins, and what it
 // writes (spec/state-machine.md, "Matching", "Conflicts", "CPU sets", "Boost leases").
+#include <re2/re2.h>
+
 #include <algorithm>
 
 #include "core/core_impl.hpp"
@@ -79,12 +81,28 @@ void warn(std::vector<std::string>* w, std::string msg) {
 
 namespace {
 
+// The role a task has: the one it registered (TaskRoleSet), else the first of its pod's
+// annotated roles whose comm pattern matches. `source` says which, for the lineage.
+std::string task_role(const PodState& pod, const Task& t, std::string* source) {
+  if (!t.role.empty()) {
+    *source = "registered role " + t.role;
+    return t.role;
+  }
+  for (const auto& [role, re] : pod.role_regex)
+    if (re && RE2::PartialMatch(t.comm, *re)) {
+      *source = "pod annotation role " + role;
+      return role;
+    }
+  return {};
+}
+
 // The role of a DRA policy that matches the task: a registered role first, then the patterns.
-const TaskRole* matching_role(const DraPolicyState& st, const Task& t) {
+const TaskRole* matching_role(const DraPolicyState& st, const std::string& role, const Task& t, bool* by_role) {
   const DraExecutionPolicy& p = st.policy;
   for (size_t i = 0; i < p.task_roles.size(); ++i) {
     const TaskRole& r = p.task_roles[i];
-    if (!r.registered_role.empty() && r.registered_role == t.role) return &r;
+    *by_role = !r.registered_role.empty() && r.registered_role == role;
+    if (*by_role) return &r;
     if (st.role_regex[i].matches(t)) return &r;
   }
   return nullptr;
@@ -186,7 +204,10 @@ std::optional<Candidate> dra_candidate(const CoreImpl& s, const DraPolicyState& 
   if (pit == s.pods.end()) return std::nullopt;
   const Pod& pod = pit->second.pod;
   if (!labels_match(p.match_labels, pod.labels)) return std::nullopt;
-  const TaskRole* role = matching_role(st, t.task);
+  std::string source;
+  const std::string has_role = task_role(pit->second, t.task, &source);
+  bool by_role = false;
+  const TaskRole* role = matching_role(st, has_role, t.task, &by_role);
   if (!role) return std::nullopt;
 
   Candidate c;
@@ -195,6 +216,7 @@ std::optional<Candidate> dra_candidate(const CoreImpl& s, const DraPolicyState& 
   c.policy_generation = p.generation;
   c.pod_uid = pod.uid;
   c.role = role->name;
+  if (by_role) c.role_source = source;
   ClaimedResources res = claimed_resources(s, p, pod);
   c.claims = res.refs;
   if (!res.stale.empty()) {
@@ -372,12 +394,12 @@ void CoreImpl::rederive(const std::unordered_set<uint32_t>& tids_in, ApplyResult
     e.value = win->value;
     e.strategy = win->strategy;
     e.restart_epoch = epoch;
-    Origin o{win->kind, win->policy, win->policy_generation, win->pod_uid, win->claims, win->role};
+    Origin o{win->kind, win->policy, win->policy_generation, win->pod_uid, win->claims, win->role, win->role_source};
     if (cur != desired.end() && cur->second.origin && *cur->second.origin == o) {
       e.origin = cur->second.origin;
     } else {
       std::string okey = std::string(to_string(o.kind)) + "/" + o.policy + "/" + std::to_string(o.policy_generation) +
-                         "/" + o.pod_uid + "/" + o.role;
+                         "/" + o.pod_uid + "/" + o.role + "/" + o.role_source;
       for (const auto& c : o.claims) okey += "/" + c.uid + "@" + std::to_string(c.generation);
       e.origin = intern_origin(okey, std::move(o));
     }

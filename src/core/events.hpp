@@ -35,11 +35,19 @@ struct SyncComplete {};
 struct BpfObserved { std::vector<ActualEntry> entries; };
 // The mirror applied the current plan successfully: actual := what the plan produces.
 struct BpfSynced {};
+// A workload registered (or, with an empty role, unregistered) the role of one of its threads
+// (issue #14: RegisterTaskRole). Keyed by (tid, start): it applies to the live task only, and a
+// task that reuses the tid starts without it (INV-2).
+struct TaskRoleSet {
+  TaskKey key;
+  std::string role;
+  bool operator==(const TaskRoleSet&) const = default;
+};
 
 using Event = std::variant<NodeInfoEvent, ClaimAllocated, ClaimUpdated, ClaimDeallocated, PodBound,
                            PodRemoved, TaskSeen, TaskRenamed, TaskExited, DraPolicyUpsert,
                            NodePolicyUpsert, PolicyDelete, PreviewAck, TimeAdvance, DaemonRestart,
-                           SyncComplete, BpfObserved, BpfSynced>;
+                           SyncComplete, BpfObserved, BpfSynced, TaskRoleSet>;
 
 // The trace-format name of an event ("claim_allocated", ...).
 const char* event_kind(const Event& e);

@@ -54,6 +54,10 @@ struct Pod {
   std::map<std::string, std::string> claims;  // pod claim name (spec.resourceClaims[].name) -> claim UID
   std::string cgroup;                         // pod-level cgroup path
   std::optional<CpuSet> cpuset;               // effective cpuset envelope of the pod cgroup
+  // Roles from the pod's annotation claim2core.io/task-roles (issue #14): role name -> RE2 on the
+  // thread's comm. A thread of the pod that registered no role takes the first role (by name)
+  // whose pattern matches its comm, so unmodified containers can be served.
+  std::map<std::string, std::string> task_roles;
   bool operator==(const Pod&) const = default;
 };
 
@@ -62,7 +66,7 @@ struct Task {
   uint32_t tgid = 0;
   std::string comm;                 // /proc/<tgid>/task/<tid>/comm
   std::string cgroup;               // the task's cgroup path
-  std::string role;                 // registered role hint, empty when none
+  std::string role;                 // registered role hint (TaskRoleSet), empty when none
   std::optional<CpuSet> cpuset;     // effective cpuset of the task's cgroup
   // The process title: argv[0] of /proc/<tgid>/cmdline, which setproctitle() rewrites (stock vLLM:
   // "VLLM::EngineCore_DP0" while every thread's comm reads "VLLM::EngineCor"). Empty: unknown.
@@ -118,6 +122,9 @@ inline constexpr Nanos kMaxBoostNs = 3'600'000'000'000ull;  // 1 h
 inline constexpr int64_t kMaxGeneration = int64_t{1} << 53;
 // A process title longer than this is cut by the host plane (setproctitle titles are short).
 inline constexpr size_t kMaxTitleBytes = 256;
+// A registered role (TaskRoleSet, Task.role, a pod's task-roles annotation): a short name, no
+// whitespace, so that the role line protocol (spec/daemon.md) needs no quoting.
+inline constexpr size_t kMaxRoleBytes = 63;
 
 struct TaskRole {
   TaskRole() = default;

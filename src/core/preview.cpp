@@ -42,6 +42,8 @@ PreviewResult preview_with(const CoreImpl& s, PolicyKind kind, const std::string
     m.comm = t.task.comm;
     m.title = t.task.title;
     m.strategy = mine->strategy;
+    m.role = mine->role;
+    m.role_source = mine->role_source;
     Conflict conflict;
     auto win = s.resolve(cands, &conflict);
     if (win && win->kind == kind && win->policy == name) {

@@ -66,6 +66,9 @@ struct Origin {
   std::string pod_uid;            // empty for node-level policies
   std::vector<ClaimRef> claims;   // live claims the entry was derived from (INV-1)
   std::string role;               // task role name (DRA policies)
+  // How the task got the role its selector matched: "registered role <r>" (TaskRoleSet), "pod
+  // annotation role <r>" (Pod.task_roles), "" when the selector's patterns matched.
+  std::string role_source;
   bool operator==(const Origin&) const = default;
 };
 
@@ -89,6 +92,7 @@ struct Lineage {
   std::string policy;
   int64_t policy_generation = 0;
   std::string role;
+  std::string role_source;  // Origin::role_source: "registered role decode", ...
   Strategy strategy = Strategy::ExactTid;
   RuntimeValue value;
 };

@@ -49,6 +49,16 @@ std::optional<FieldError> check_regex(const std::string& field, const std::strin
   return std::nullopt;
 }
 
+// A role name as a workload registers it: what a DRA policy's selector.registeredRole names.
+std::optional<FieldError> check_role(const std::string& field, const std::string& role) {
+  if (role.empty()) return err(field, "empty role name");
+  if (role.size() > kMaxRoleBytes) return err(field, "role longer than " + std::to_string(kMaxRoleBytes) + " bytes");
+  for (char c : role)
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
+      return err(field, "role must not contain whitespace or control characters");
+  return std::nullopt;
+}
+
 std::optional<FieldError> check_labels(const std::string& field, const std::map<std::string, std::string>& labels) {
   for (const auto& [k, v] : labels) {
     if (k.empty() || k.size() > 317) return err(field, "label key '" + k + "' is empty or too long");
@@ -163,6 +173,12 @@ std::optional<FieldError> validate(const Pod& p) {
   // Like a task's: the kernel never reports an empty effective cpuset (an empty cpuset.cpus means
   // "inherit the parent's", which the host plane resolves before it reports one).
   if (p.cpuset && p.cpuset->empty()) return err("pod.cpuset", "an effective cpuset is never empty");
+  for (const auto& [role, pattern] : p.task_roles) {
+    const std::string f = "pod.taskRoles[" + role + "]";
+    if (auto e = check_role("pod.taskRoles", role)) return e;
+    if (pattern.empty()) return err(f, "empty comm regex");
+    if (auto e = check_regex(f, pattern)) return e;
+  }
   return std::nullopt;
 }
 
@@ -171,7 +187,8 @@ std::optional<FieldError> validate(const Task& t) {
   if (t.tgid == 0) return err("task.tgid", "must be positive");
   if (auto e = check_comm("task.comm", t.comm)) return e;
   if (auto e = check_text("task.cgroup", t.cgroup)) return e;
-  if (auto e = check_text("task.role", t.role)) return e;
+  if (!t.role.empty())
+    if (auto e = check_role("task.role", t.role)) return e;
   if (t.title.size() > kMaxTitleBytes)
     return err("task.title", "longer than " + std::to_string(kMaxTitleBytes) + " bytes");
   if (auto e = check_text("task.title", t.title)) return e;
@@ -230,6 +247,11 @@ struct EventChecks {
     return std::nullopt;
   }
   std::optional<FieldError> operator()(const BpfSynced&) const { return std::nullopt; }
+  std::optional<FieldError> operator()(const TaskRoleSet& e) const {
+    if (e.key.tid == 0) return err("tid", "must be positive");
+    if (e.role.empty()) return std::nullopt;  // unregister
+    return check_role("role", e.role);
+  }
 };
 
 }  // namespace

@@ -70,7 +70,7 @@ void only(const YAML::Node& map, const std::string& prefix, std::initializer_lis
 void parse_into(const YAML::Node& root, DaemonConfig& c) {
   if (!root || root.IsNull()) return;
   if (!root.IsMap()) fail("(root)", "must be a mapping of fields");
-  only(root, "", {"node_name", "socket", "allowed_uids", "state_dir", "pin_root", "policy_map_max_entries",
+  only(root, "", {"node_name", "socket", "role_socket", "allowed_uids", "state_dir", "pin_root", "policy_map_max_entries",
                   "task_discovery", "task_event_buffer", "rescan_interval", "readback_interval", "watch_queue", "max_message_bytes",
                   "max_connections", "log_level", "scheduler", "scheduler_object", "bpf_dir", "tcp", "metrics"});
   if (auto n = root["node_name"]) {
@@ -81,6 +81,12 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
     c.socket = path_field(n, "socket");
     if (c.socket.empty()) fail("socket", "must not be empty");
     if (c.socket.size() >= 108) fail("socket", "longer than a Unix socket path may be (107 bytes)");
+  }
+  if (auto n = root["role_socket"]) {
+    c.role_socket = scalar(n, "role_socket");
+    if (c.role_socket != "off" && (c.role_socket.empty() || c.role_socket.front() != '/'))
+      fail("role_socket", "must be an absolute path or off");
+    if (c.role_socket.size() >= 108) fail("role_socket", "longer than a Unix socket path may be (107 bytes)");
   }
   if (auto n = root["allowed_uids"]) {
     if (!n.IsSequence()) fail("allowed_uids", "must be a list of user ids");
@@ -242,6 +248,7 @@ std::vector<std::string> restart_only_changes(const DaemonConfig& a, const Daemo
   std::vector<std::string> out;
   if (a.node_name != b.node_name) out.emplace_back("node_name");
   if (a.socket != b.socket) out.emplace_back("socket");
+  if (a.role_socket != b.role_socket) out.emplace_back("role_socket");
   if (a.state_dir != b.state_dir) out.emplace_back("state_dir");
   if (a.pin_root != b.pin_root) out.emplace_back("pin_root");
   if (a.policy_map_max_entries != b.policy_map_max_entries) out.emplace_back("policy_map_max_entries");

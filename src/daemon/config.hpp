@@ -18,6 +18,8 @@ enum class TaskDiscovery : uint8_t {
 };
 const char* to_string(TaskDiscovery d);
 
+inline constexpr const char* kDefaultRoleSocket = "/run/claim2core-roles/roles.sock";
+
 enum class SchedulerMode : uint8_t { Auto, Off };
 
 struct TcpConfig {
@@ -32,6 +34,9 @@ struct DaemonConfig {
   std::string node_name;                         // empty: the host name
   std::string socket = "/run/claim2core/claim2cored.sock";
   std::vector<uint32_t> allowed_uids = {0};      // plus the daemon's own uid, always
+  // The role socket (RegisterTaskRole for workloads, role_socket.hpp): empty: the default, or
+  // "<socket>.roles" beside a non-default socket; "off": none.
+  std::string role_socket;
   std::string state_dir = "/var/lib/claim2core";
   std::string pin_root = "/sys/fs/bpf/claim2core";
   uint32_t policy_map_max_entries = 131072;

@@ -69,6 +69,16 @@ Intent decode_intent(const trace::Reader& r) {
   return i;
 }
 
+// A registered role: the task_role_set event's fields, checked by the core's validation.
+json encode_role(const TaskRoleSet& r) { return {{"tid", r.key.tid}, {"start", r.key.start}, {"role", r.role}}; }
+
+TaskRoleSet decode_role(const trace::Reader& x) {
+  x.only({"tid", "start", "role"});
+  TaskRoleSet r{{x.u32("tid"), x.u64("start")}, x.str_or("role", "")};
+  if (auto bad = c2c::validate(Event{r})) x.fail(bad->field.c_str(), bad->message);
+  return r;
+}
+
 // The inner object of an event encoded by the trace codec (e.g. "claim" of claim_allocated).
 template <class E>
 json encode_inner(const E& e, const char* member) {
@@ -158,6 +168,27 @@ void DurableState::delete_pod(const std::string& uid) {
   pods.erase(std::remove_if(pods.begin(), pods.end(), [&](const Pod& p) { return p.uid == uid; }), pods.end());
 }
 
+void DurableState::put_role(const TaskRoleSet& r) {
+  auto it = std::lower_bound(roles.begin(), roles.end(), r.key.tid,
+                             [](const TaskRoleSet& a, uint32_t tid) { return a.key.tid < tid; });
+  const bool found = it != roles.end() && it->key.tid == r.key.tid;
+  if (r.role.empty()) {
+    if (found) roles.erase(it);
+  } else if (found) {
+    *it = r;
+  } else {
+    roles.insert(it, r);
+  }
+}
+
+void DurableState::delete_role(uint32_t tid) { put_role(TaskRoleSet{{tid, 0}, ""}); }
+
+const TaskRoleSet* DurableState::role(uint32_t tid) const {
+  auto it = std::lower_bound(roles.begin(), roles.end(), tid,
+                             [](const TaskRoleSet& a, uint32_t t) { return a.key.tid < t; });
+  return it != roles.end() && it->key.tid == tid ? &*it : nullptr;
+}
+
 void apply_change(DurableState& s, const StateChange& c) {
   std::visit(
       [&](const auto& x) {
@@ -169,6 +200,7 @@ void apply_change(DurableState& s, const StateChange& c) {
         else if constexpr (std::is_same_v<T, PutPod>) s.put_pod(x.pod);
         else if constexpr (std::is_same_v<T, DeletePod>) s.delete_pod(x.uid);
         else if constexpr (std::is_same_v<T, AckPreview>) s.preview_acks[{x.kind, x.name}] = x.generation;
+        else if constexpr (std::is_same_v<T, PutRole>) s.put_role(x.role);
         else {
           auto key = [](const Intent& i) { return std::make_pair(i.kind, std::cref(i.policy)); };
           auto it = std::lower_bound(s.intents.begin(), s.intents.end(), x.intent,
@@ -196,6 +228,7 @@ std::string encode_changes(uint64_t seq, const std::vector<StateChange>& changes
           else if constexpr (std::is_same_v<T, DeletePod>) return {{"deletePod", {{"uid", x.uid}}}};
           else if constexpr (std::is_same_v<T, AckPreview>)
             return {{"previewAck", {{"kind", kind_name(x.kind)}, {"name", x.name}, {"generation", x.generation}}}};
+          else if constexpr (std::is_same_v<T, PutRole>) return {{"putRole", encode_role(x.role)}};
           else return {{"putIntent", encode_intent(x.intent)}};
         },
         c));
@@ -239,6 +272,8 @@ bool decode_changes(const std::string& text, uint64_t* seq, std::vector<StateCha
       } else if (op == "previewAck") {
         x.only({"kind", "name", "generation"});
         changes.push_back(AckPreview{policy_kind(x), x.str("name"), x.i64("generation")});
+      } else if (op == "putRole") {
+        changes.push_back(PutRole{decode_role(x)});
       } else if (op == "putIntent") {
         changes.push_back(PutIntent{decode_intent(x)});
       } else {
@@ -276,6 +311,10 @@ std::string encode_state(const DurableState& s) {
   for (const auto& p : s.pods) state["pods"].push_back(encode_inner(PodBound{p}, "pod"));
   state["intents"] = json::array();
   for (const auto& i : s.intents) state["intents"].push_back(encode_intent(i));
+  if (!s.roles.empty()) {  // absent when empty: files stay as they were for hosts without roles
+    state["roles"] = json::array();
+    for (const auto& r : s.roles) state["roles"].push_back(encode_role(r));
+  }
   state["logSeq"] = s.log_seq;
   const std::string body = state.dump();
   json doc{{"format", kFormat}, {"version", kVersion}, {"state", state}, {"checksum", checksum_hex(body)}};
@@ -302,7 +341,8 @@ bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
     if (checksum_hex(doc["state"].dump()) != top.str("checksum"))
       top.fail("checksum", "does not match the state (the file was changed or damaged)");
     trace::Reader r(doc["state"], "state");
-    r.only({"policies", "previewAcks", "policyTombstones", "claims", "claimTombstones", "pods", "intents", "logSeq"});
+    r.only({"policies", "previewAcks", "policyTombstones", "claims", "claimTombstones", "pods", "intents", "logSeq",
+            "roles"});
     DurableState s;
     s.log_seq = r.u64_or("logSeq", 0);  // files written before the state log have none
     for (const auto& p : r.array("policies")) {
@@ -339,6 +379,8 @@ bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
       s.pods.push_back(std::get<PodBound>(e).pod);
     }
     for (const auto& i : r.array("intents")) s.intents.push_back(decode_intent(i));
+    if (r.has("roles"))
+      for (const auto& x : r.array("roles")) s.put_role(decode_role(x));
     *out = std::move(s);
     return true;
   } catch (const trace::DecodeError& e) {

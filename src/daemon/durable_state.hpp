@@ -55,6 +55,9 @@ struct DurableState {
   std::vector<ClaimTombstone> claim_tombstones;       // oldest deallocation first, <= kMaxClaimTombstones
   std::vector<Pod> pods;                              // sorted by uid
   std::vector<Intent> intents;                        // sorted by (kind, policy)
+  // Registered task roles (RegisterTaskRole), sorted by tid: re-sent at start to the tasks that
+  // still live with the same (tid, start), dropped for the others (INV-7, INV-2).
+  std::vector<TaskRoleSet> roles;
   uint64_t log_seq = 0;  // the last state-log record this snapshot includes (replay skips up to it)
   bool operator==(const DurableState&) const = default;
 
@@ -65,6 +68,9 @@ struct DurableState {
   void delete_claim(const std::string& uid, int64_t generation);
   void put_pod(const Pod& p);
   void delete_pod(const std::string& uid);
+  void put_role(const TaskRoleSet& r);  // an empty role deletes
+  void delete_role(uint32_t tid);
+  const TaskRoleSet* role(uint32_t tid) const;
 };
 
 // One change of the durable state, as a state-log record carries it (spec/daemon.md, "The write
@@ -78,7 +84,9 @@ struct PutPod { Pod pod; };
 struct DeletePod { std::string uid; };
 struct AckPreview { PolicyKind kind; std::string name; int64_t generation = 0; };
 struct PutIntent { Intent intent; };
-using StateChange = std::variant<PutPolicy, DeletePolicy, PutClaim, DeleteClaim, PutPod, DeletePod, AckPreview, PutIntent>;
+struct PutRole { TaskRoleSet role; };  // an empty role: the tid's registration is removed
+using StateChange =
+    std::variant<PutPolicy, DeletePolicy, PutClaim, DeleteClaim, PutPod, DeletePod, AckPreview, PutIntent, PutRole>;
 void apply_change(DurableState& s, const StateChange& c);
 
 // A log record's payload: {"seq":N,"changes":[{"putPolicy":{...}}, ...]} (the same codecs as the

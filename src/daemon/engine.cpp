@@ -87,6 +87,13 @@ void Engine::snapshot_before_change() {
 
 void Engine::note_applied(const Event& e, const ApplyResult& r) {
   dirty_.insert(dirty_.end(), r.changed_tids.begin(), r.changed_tids.end());
+  // A registered role leaves with its task (the core dropped it already): the durable copy goes
+  // too, in memory, and with the next snapshot on disk; a restart drops any left in the log.
+  if (std::holds_alternative<TaskExited>(e) || std::holds_alternative<TaskSeen>(e)) {
+    const uint32_t tid = std::holds_alternative<TaskExited>(e) ? std::get<TaskExited>(e).key.tid
+                                                                 : std::get<TaskSeen>(e).task.key.tid;
+    if (const TaskRoleSet* role = durable_.role(tid); role && core_.task_key(tid) != role->key) durable_.delete_role(tid);
+  }
   if (r.status == ApplyResult::Status::Applied && (!r.changed_tids.empty() || !is_host_or_internal(e))) {
     changes_.push_back(Change{event_kind(e), r.changed_tids, event_fields(e)});
     if (!std::holds_alternative<TimeAdvance>(e)) turn_changed_ = true;
@@ -232,6 +239,17 @@ bool Engine::startup(std::string* err) {
   std::vector<Event> tasks;
   feed_->rescan(core_, tasks);
   for (const auto& t : tasks) core_.apply(t);
+  // Registered roles survive a restart only while their task lives (INV-7, INV-2): the
+  // (tid, start) must be the task just observed; the others are dropped (persist() below).
+  size_t roles_kept = 0;
+  for (const auto& role : std::vector<TaskRoleSet>(durable_.roles)) {
+    if (core_.task_key(role.key.tid) == role.key && core_.apply(role).status == ApplyResult::Status::Applied) {
+      ++roles_kept;
+    } else {
+      durable_.delete_role(role.key.tid);
+    }
+  }
+  if (!durable_.roles.empty() || roles_kept) spdlog::info("registered task roles: {} kept after the restart", roles_kept);
   auto actual = applier_->read_actual();
   if (!actual) {
     *err = "reading the policy map: " + actual.error();

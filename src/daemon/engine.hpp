@@ -77,6 +77,9 @@ class Engine {
   // Deallocates the claim and forgets the pods no live claim reserves.
   node::Write unbind_claim(const std::string& uid, int64_t generation);
   node::PreviewReply preview(const AnyPolicy& p, bool acknowledge);
+  // RegisterTaskRole: checks the caller (task_roles.hpp), observes the thread if the core does
+  // not know it yet, applies TaskRoleSet and persists the role (durable until the task is gone).
+  node::RoleReply register_role(const node::RoleRequest& q);
   node::PolicyReply policy_reply(PolicyKind kind, const std::string& name) const;
   std::vector<node::Intent> list_intents(const std::string& policy, std::optional<PolicyKind> kind) const;
   std::optional<Lineage> explain(uint32_t tid) const;

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "daemon/engine.hpp"
+#include "daemon/task_roles.hpp"
 #include "host/cgroup.hpp"
 
 namespace c2c::daemon {
@@ -179,6 +180,52 @@ node::PreviewReply Engine::preview(const AnyPolicy& policy, bool acknowledge) {
   out.acknowledged = true;
   out.result.acknowledgement.clear();  // this call acknowledged it: going live waits for nothing
   out.durable = true;
+  return out;
+}
+
+node::RoleReply Engine::register_role(const node::RoleRequest& q) {
+  using Code = node::RoleReply::Code;
+  node::RoleReply out;
+  auto fail = [&](Code c, std::string field, std::string message) {
+    out.code = c;
+    out.field = std::move(field);
+    out.message = std::move(message);
+    return out;
+  };
+  if (auto bad = c2c::validate(Event{TaskRoleSet{{q.tid, q.start}, q.role}})) return fail(Code::Invalid, bad->field, bad->message);
+  auto tid = caller_tid_in_daemon_ns("/proc", q.caller.pid, q.tid);
+  if (!tid)
+    return fail(Code::NotFound, "tid", "no thread " + std::to_string(q.tid) + " in the caller's process (its pid namespace)");
+  auto target = read_role_target("/proc", *tid);
+  if (!target) return fail(Code::NotFound, "tid", "no live thread " + std::to_string(q.tid) + " on this node");
+  if (q.start != 0 && q.start != target->start)
+    return fail(Code::StartMismatch, "start",
+                std::to_string(q.start) + " is not the start of the live thread " + std::to_string(q.tid) + " (" +
+                    std::to_string(target->start) + "): that task is gone and the tid reused (INV-2)");
+  if (auto why = role_refusal(q.caller, *target)) return fail(Code::PermissionDenied, "", *why);
+  const TaskKey key{target->tid, target->start};
+  // A thread registers at its start, usually before its creation event reached the core: it is
+  // observed now, from /proc, as the event would have (HostFeed::complete).
+  if (core_.task_key(key.tid) != key) {
+    host::TaskEvent seen;
+    seen.kind = host::TaskEventKind::New;
+    seen.task = host::TaskInfo{key.tid, target->tgid, key.start, target->comm, "", 0, std::nullopt};
+    std::vector<Event> events;
+    feed_->complete(core_, seen, events);
+    for (const auto& e : events) apply(e);
+  }
+  auto r = apply(TaskRoleSet{key, q.role});
+  if (r.status == ApplyResult::Status::Invalid) return fail(Code::Invalid, r.field, r.message);
+  if (core_.task_key(key.tid) != key) return fail(Code::NotFound, "tid", "thread " + std::to_string(q.tid) + " exited");
+  out.tid = key.tid;
+  out.start = key.start;
+  out.tgid = target->tgid;
+  out.role = q.role;
+  out.changed = r.status == ApplyResult::Status::Applied;
+  if (out.changed) {
+    record(PutRole{TaskRoleSet{key, q.role}});
+    out.durable = true;
+  }
   return out;
 }
 

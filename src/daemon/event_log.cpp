@@ -59,6 +59,9 @@ Fields event_fields(const Event& e) {
           f.emplace_back("POD", ev.uid);
         } else if constexpr (std::is_same_v<T, NodeInfoEvent>) {
           f.emplace_back("NODE", ev.node.name);
+        } else if constexpr (std::is_same_v<T, TaskRoleSet>) {
+          f.emplace_back("TID", std::to_string(ev.key.tid));
+          f.emplace_back("ROLE", ev.role.empty() ? "-" : ev.role);
         }
       },
       e);

@@ -26,6 +26,7 @@ constexpr const char* kDefaultConfig = "/etc/claim2core/claim2cored.yaml";
 
 struct Flags {
   std::string config;
+  std::string role_socket;
   std::string node_name, socket, state_dir, pin_root, log_level, task_discovery, metrics_address, tcp_address;
   std::vector<uint32_t> allowed_uids;
   bool check_config = false;
@@ -60,6 +61,7 @@ bool build_config(const Flags& f, c2c::daemon::DaemonConfig* out, std::string* e
   }
   if (!f.node_name.empty()) c.node_name = f.node_name;
   if (!f.socket.empty()) c.socket = f.socket;
+  if (!f.role_socket.empty()) c.role_socket = f.role_socket;
   if (!f.state_dir.empty()) c.state_dir = f.state_dir;
   if (!f.pin_root.empty()) c.pin_root = f.pin_root;
   if (!f.log_level.empty()) c.log_level = f.log_level;
@@ -92,6 +94,8 @@ int main(int argc, char** argv) {
   app.add_option("-c,--config", f.config, std::string("YAML config file (default ") + kDefaultConfig + " if present)");
   app.add_option("--node-name", f.node_name, "node name (default: the host name)");
   app.add_option("--socket", f.socket, "Unix socket path");
+  app.add_option("--role-socket", f.role_socket,
+                 "the role socket (RegisterTaskRole for any process, own threads only; 'off': none)");
   app.add_option("--state-dir", f.state_dir, "durable state directory");
   app.add_option("--pin-root", f.pin_root, "bpffs directory of the pinned maps");
   app.add_option("--allowed-uid", f.allowed_uids, "uid allowed on the socket (repeatable; own uid always)");
@@ -174,6 +178,7 @@ int main(int argc, char** argv) {
     // Restart-only fields stay as running.
     cfg.node_name = keep.node_name;
     cfg.socket = keep.socket;
+    cfg.role_socket = keep.role_socket;
     cfg.state_dir = keep.state_dir;
     cfg.pin_root = keep.pin_root;
     cfg.tcp = keep.tcp;

@@ -40,6 +40,37 @@ bool peer_cred(int fd, PeerCred* out, std::string* err) {
   return true;
 }
 
+int listen_unix(const std::string& path, mode_t mode, std::string* err) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) {
+    *err = "socket path too long: " + path;
+    return -1;
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (fd < 0) {
+    *err = std::string("socket: ") + std::strerror(errno);
+    return -1;
+  }
+  unlink(path.c_str());  // a stale socket of a killed daemon
+  // Bound with no permission for anyone, then opened up to `mode`: no client connects in between.
+  mode_t old = umask(0177);
+  int rc = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  umask(old);
+  if (rc != 0) {
+    *err = "bind " + path + ": " + std::strerror(errno);
+    close(fd);
+    return -1;
+  }
+  if (chmod(path.c_str(), mode) != 0 || listen(fd, 128) != 0) {
+    *err = "listen " + path + ": " + std::strerror(errno);
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 std::unique_ptr<UnixListener> UnixListener::open(const std::string& path, std::shared_ptr<PeerPolicy> policy,
                                                  Accept accepted, uint32_t max_connections, std::string* err) {
   std::unique_ptr<UnixListener> l(new UnixListener());
@@ -61,30 +92,8 @@ std::unique_ptr<UnixListener> UnixListener::open(const std::string& path, std::s
     *err = "chmod 0700 " + dir.string() + ": " + std::strerror(errno);
     return nullptr;
   }
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) {
-    *err = "socket path too long: " + path;
-    return nullptr;
-  }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  l->fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (l->fd_ < 0) {
-    *err = std::string("socket: ") + std::strerror(errno);
-    return nullptr;
-  }
-  unlink(path.c_str());  // a stale socket of a killed daemon
-  mode_t old = umask(0177);
-  int rc = bind(l->fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  umask(old);
-  if (rc != 0) {
-    *err = "bind " + path + ": " + std::strerror(errno);
-    return nullptr;
-  }
-  if (chmod(path.c_str(), 0600) != 0 || listen(l->fd_, 128) != 0) {
-    *err = "listen " + path + ": " + std::strerror(errno);
-    return nullptr;
-  }
+  l->fd_ = listen_unix(path, 0600, err);
+  if (l->fd_ < 0) return nullptr;
   l->wake_ = eventfd(0, EFD_CLOEXEC);
   l->thread_ = std::thread([p = l.get()] { p->loop(); });
   return l;

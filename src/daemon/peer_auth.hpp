@@ -36,6 +36,10 @@ class PeerPolicy {
 // false with *err when the credentials cannot be read.
 bool peer_cred(int fd, PeerCred* out, std::string* err);
 
+// A listening, non-blocking Unix socket at `path` (a stale socket file replaced), chmod `mode`;
+// -1 with *err.
+int listen_unix(const std::string& path, mode_t mode, std::string* err);
+
 // Binds `path` (its directory is created 0700, the socket chmod 0600, a stale socket replaced),
 // accepts connections on its own thread, checks each peer and hands accepted fds to `accepted`
 // (gRPC's AddInsecureChannelFromFd). Refused peers are logged with uid and pid and closed.

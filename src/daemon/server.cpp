@@ -72,12 +72,18 @@ std::unique_ptr<Server> Server::start(const DaemonConfig& cfg, Engine& engine, M
   if (!s->unix_) return nullptr;
   spdlog::info("listening on {} (mode 0600, peer uid checked, at most {} connections)", cfg.socket,
                s->unix_->connection_cap());
+  if (const std::string roles = role_socket_path(cfg); !roles.empty()) {
+    s->roles_ = RoleSocket::open(roles, engine, s->peers_, err);
+    if (!s->roles_) return nullptr;
+    spdlog::info("task roles on {} (mode 0666: any process may label its own threads, line protocol C2C-ROLE/1)", roles);
+  }
   return s;
 }
 
 void Server::set_allowed_uids(const std::vector<uint32_t>& uids) { peers_->set(uids, geteuid()); }
 
 void Server::stop_accepting() {
+  if (roles_) roles_->stop();
   if (unix_) unix_->stop();
   if (service_) service_->stop_watches();
 }

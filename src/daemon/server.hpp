@@ -11,6 +11,7 @@
 #include "daemon/config.hpp"
 #include "daemon/engine.hpp"
 #include "daemon/peer_auth.hpp"
+#include "daemon/role_socket.hpp"
 #include "daemon/service.hpp"
 
 namespace c2c::daemon {
@@ -31,6 +32,7 @@ class Server {
   std::unique_ptr<grpc::Server> grpc_;
   std::shared_ptr<PeerPolicy> peers_;
   std::unique_ptr<UnixListener> unix_;
+  std::unique_ptr<RoleSocket> roles_;
 };
 
 }  // namespace c2c::daemon

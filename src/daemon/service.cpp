@@ -24,6 +24,7 @@ const char* code_name(grpc::StatusCode c) {
     case grpc::NOT_FOUND: return "NOT_FOUND";
     case grpc::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
     case grpc::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case grpc::PERMISSION_DENIED: return "PERMISSION_DENIED";
     default: return "OTHER";
   }
 }
@@ -352,6 +353,43 @@ grpc::ServerUnaryReactor* Service::Explain(Ctx* ctx, const Buf* in, Buf* out) {
              *call->resp.mutable_lineage() = api::to_proto(*l);
            }
          });
+  return reactor;
+}
+
+// Every peer of the gRPC socket is root or an allowed uid (UnixListener refuses the others at
+// connect; TCP needs a client certificate): it may label any thread. Workloads of other uids use
+// the role socket (role_socket.hpp), where the own-thread-group rule applies.
+grpc::ServerUnaryReactor* Service::RegisterTaskRole(Ctx* ctx, const Buf* in, Buf* out) {
+  auto call = begin<pb::RegisterTaskRoleRequest, pb::RegisterTaskRoleResponse>(ctx, in, out, "RegisterTaskRole",
+                                                                              max_bytes_, metrics_);
+  if (call->done) return call->reactor;
+  auto* reactor = call->reactor;
+  node::RoleRequest q;
+  q.tid = call->req.tid();
+  q.start = call->req.start();
+  q.role = call->req.role();
+  q.caller.privileged = true;
+  submit(
+      engine_, call,
+      [call, q](Engine& e) {
+        auto r = e.register_role(q);
+        using Code = node::RoleReply::Code;
+        const std::string what = r.field.empty() ? r.message : r.field + ": " + r.message;
+        switch (r.code) {
+          case Code::Ok: break;
+          case Code::Invalid: call->status = invalid(r.field, r.message); break;
+          case Code::PermissionDenied: call->status = grpc::Status(grpc::PERMISSION_DENIED, what); break;
+          case Code::NotFound: call->status = grpc::Status(grpc::NOT_FOUND, what); break;
+          case Code::StartMismatch: call->status = grpc::Status(grpc::FAILED_PRECONDITION, what); break;
+        }
+        call->resp.set_tid(r.tid);
+        call->resp.set_start(r.start);
+        call->resp.set_tgid(r.tgid);
+        call->resp.set_role(r.role);
+        call->resp.set_changed(r.changed);
+        return r.durable;
+      },
+      [call](Engine& e) { call->resp.set_node_generation(e.reported_generation()); });
   return reactor;
 }
 

@@ -323,6 +323,7 @@ CoreEntities to_core(const BindingSet& set, const std::vector<ResourceClaim>& cl
       cp.namespace_ = p.meta.namespace_;
       cp.name = p.meta.name;
       cp.labels = p.meta.labels;
+      cp.task_roles = p.task_roles;
       for (const auto& rc : p.resource_claims) {
         auto name = p.claim_name_for(rc.name);
         if (!name) continue;

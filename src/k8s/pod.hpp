@@ -17,6 +17,9 @@ struct ContainerClaim {
   std::string request;  // empty: all requests of the claim
 };
 
+// A JSON object mapping role names to comm regexes, e.g. '{"decode": "^decode"}'.
+inline constexpr const char* kTaskRolesAnnotation = "claim2core.io/task-roles";
+
 struct Pod {
   Origin origin;
   ObjectMeta meta;
@@ -26,6 +29,9 @@ struct Pod {
   std::vector<ContainerClaim> container_claims;
   // status.resourceClaimStatuses: pod claim name -> generated claim name ("" = no claim needed).
   std::map<std::string, std::string> claim_statuses;
+  // The annotation claim2core.io/task-roles (issue #14): role name -> RE2 on a thread's comm, for
+  // threads that registered no role themselves (c2c::Pod::task_roles).
+  std::map<std::string, std::string> task_roles;
 
   // The ResourceClaim name a pod claim refers to, if known (templates go through the status).
   std::optional<std::string> claim_name_for(const std::string& pod_claim) const;

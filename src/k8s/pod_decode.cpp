@@ -1,4 +1,5 @@
 // Pod and DeviceClass decoding.
+#include "core/core.hpp"
 #include "k8s/decode.hpp"
 #include "k8s/json_fields.hpp"
 
@@ -17,6 +18,36 @@ std::optional<std::string> Pod::claim_name_for(const std::string& pod_claim) con
   }
   return std::nullopt;
 }
+
+namespace {
+
+// metadata.annotations["claim2core.io/task-roles"]: a JSON object of role -> comm regex, checked
+// as the core checks it (a pod the core would refuse is refused here, naming the annotation).
+std::map<std::string, std::string> task_roles_annotation(const json& obj) {
+  std::map<std::string, std::string> out;
+  auto m = obj.find("metadata");
+  if (m == obj.end() || !m->is_object()) return out;
+  auto a = m->find("annotations");
+  if (a == m->end() || !a->is_object()) return out;
+  auto v = a->find(kTaskRolesAnnotation);
+  if (v == a->end()) return out;
+  const std::string field = std::string("metadata.annotations[") + kTaskRolesAnnotation + "]";
+  if (!v->is_string()) throw FieldError(field, "must be a string holding a JSON object, e.g. '{\"decode\": \"^decode\"}'");
+  json roles = json::parse(v->get<std::string>(), nullptr, false);
+  if (roles.is_discarded() || !roles.is_object())
+    throw FieldError(field, "must be a JSON object of role name -> comm regex, e.g. {\"decode\": \"^decode\"}");
+  for (const auto& [role, pattern] : roles.items()) {
+    if (!pattern.is_string()) throw FieldError(field, "the comm regex of role '" + role + "' must be a string");
+    out[role] = pattern.get<std::string>();
+  }
+  c2c::Pod check;
+  check.uid = "-";
+  check.task_roles = out;
+  if (auto e = c2c::validate(check)) throw FieldError(field, e->field + ": " + e->message);
+  return out;
+}
+
+}  // namespace
 
 Pod decode_pod(const json& obj) {
   Pod p;
@@ -47,6 +78,7 @@ Pod decode_pod(const json& obj) {
       }
     }
   }
+  p.task_roles = task_roles_annotation(obj);
   const json& status = object(obj, "status", "");
   p.phase = string(status, "phase", "status");
   const json& st = array(status, "resourceClaimStatuses", "status");

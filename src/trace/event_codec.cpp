@@ -93,7 +93,7 @@ json encode_claim(const Claim& c) {
 }
 
 Pod decode_pod(const Reader& r) {
-  r.only({"uid", "namespace", "name", "labels", "claims", "cgroup", "cpuset"});
+  r.only({"uid", "namespace", "name", "labels", "claims", "cgroup", "cpuset", "taskRoles"});
   Pod p;
   p.uid = r.str("uid");
   p.namespace_ = r.str_or("namespace", "");
@@ -102,6 +102,7 @@ Pod decode_pod(const Reader& r) {
   p.claims = r.string_map("claims");
   p.cgroup = r.str_or("cgroup", "");
   p.cpuset = r.cpus("cpuset");
+  if (r.has("taskRoles")) p.task_roles = r.string_map("taskRoles");
   return p;
 }
 
@@ -109,6 +110,7 @@ json encode_pod(const Pod& p) {
   json j{{"uid", p.uid}, {"namespace", p.namespace_}, {"name", p.name}, {"labels", p.labels},
          {"claims", p.claims}, {"cgroup", p.cgroup}};
   if (p.cpuset) j["cpuset"] = p.cpuset->to_string();
+  if (!p.task_roles.empty()) j["taskRoles"] = p.task_roles;
   return j;
 }
 
@@ -228,6 +230,10 @@ Event decode_event(const json& j) {
     r.only({"v", "kind", "tid", "start", "comm"});
     return TaskRenamed{{r.u32("tid"), r.u64("start")}, r.str("comm")};
   }
+  if (kind == "task_role_set") {
+    r.only({"v", "kind", "tid", "start", "role"});
+    return TaskRoleSet{{r.u32("tid"), r.u64("start")}, r.str_or("role", "")};
+  }
   if (kind == "task_exited") {
     r.only({"v", "kind", "tid", "start"});
     return TaskExited{{r.u32("tid"), r.u64("start")}};
@@ -295,6 +301,10 @@ json encode_event(const Event& e) {
         } else if constexpr (std::is_same_v<T, TaskExited>) {
           j["tid"] = ev.key.tid;
           j["start"] = ev.key.start;
+        } else if constexpr (std::is_same_v<T, TaskRoleSet>) {
+          j["tid"] = ev.key.tid;
+          j["start"] = ev.key.start;
+          j["role"] = ev.role;
         } else if constexpr (std::is_same_v<T, DraPolicyUpsert> || std::is_same_v<T, NodePolicyUpsert>) j["policy"] = encode_policy(ev.policy);
         else if constexpr (std::is_same_v<T, PolicyDelete> || std::is_same_v<T, PreviewAck>) {
           j["policyKind"] = to_string(ev.kind);

@@ -16,6 +16,7 @@ json to_json(const Lineage& l) {
           {"policy",
            {{"kind", to_string(l.policy_kind)}, {"name", l.policy}, {"generation", l.policy_generation}}},
           {"role", l.role},
+          {"roleSource", l.role_source},
           {"strategy", to_string(l.strategy)},
           {"entry", encode_value(l.value)}};
 }

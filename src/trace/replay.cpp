@@ -86,7 +86,9 @@ std::string to_table(const ReplayOutcome& r) {
     for (const auto& c : l.claims) o << "claim " << c.uid << "@" << c.generation << " -> ";
     if (!l.pod_uid.empty()) o << "pod " << l.pod_uid << " -> ";
     if (!l.cgroup.empty()) o << "cgroup " << l.cgroup << " -> ";
-    o << "task " << l.task.tid << " -> " << to_string(l.policy_kind) << "/" << l.policy << "@" << l.policy_generation;
+    o << "task " << l.task.tid << " -> ";
+    if (!l.role_source.empty()) o << l.role_source << " -> ";  // "registered role decode"
+    o << to_string(l.policy_kind) << "/" << l.policy << "@" << l.policy_generation;
     if (!l.role.empty()) o << " role " << l.role;
     o << " (" << to_string(l.strategy) << ")\n";
   }

@@ -27,3 +27,14 @@ if(TARGET claim2core AND TARGET claim2cored AND TARGET c2c-fake-vllm)
                    $<TARGET_FILE:claim2core> $<TARGET_FILE:claim2cored> $<TARGET_FILE:c2c-fake-vllm>)
   set_tests_properties(cli.vllm_adapter PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180)
 endif()
+
+# Registered task roles (issue #14): the seed's llm-decode policy matches threads labelled with
+# `claim2core role set`, the Python helper and by a uid-65534 process itself; a non-owner is
+# refused (PERMISSION_DENIED, state unchanged); roles survive a restart while their task lives
+# (root, bpffs, the v1 cpuset hierarchy for the pod cgroup, setpriv, python3-grpcio).
+if(TARGET claim2core AND TARGET claim2cored AND TARGET c2c-role-example)
+  add_test(NAME cli.task_roles
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/task_roles_test.py ${PROJECT_SOURCE_DIR}
+                   $<TARGET_FILE:claim2core> $<TARGET_FILE:claim2cored> $<TARGET_FILE:c2c-role-example>)
+  set_tests_properties(cli.task_roles PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120)
+endif()

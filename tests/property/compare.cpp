@@ -78,6 +78,7 @@ std::optional<std::string> diff_desired(const Core& core, const naive::NaiveMode
     field(one, d, "pod", l.pod_uid, e.pod_uid);
     field(one, d, "claims", claims_text(l.claims), claims_text(e.claims));
     field(one, d, "role", l.role, e.role);
+    field(one, d, "role_source", l.role_source, e.role_source);
     field(one, d, "strategy", to_string(l.strategy), to_string(e.strategy));
     field(one, d, "task", std::to_string(l.task.tid) + "/" + std::to_string(l.task.start),
           std::to_string(tid) + "/" + std::to_string(e.value.start));

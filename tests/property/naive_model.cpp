@@ -59,6 +59,14 @@ bool dns1123(const std::string& name) {
 
 // §5 validation: no NUL byte in any name or text field; a comm has no newline either.
 bool has_nul(const std::string& s) { return s.find('\0') != std::string::npos; }
+
+// §5: a role is 1..63 bytes, none of them whitespace or control characters.
+bool bad_role(const std::string& r) {
+  if (r.empty() || r.size() > 63) return true;
+  for (unsigned char c : r)
+    if (c <= ' ' || c == 0x7f) return true;
+  return false;
+}
 bool bad_comm(const std::string& c) { return c.size() > 15 || has_nul(c) || c.find('\n') != std::string::npos; }
 // §4 bounds: generations are at most 2^53.
 constexpr int64_t kGenBound = int64_t{1} << 53;
@@ -85,7 +93,7 @@ bool same_entry_except_generation(const Entry& x, const Entry& y) {
   b.generation = 0;
   return a == b && x.kind == y.kind && x.policy == y.policy &&
          x.policy_generation == y.policy_generation && x.pod_uid == y.pod_uid &&
-         x.claims == y.claims && x.role == y.role && x.strategy == y.strategy;
+         x.claims == y.claims && x.role == y.role && x.role_source == y.role_source && x.strategy == y.strategy;
 }
 
 // Component-wise "ancestor or equal" on cgroup paths: /a/pod1 does not contain /a/pod10.
@@ -263,6 +271,8 @@ Outcome NaiveModel::on(const PodBound& e) {
   if (has_nul(e.pod.uid) || has_nul(e.pod.cgroup)) return invalid("pod.uid", "NUL byte");
   // §5: an effective cpuset is never empty (a pod's no more than a task's).
   if (e.pod.cpuset && is_empty(*e.pod.cpuset)) return invalid("pod.cpuset", "empty");
+  for (const auto& [role, pattern] : e.pod.task_roles)
+    if (bad_role(role) || pattern.empty() || !compiled(pattern)->ok()) return invalid("pod.taskRoles", "bad role");
   auto it = pods_.find(e.pod.uid);
   if (it != pods_.end() && it->second == e.pod) return ignored("duplicate");
   // A pod cgroup belongs to one pod (§5 pod_bound): otherwise "the task's pod" is not a function.
@@ -285,15 +295,19 @@ Outcome NaiveModel::on(const TaskSeen& e) {
   const Task& t = e.task;
   if (t.key.tid == 0) return invalid("task.tid", "zero");
   if (bad_comm(t.comm)) return invalid("task.comm", "longer than 15 bytes, NUL or newline");
-  if (has_nul(t.cgroup) || has_nul(t.role)) return invalid("task.cgroup", "NUL byte");
+  if (has_nul(t.cgroup)) return invalid("task.cgroup", "NUL byte");
+  if (!t.role.empty() && bad_role(t.role)) return invalid("task.role", "bad role");
   if (t.title.size() > 256 || has_nul(t.title)) return invalid("task.title", "longer than 256 bytes or NUL byte");
   if (t.cpuset && is_empty(*t.cpuset)) return invalid("task.cpuset", "empty");
   auto it = tasks_.find(t.key.tid);
+  Task seen = t;
   if (it != tasks_.end()) {
     if (t.key.start < it->second.key.start) return ignored("older start than the live task");
-    if (it->second == t) return ignored("duplicate");
+    // §3 "A task's role": the same (tid, start) seen again without a role keeps its role.
+    if (seen.role.empty() && seen.key.start == it->second.key.start) seen.role = it->second.role;
+    if (it->second == seen) return ignored("duplicate");
   }
-  tasks_[t.key.tid] = t;  // a newer start is TID reuse: the old task is gone (INV-2)
+  tasks_[t.key.tid] = seen;  // a newer start is TID reuse: the old task is gone (INV-2)
   install(derive(), RemovalTag::Other);
   return applied();
 }
@@ -312,6 +326,17 @@ Outcome NaiveModel::on(const TaskExited& e) {
   auto it = tasks_.find(e.key.tid);
   if (it == tasks_.end() || it->second.key != e.key) return ignored("not the live task");
   tasks_.erase(it);
+  install(derive(), RemovalTag::Other);
+  return applied();
+}
+
+Outcome NaiveModel::on(const TaskRoleSet& e) {
+  if (e.key.tid == 0) return invalid("tid", "zero");
+  if (!e.role.empty() && bad_role(e.role)) return invalid("role", "bad role");
+  auto it = tasks_.find(e.key.tid);
+  if (it == tasks_.end() || it->second.key != e.key) return ignored("not the live task");
+  if (it->second.role == e.role) return ignored("duplicate");
+  it->second.role = e.role;
   install(derive(), RemovalTag::Other);
   return applied();
 }
@@ -511,10 +536,20 @@ std::optional<NaiveModel::Candidate> NaiveModel::dra_candidate(const DraExecutio
     auto it = pod->labels.find(k);
     if (it == pod->labels.end() || it->second != v) return std::nullopt;
   }
+  // §3 "A task's role": registered, else the pod's first annotated role (by name) matching comm.
+  std::string has_role = t.role, source = t.role.empty() ? "" : "registered role " + t.role;
+  if (has_role.empty())
+    for (const auto& [name, pattern] : pod->task_roles)
+      if (matches(pattern, t.comm)) {
+        has_role = name;
+        source = "pod annotation role " + name;
+        break;
+      }
   const TaskRole* role = nullptr;
+  bool by_role = false;
   for (const auto& r : p.task_roles) {
-    if ((!r.registered_role.empty() && r.registered_role == t.role) ||
-        patterns_match(r.comm_regex, r.process_regex, t)) {
+    by_role = !r.registered_role.empty() && r.registered_role == has_role;
+    if (by_role || patterns_match(r.comm_regex, r.process_regex, t)) {
       role = &r;
       break;
     }
@@ -576,6 +611,7 @@ std::optional<NaiveModel::Candidate> NaiveModel::dra_candidate(const DraExecutio
   e.pod_uid = pod->uid;
   for (const Claim* cl : live) e.claims.push_back(ClaimRef{cl->uid, cl->generation});
   e.role = role->name;
+  if (by_role) e.role_source = source;
   e.strategy = Strategy::ExactTid;
   RuntimeValue& v = e.value;
   v.exec_class = role->exec_class;

@@ -36,6 +36,7 @@ struct Entry {
   std::string pod_uid;
   std::vector<ClaimRef> claims;
   std::string role;
+  std::string role_source;  // "registered role r" / "pod annotation role r" when matched by registeredRole
   Strategy strategy = Strategy::ExactTid;
   std::string cgroup;
   std::string comm;
@@ -121,6 +122,7 @@ class NaiveModel {
   Outcome on(const TaskSeen& e);
   Outcome on(const TaskRenamed& e);
   Outcome on(const TaskExited& e);
+  Outcome on(const TaskRoleSet& e);
   Outcome on(const DraPolicyUpsert& e);
   Outcome on(const NodePolicyUpsert& e);
   Outcome on(const PolicyDelete& e);

@@ -156,6 +156,12 @@ Pod make_pod(const Step& s, const naive::NaiveModel& m) {
     default: break;
   }
   p.cgroup = kPodCgroups[i][s.p[3] % 2];
+  // The claim2core.io/task-roles annotation: roles by comm for threads that registered none.
+  switch (s.p[7] % 4) {
+    case 0: p.task_roles = {{"decode", "^EngineCore"}}; break;
+    case 1: p.task_roles = {{"decode", "_DP1$"}, {"prefill", "^python"}}; break;
+    default: break;
+  }
   p.cpuset = pick_cpuset(s.p[4], {"0-3", "2-5", "4-7"}, layout_of(m));
   return p;
 }
@@ -340,7 +346,7 @@ rc::Gen<Step> gen_step() {
       {1, K::ClaimUpdated}, {2, K::ClaimDeallocated}, {3, K::PodBound}, {1, K::PodRemoved},
       {4, K::DraUpsert},   {3, K::NodeUpsert},    {1, K::PolicyDelete}, {2, K::Preview},
       {3, K::TimeAdvance}, {1, K::Restart},       {2, K::SyncComplete}, {2, K::BpfObserved},
-      {4, K::BpfSynced},   {1, K::NodeInfo},
+      {4, K::BpfSynced},   {1, K::NodeInfo},      {3, K::TaskRoleSet},
   });
   auto params = rc::gen::container<std::array<uint8_t, 8>>(rc::gen::inRange<uint8_t>(0, 64));
   return rc::gen::map(rc::gen::pair(kind, params), [](const std::pair<StepKind, std::array<uint8_t, 8>>& kp) {
@@ -363,6 +369,12 @@ Event concretize(const Step& s, const naive::NaiveModel& m) {
     case StepKind::TaskExited: {
       const uint32_t tid = 1 + s.p[0] % kTids;
       return TaskExited{TaskKey{tid, pick_start(s.p[1], m, tid)}};
+    }
+    case StepKind::TaskRoleSet: {
+      // Often the live (tid, start), sometimes a stale one (INV-2); an unregister; a bad name.
+      const uint32_t tid = 1 + s.p[0] % kTids;
+      const char* const roles[] = {"decode", "decode", "prefill", "", "two words"};
+      return c2c::TaskRoleSet{TaskKey{tid, pick_start(s.p[1], m, tid)}, roles[s.p[2] % 5]};
     }
     case StepKind::ClaimAllocated: return ClaimAllocated{make_claim(s, m)};
     case StepKind::ClaimUpdated: return ClaimUpdated{make_claim(s, m)};

@@ -277,6 +277,56 @@ status:
   EXPECT_EQ(p.container_claims[0].request, "r1");
 }
 
+// Issue #14: the pod annotation claim2core.io/task-roles gives unmodified containers' threads a
+// role by comm; a malformed one refuses the pod naming the annotation (the rest still decodes).
+TEST(K8sDecode, PodTaskRolesAnnotationIsDecodedAndCheckedLikeTheCore) {
+  Decoded d = decode_text(R"(
+apiVersion: v1
+kind: Pod
+metadata:
+  name: decode-0
+  namespace: llm
+  uid: pu
+  annotations: {claim2core.io/task-roles: '{"decode": "^decode", "prefill": "^prefill-[0-9]+$"}'}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: plain, namespace: llm, uid: pv}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: not-json
+  namespace: llm
+  uid: pw
+  annotations: {claim2core.io/task-roles: 'decode=^decode'}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: bad-regex
+  namespace: llm
+  uid: px
+  annotations: {claim2core.io/task-roles: '{"decode": "(unclosed"}'}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: bad-role
+  namespace: llm
+  uid: py
+  annotations: {claim2core.io/task-roles: '{"two words": "^x"}'}
+)", "pods.yaml");
+  ASSERT_EQ(d.pods.size(), 2u);
+  EXPECT_EQ(d.pods[0].task_roles, (std::map<std::string, std::string>{{"decode", "^decode"}, {"prefill", "^prefill-[0-9]+$"}}));
+  EXPECT_TRUE(d.pods[1].task_roles.empty());
+  ASSERT_EQ(d.refused.size(), 3u);
+  for (const auto& r : d.refused) EXPECT_EQ(r.field, "metadata.annotations[claim2core.io/task-roles]") << r.to_string();
+  EXPECT_NE(d.refused[0].to_string().find("JSON object"), std::string::npos) << d.refused[0].to_string();
+  EXPECT_NE(d.refused[1].to_string().find("pod.taskRoles[decode]"), std::string::npos) << d.refused[1].to_string();
+  EXPECT_NE(d.refused[2].to_string().find("whitespace"), std::string::npos) << d.refused[2].to_string();
+}
+
 // The API's all-fields ResourceClaim is deliberately invalid (exactly AND firstAvailable); with
 // firstAvailable removed, every field the node reads decodes to the placeholder value.
 TEST(K8sAllFields, ResourceClaimEveryField) {

@@ -1,0 +1,37 @@
+// RegisterTaskRole's checks (issue #14, spec/daemon.md "Task roles"): which thread a request
+// names, read from /proc, and whether the caller may label it. A process may label only the
+// threads of its own thread group; root or an allowed uid may label any. Pure but for
+// read_role_target.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "api/node_api.hpp"
+
+namespace c2c::daemon {
+
+struct RoleTarget {
+  uint32_t tid = 0, tgid = 0;
+  uint64_t start = 0;  // /proc/<tid>/stat field 22 (the core's TaskKey.start)
+  std::string comm;
+};
+
+// The live thread `tid` (Tgid from /proc/<tid>/status, start and comm from /proc/<tid>/stat);
+// nullopt when it does not exist (or exited while being read).
+std::optional<RoleTarget> read_role_target(const std::filesystem::path& proc_root, uint32_t tid);
+
+// The tid a caller means, in the daemon's pid namespace. A workload in a container with its own
+// pid namespace (a pod without hostPID) knows its threads by their namespaced ids: those are
+// mapped through the NSpid line of its own threads (/proc/<pid>/task/*/status), so a caller
+// names only its own threads that way. Same namespace (or no caller pid, gRPC): `tid` as given.
+// nullopt when no thread of the caller has that namespaced id.
+std::optional<uint32_t> caller_tid_in_daemon_ns(const std::filesystem::path& proc_root, uint32_t caller_pid,
+                                                uint32_t tid);
+
+// nullopt when `caller` may label `target`, else the sentence that refuses it (PERMISSION_DENIED).
+std::optional<std::string> role_refusal(const node::RoleCaller& caller, const RoleTarget& target);
+
+}  // namespace c2c::daemon
