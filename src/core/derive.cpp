@@ -46,12 +46,6 @@ std::optional<std::string> CoreImpl::node_not_selected(const NodeSchedulingPolic
   return std::string("draSelectors: no claim allocated on this node has such a device");
 }
 
-// Until label selectors land (issue #14 item 1 replaces this with the first failed requirement).
-std::optional<std::string> CoreImpl::node_not_selected(const NodeSchedulingPolicy& p) const {
-  if (node_selected(p)) return std::nullopt;
-  return "nodeNames, nodeSelectors or draSelectors do not select this node ('" + node.name + "')";
-}
-
 std::optional<CpuSet> CoreImpl::envelope(const TaskState& t) const {
   if (t.task.cpuset) return t.task.cpuset;
   if (!t.pod_uid.empty()) {
