@@ -178,6 +178,24 @@ DraExecutionPolicy dra_policy(Bytes& b) {
   return p;
 }
 
+// One of each operator over the labels node_labels sets, and the invalid In without values.
+const std::array<LabelRequirement, 5> kLabelRequirements = {
+    LabelRequirement{"zone", LabelOperator::In, {"a", "b"}}, LabelRequirement{"zone", LabelOperator::NotIn, {"a"}},
+    LabelRequirement{"gpu", LabelOperator::Exists, {}}, LabelRequirement{"gpu", LabelOperator::DoesNotExist, {}},
+    LabelRequirement{"gpu", LabelOperator::In, {}}};
+
+// The node's labels (node_labels): zone and gpu set, unset and changed; a bad value is invalid.
+NodeLabels node_labels(Bytes& b) {
+  NodeLabels e;
+  switch (b.u8() % 4) {
+    case 0: e.labels = {{"zone", "a"}}; break;
+    case 1: e.labels = {{"zone", "b"}, {"gpu", "a100"}}; break;
+    case 2: e.labels = {{"gpu", "h100"}}; break;
+    default: e.labels = {{"zone", "a b"}}; break;  // invalid label value
+  }
+  return e;
+}
+
 NodeSchedulingPolicy node_policy(Bytes& b) {
   NodeSchedulingPolicy p;
   p.name = b.pick(kNodePolicyNames);
@@ -186,7 +204,9 @@ NodeSchedulingPolicy node_policy(Bytes& b) {
     case 0: p.node_names = {"node-a"}; break;
     case 1: p.node_names = {"node-b"}; break;
     case 2: p.node_selectors = {{"zone", "a"}}; break;
-    default: break;  // selects no node: invalid unless a DRA selector follows
+    default:  // a label selector (issue #14), or no node selector: invalid unless a DRA selector follows
+      if (b.bit()) p.node_selector_expressions = {b.pick(kLabelRequirements)};
+      break;
   }
   switch (b.u8() % 3) {
     case 0: p.dra_selectors = {{"gpu.nvidia.com", "", ""}}; break;
@@ -253,8 +273,8 @@ BpfObserved observed(Bytes& b, const Core& shadow) {
 Event next_event(Bytes& b, const Core& shadow) {
   switch (b.u8() % 24) {
     case 0: return NodeInfoEvent{node(b)};
-    case 1:
-    case 2: return ClaimAllocated{claim(b)};
+    case 1: return ClaimAllocated{claim(b)};
+    case 2: return node_labels(b);
     case 3: return ClaimUpdated{claim(b)};
     case 4: {
       ClaimDeallocated e;

@@ -104,6 +104,9 @@ std::string proto_field_of(const std::string& f) {
   }
   if (s.size() > 9 && s.compare(s.size() - 9, 9, ".selector") == 0) s = s.substr(0, s.size() - 9) + ".command_regex";
   if (s == "executionTime") return "execution_time_ns";
+  // nodeSelectors.matchExpressions is its own repeated field in the proto.
+  if (s.rfind("nodeSelectors.matchExpressions", 0) == 0)
+    s = "nodeSelectorExpressions" + s.substr(std::string("nodeSelectors.matchExpressions").size());
   return snake(s);
 }
 
@@ -189,6 +192,19 @@ Converted<NodeSchedulingPolicy> from_proto(const pb::NodeSchedulingPolicy& p, co
   }
   if (auto e = check_map(at(path, "node_selectors"), p.node_selectors())) return fail<NodeSchedulingPolicy>(e->field, e->message);
   n.node_selectors = to_std_map(p.node_selectors());
+  if (auto e = check_count(at(path, "node_selector_expressions"), p.node_selector_expressions_size()))
+    return fail<NodeSchedulingPolicy>(e->field, e->message);
+  for (int i = 0; i < p.node_selector_expressions_size(); ++i) {
+    const auto& x = p.node_selector_expressions(i);
+    const std::string f = idx(at(path, "node_selector_expressions"), static_cast<size_t>(i));
+    auto op = label_operator_from_string(x.operator_());
+    if (!op)
+      return fail<NodeSchedulingPolicy>(f + ".operator", "unknown operator '" + x.operator_() +
+                                                             "' (In, NotIn, Exists, DoesNotExist)");
+    if (auto e = check_count(f + ".values", x.values_size())) return fail<NodeSchedulingPolicy>(e->field, e->message);
+    LabelRequirement r{x.key(), *op, {x.values().begin(), x.values().end()}};
+    n.node_selector_expressions.push_back(std::move(r));
+  }
   if (auto e = check_count(at(path, "dra_selectors"), p.dra_selectors_size())) return fail<NodeSchedulingPolicy>(e->field, e->message);
   for (int i = 0; i < p.dra_selectors_size(); ++i) {
     const auto& s = p.dra_selectors(i);
@@ -266,6 +282,12 @@ pb::NodeSchedulingPolicy to_proto(const NodeSchedulingPolicy& p) {
   o.set_generation(p.generation);
   for (const auto& n : p.node_names) o.add_node_names(n);
   o.mutable_node_selectors()->insert(p.node_selectors.begin(), p.node_selectors.end());
+  for (const auto& r : p.node_selector_expressions) {
+    auto* x = o.add_node_selector_expressions();
+    x->set_key(r.key);
+    x->set_operator_(to_string(r.op));
+    for (const auto& v : r.values) x->add_values(v);
+  }
   for (const auto& s : p.dra_selectors) {
     auto* d = o.add_dra_selectors();
     d->set_driver(s.driver);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <map>
 #include <sstream>
 #include <variant>
 
@@ -143,17 +144,24 @@ Listing policies_listing(const pb::ListPoliciesResponse& r) {
   l.empty_message = "No policies.";
   for (const char* h : {"KIND", "NAME", "GENERATION", "SELECTS", "DOES"}) l.add_column(h);
   l.add_column("OPTIONS", /*wide_only=*/true);
+  std::map<std::string, std::string> not_selected;  // issue #14: why this node is not selected
+  for (const auto& n : r.node_not_selected()) not_selected[n.name()] = n.reason();
   for (const auto& p : r.policies()) {
     if (p.has_node()) {
       const auto& n = p.node();
       std::vector<std::string> where;
       if (n.node_names_size()) where.push_back("nodes " + join(n.node_names()));
       if (n.node_selectors_size()) where.push_back("nodeSelectors " + labels(n.node_selectors()));
+      for (const auto& x : n.node_selector_expressions())
+        where.push_back("nodeSelectors " + x.key() + " " + x.operator_() +
+                        (x.values_size() ? " (" + join(x.values()) + ")" : ""));
       for (const auto& d : n.dra_selectors())
         where.push_back("dra " + d.driver() + (d.pool().empty() ? "" : "/" + d.pool()) +
                         (d.device().empty() ? "" : "/" + d.device()));
       if (!n.command_regex().empty()) where.push_back("comm =~ " + n.command_regex());
       if (!n.process_regex().empty()) where.push_back("title =~ " + n.process_regex());
+      if (auto it = not_selected.find(n.name()); it != not_selected.end())
+        where.push_back("node not selected: " + it->second);
       l.rows.push_back({"NodeSchedulingPolicy/" + n.name(),
                         {"NodeSchedulingPolicy", n.name(), std::to_string(n.generation()), join(where, "; "),
                          "priority " + std::to_string(n.priority()) + ", slice " +

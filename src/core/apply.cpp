@@ -229,6 +229,23 @@ struct Handlers {
     return r;
   }
 
+  // Only node policies read the labels, and only those whose selection flips reach new tasks: each
+  // is re-derived on the tasks its patterns match (spec/state-machine.md, "Node labels").
+  ApplyResult operator()(const NodeLabels& ev) {
+    if (ev.labels == s.node.labels) return ignored("node labels unchanged");
+    std::vector<const TitleAndComm*> flipped;
+    std::vector<std::pair<const NodePolicyState*, bool>> before;
+    for (const auto& [name, st] : s.node_policies)
+      if (!st.policy.node_selectors.empty() || !st.policy.node_selector_expressions.empty())
+        before.emplace_back(&st, s.node_selected(st.policy));
+    s.node.labels = ev.labels;
+    for (const auto& [st, was] : before)
+      if (s.node_selected(st->policy) != was) flipped.push_back(&st->regex);
+    ApplyResult r;
+    if (!flipped.empty()) s.rederive(s.tasks_matching(flipped), r, "node labels changed");
+    return r;
+  }
+
   ApplyResult upsert_claim(const Claim& c) {
     auto hw = s.claim_high_water.find(c.uid);
     auto live = s.claims.find(c.uid);

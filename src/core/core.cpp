@@ -145,6 +145,7 @@ StepContext Core::step_context(const Event& e) const {
   auto claim = [&](const std::string& uid) { c.claims.push_back(uid); };
   std::visit(Overloaded{
                  [&](const NodeInfoEvent&) { c.full = true; },
+                 [&](const NodeLabels&) { c.full = true; },
                  [&](const DaemonRestart&) { c.full = true; },
                  [&](const SyncComplete&) { c.full = true; },
                  [&](const BpfObserved&) { c.full = true; },
@@ -377,6 +378,10 @@ std::string CoreImpl::digest() const {
       << p.priority << ' ' << p.execution_time;
     for (const auto& n : p.node_names) o << " n:" << n;
     for (const auto& [k, v] : p.node_selectors) o << ' ' << k << '=' << v;
+    for (const auto& r : p.node_selector_expressions) {
+      o << " x:" << r.key << ' ' << to_string(r.op);
+      for (const auto& v : r.values) o << ',' << v;
+    }
     for (const auto& d : p.dra_selectors) o << " d:" << d.driver << '/' << d.pool << '/' << d.device;
     o << '\n';
   }

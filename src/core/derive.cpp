@@ -27,30 +27,25 @@ bool CoreImpl::claim_live_for(const std::string& claim_uid, const std::string& p
   return std::find(c.reserved_for.begin(), c.reserved_for.end(), pod_uid) != c.reserved_for.end();
 }
 
-bool CoreImpl::node_selected(const NodeSchedulingPolicy& p) const {
+bool CoreImpl::node_selected(const NodeSchedulingPolicy& p) const { return !node_not_selected(p); }
+
+// The selectors are ANDed: the first that fails is the operator's answer to "why not here".
+std::optional<std::string> CoreImpl::node_not_selected(const NodeSchedulingPolicy& p) const {
   if (!p.node_names.empty() &&
       std::find(p.node_names.begin(), p.node_names.end(), node.name) == p.node_names.end())
-    return false;
-  for (const auto& [k, v] : p.node_selectors) {
-    auto it = node.labels.find(k);
-    if (it == node.labels.end() || it->second != v) return false;
-  }
-  if (p.dra_selectors.empty()) return true;
+    return "nodeNames does not name this node ('" + node.name + "')";
+  if (auto unmet = first_unmet("nodeSelectors", p.node_selectors, p.node_selector_expressions, node.labels))
+    return unmet;
+  if (p.dra_selectors.empty()) return std::nullopt;
   for (const auto& [uid, cs] : claims) {
     if (!cs.claim.node.empty() && cs.claim.node != node.name) continue;
     for (const auto& d : cs.claim.devices)
       for (const auto& sel : p.dra_selectors)
         if (sel.driver == d.driver && (sel.pool.empty() || sel.pool == d.pool) &&
             (sel.device.empty() || sel.device == d.device))
-          return true;
+          return std::nullopt;
   }
-  return false;
-}
-
-// Until label selectors land (issue #14 item 1 replaces this with the first failed requirement).
-std::optional<std::string> CoreImpl::node_not_selected(const NodeSchedulingPolicy& p) const {
-  if (node_selected(p)) return std::nullopt;
-  return "nodeNames, nodeSelectors or draSelectors do not select this node ('" + node.name + "')";
+  return std::string("draSelectors: no claim allocated on this node has such a device");
 }
 
 std::optional<CpuSet> CoreImpl::envelope(const TaskState& t) const {

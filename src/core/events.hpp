@@ -1,6 +1,7 @@
 // Every input of the state machine is one of these events (spec/trace-format.md).
 #pragma once
 
+#include <map>
 #include <string>
 #include <variant>
 #include <vector>
@@ -26,6 +27,10 @@ struct PolicyDelete { PolicyKind kind = PolicyKind::Node; std::string name; int6
 // at its current generation.
 struct PreviewAck { PolicyKind kind = PolicyKind::Dra; std::string name; int64_t generation = 0; };
 struct TimeAdvance { Nanos now = 0; };
+// The node's labels changed (the Kubernetes Node object, or the daemon config on a host without
+// Kubernetes): replaces NodeInfo.labels only and re-derives the node policies whose selection
+// changes; the rest of the node (name, topology) is unchanged.
+struct NodeLabels { std::map<std::string, std::string> labels; };
 // The daemon restarted: observed state is gone; durable state (policies, preview acks, tombstones,
 // generation) survives. persisted_generation is what the generation file held (0: trust the core).
 struct DaemonRestart { uint64_t persisted_generation = 0; };
@@ -47,7 +52,7 @@ struct TaskRoleSet {
 using Event = std::variant<NodeInfoEvent, ClaimAllocated, ClaimUpdated, ClaimDeallocated, PodBound,
                            PodRemoved, TaskSeen, TaskRenamed, TaskExited, DraPolicyUpsert,
                            NodePolicyUpsert, PolicyDelete, PreviewAck, TimeAdvance, DaemonRestart,
-                           SyncComplete, BpfObserved, BpfSynced, TaskRoleSet>;
+                           SyncComplete, BpfObserved, BpfSynced, TaskRoleSet, NodeLabels>;
 
 // The trace-format name of an event ("claim_allocated", ...).
 const char* event_kind(const Event& e);

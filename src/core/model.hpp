@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/cpuset.hpp"
+#include "core/label_selector.hpp"
 
 namespace c2c {
 
@@ -174,6 +175,9 @@ struct NodeSchedulingPolicy {
   int32_t priority = 0;
   Nanos execution_time = 0;  // custom slice in ns; 0 = class default
   std::string process_regex;  // on the process title (RE2); ANDed with command_regex when both are set
+  // nodeSelectors.matchExpressions (Kubernetes label-selector semantics), ANDed with the
+  // node_selectors map (the simple form or nodeSelectors.matchLabels).
+  std::vector<LabelRequirement> node_selector_expressions;
   bool operator==(const NodeSchedulingPolicy&) const = default;
 };
 

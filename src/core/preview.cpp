@@ -11,7 +11,7 @@ namespace c2c {
 namespace {
 
 PreviewResult preview_with(const CoreImpl& s, PolicyKind kind, const std::string& name, int64_t generation,
-                           const PolicyOverride& ov, bool node_selected) {
+                           const PolicyOverride& ov, const std::optional<std::string>& not_selected) {
   PreviewResult r;
   r.policy = name;
   r.kind = kind;
@@ -59,7 +59,8 @@ PreviewResult preview_with(const CoreImpl& s, PolicyKind kind, const std::string
     if (auto a = s.actual.find(tid); a != s.actual.end()) m.actual = a->second;
     r.matched.push_back(std::move(m));
   }
-  if (!node_selected) warnings.insert(key + ": this node ('" + s.node.name + "') is not selected by the policy");
+  if (not_selected)
+    warnings.insert(key + ": node not selected: " + *not_selected);
   if (r.matched.empty()) warnings.insert(key + ": matches no task on this node");
   r.warnings.assign(warnings.begin(), warnings.end());
   return r;
@@ -133,7 +134,7 @@ PreviewResult preview_dra(const CoreImpl& s, const DraExecutionPolicy& p) {
   auto stored = s.dra_policies.find(p.name);
   const int64_t generation =
       preview_generation(p, stored == s.dra_policies.end() ? nullptr : &stored->second.policy);
-  auto r = preview_with(s, PolicyKind::Dra, p.name, generation, ov, true);
+  auto r = preview_with(s, PolicyKind::Dra, p.name, generation, ov, std::nullopt);
   if (p.require_preview)
     r.acknowledgement = "requirePreview: the policy goes live after a preview of generation " +
                         std::to_string(r.policy_generation) + " is acknowledged";
@@ -148,7 +149,7 @@ PreviewResult preview_node(const CoreImpl& s, const NodeSchedulingPolicy& p) {
   auto stored = s.node_policies.find(p.name);
   const int64_t generation =
       preview_generation(p, stored == s.node_policies.end() ? nullptr : &stored->second.policy);
-  auto r = preview_with(s, PolicyKind::Node, p.name, generation, ov, s.node_selected(p));
+  auto r = preview_with(s, PolicyKind::Node, p.name, generation, ov, s.node_not_selected(p));
   if (r.matched.empty()) add_did_you_mean(s, st, r.warnings);
   return r;
 }

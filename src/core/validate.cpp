@@ -105,12 +105,14 @@ std::optional<FieldError> validate(const DraExecutionPolicy& p) {
 std::optional<FieldError> validate(const NodeSchedulingPolicy& p) {
   if (!valid_object_name(p.name)) return err("metadata.name", "must be a DNS-1123 name, got '" + p.name + "'");
   if (auto e = check_generation("metadata.generation", p.generation)) return e;
-  if (p.node_names.empty() && p.node_selectors.empty() && p.dra_selectors.empty())
+  if (p.node_names.empty() && p.node_selectors.empty() && p.node_selector_expressions.empty() &&
+      p.dra_selectors.empty())
     return err("nodeNames", "a node policy must select nodes: set nodeNames, nodeSelectors or draSelectors");
   for (size_t i = 0; i < p.node_names.size(); ++i)
     if (p.node_names[i].empty()) return err("nodeNames[" + std::to_string(i) + "]", "empty node name");
     else if (auto e = check_text("nodeNames[" + std::to_string(i) + "]", p.node_names[i])) return e;
-  if (auto e = check_labels("nodeSelectors", p.node_selectors)) return e;
+  if (auto e = validate_selector("nodeSelectors", p.node_selectors, p.node_selector_expressions))
+    return err(e->field, e->message);
   for (size_t i = 0; i < p.dra_selectors.size(); ++i)
   {
     const auto& d = p.dra_selectors[i];
@@ -251,6 +253,12 @@ struct EventChecks {
     if (e.key.tid == 0) return err("tid", "must be positive");
     if (e.role.empty()) return std::nullopt;  // unregister
     return check_role("role", e.role);
+  }
+  // Node labels come from the API server (or the daemon config, validated the same way): the
+  // Kubernetes label syntax.
+  std::optional<FieldError> operator()(const NodeLabels& e) const {
+    if (auto x = validate_labels("labels", e.labels)) return err(x->field, x->message);
+    return std::nullopt;
   }
 };
 

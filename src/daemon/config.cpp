@@ -72,10 +72,24 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
   if (!root.IsMap()) fail("(root)", "must be a mapping of fields");
   only(root, "", {"node_name", "socket", "role_socket", "allowed_uids", "state_dir", "pin_root", "policy_map_max_entries",
                   "task_discovery", "task_event_buffer", "rescan_interval", "readback_interval", "watch_queue", "max_message_bytes",
-                  "max_connections", "log_level", "scheduler", "scheduler_object", "bpf_dir", "tcp", "metrics"});
+                  "max_connections", "log_level", "scheduler", "scheduler_object", "bpf_dir", "tcp", "metrics", "node"});
   if (auto n = root["node_name"]) {
     c.node_name = scalar(n, "node_name");
     if (c.node_name.size() > 253) fail("node_name", "longer than 253 characters");
+  }
+  if (auto n = root["node"]) {
+    if (!n.IsMap()) fail("node", "must be a mapping (node.labels)");
+    only(n, "node.", {"labels"});
+    if (auto l = n["labels"]) {
+      if (!l.IsMap()) fail("node.labels", "must be a mapping of label keys to values");
+      c.node_labels.clear();
+      for (const auto& kv : l) {
+        const std::string key = kv.first.IsScalar() ? kv.first.Scalar() : "?";
+        c.node_labels[key] = scalar(kv.second, "node.labels[" + key + "]");
+      }
+      // The syntax the API server enforces on a Node's labels, so a selector means the same here.
+      if (auto e = validate_labels("node.labels", c.node_labels)) fail(e->field, e->message);
+    }
   }
   if (auto n = root["socket"]) {
     c.socket = path_field(n, "socket");

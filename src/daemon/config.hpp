@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,6 +33,10 @@ struct TcpConfig {
 
 struct DaemonConfig {
   std::string node_name;                         // empty: the host name
+  // node.labels: this node's labels where no Kubernetes Node object feeds them (issue #14); the
+  // Node object's labels replace them when the observer sends some. kubernetes.io/hostname is
+  // always present (node_labels.hpp). A SIGHUP reload applies a change.
+  std::map<std::string, std::string> node_labels;
   std::string socket = "/run/claim2core/claim2cored.sock";
   std::vector<uint32_t> allowed_uids = {0};      // plus the daemon's own uid, always
   // The role socket (RegisterTaskRole for workloads, role_socket.hpp): empty: the default, or

@@ -156,6 +156,7 @@ bool Engine::startup(std::string* err) {
     return false;
   }
   auto node = host::to_node_info(*topo, node_name_);
+  node.labels = node_labels();
   if (auto r = core_.apply(NodeInfoEvent{node}); !r.ok()) {
     *err = "node info refused by the core: " + r.field + ": " + r.message;
     return false;
@@ -363,6 +364,9 @@ void Engine::reload(const DaemonConfig& cfg) {
                    e.cfg_.watch_queue = cfg.watch_queue;
                    e.cfg_.log_level = cfg.log_level;
                    e.cfg_.allowed_uids = cfg.allowed_uids;
+                   // node.labels take effect on reload (the Node object's, when fed, still win).
+                   e.cfg_.node_labels = cfg.node_labels;
+                   e.apply(NodeLabels{e.node_labels()});
                    uint64_t now = e.boottime_ns();
                    e.next_rescan_ns_ = std::min(e.next_rescan_ns_, now + cfg.rescan_interval_ns);
                    e.next_readback_ns_ = std::min(e.next_readback_ns_, now + cfg.readback_interval_ns);

@@ -25,6 +25,7 @@
 #include "daemon/host_feed.hpp"
 #include "daemon/intents.hpp"
 #include "daemon/metrics.hpp"
+#include "daemon/node_labels.hpp"
 #include "daemon/policy_facts.hpp"
 #include "daemon/retry_queue.hpp"
 #include "daemon/task_listing.hpp"
@@ -87,7 +88,15 @@ class Engine {
   // Tasks that pass the filter, sorted by tid, with the policy each gets (task_listing.hpp).
   std::vector<node::TaskRow> list_tasks(const TaskFilter& f) const;
   std::vector<AnyPolicy> list_policies() const;
+  // Node policy name -> why this node is not selected (Core::node_not_selected); selected ones absent.
+  std::map<std::string, std::string> node_policies_not_selected() const;
   node::Bindings list_bindings() const;
+  // The Kubernetes Node object's labels (the observer's SetNodeLabels): they replace node.labels
+  // of the config from now on (node_labels.hpp); the core re-derives what the change flips.
+  // Not durable: the feed sends them again whenever it reconnects.
+  node::Write set_node_labels(const NodeLabelMap& labels);
+  // What nodeSelectors match against now.
+  NodeLabelMap node_labels() const;
   // This batch could not be made durable ("" when fine): its generation could not be covered
   // or the state file not written. The batch was rolled back (core, durable state, intents;
   // the map was not touched): mutating replies refuse with it.
@@ -150,6 +159,7 @@ class Engine {
   DaemonConfig cfg_;
   Metrics& metrics_;
   std::string node_name_;
+  std::optional<NodeLabelMap> node_object_labels_;  // from SetNodeLabels; none: the config's
   Core core_;
   DurableState durable_;
   IntentTable intents_;

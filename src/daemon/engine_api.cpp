@@ -267,6 +267,32 @@ std::vector<node::TaskRow> Engine::list_tasks(const TaskFilter& f) const { retur
 
 std::vector<AnyPolicy> Engine::list_policies() const { return durable_.policies; }
 
+std::map<std::string, std::string> Engine::node_policies_not_selected() const {
+  std::map<std::string, std::string> out;
+  for (const auto& p : durable_.policies)
+    if (const auto* n = std::get_if<NodeSchedulingPolicy>(&p))
+      if (auto why = core_.node_not_selected(*n)) out[n->name] = *why;
+  return out;
+}
+
+NodeLabelMap Engine::node_labels() const {
+  return effective_node_labels(node_name_, cfg_.node_labels, node_object_labels_);
+}
+
+node::Write Engine::set_node_labels(const NodeLabelMap& labels) {
+  node::Write w;
+  auto r = apply(NodeLabels{effective_node_labels(node_name_, cfg_.node_labels, labels)});
+  if (r.status == ApplyResult::Status::Invalid) {
+    w.refused = refusal(Subject::Request, r.field, r.message);
+    return w;
+  }
+  node_object_labels_ = labels;
+  w.warnings = r.warnings;
+  w.ignored = r.status == ApplyResult::Status::Ignored;
+  w.message = r.message;
+  return w;
+}
+
 node::Bindings Engine::list_bindings() const { return node::Bindings{durable_.claims, durable_.pods}; }
 
 }  // namespace c2c::daemon

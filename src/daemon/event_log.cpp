@@ -62,6 +62,10 @@ Fields event_fields(const Event& e) {
         } else if constexpr (std::is_same_v<T, TaskRoleSet>) {
           f.emplace_back("TID", std::to_string(ev.key.tid));
           f.emplace_back("ROLE", ev.role.empty() ? "-" : ev.role);
+        } else if constexpr (std::is_same_v<T, NodeLabels>) {
+          std::string labels;
+          for (const auto& [k, v] : ev.labels) labels += (labels.empty() ? "" : ",") + k + "=" + v;
+          f.emplace_back("NODE_LABELS", labels);
         }
       },
       e);
@@ -72,7 +76,7 @@ LogRecord change_record(Fields fields, uint64_t node_generation, size_t changed_
   LogRecord r;
   r.message = "change accepted";
   bool named = false;
-  for (const auto& [k, v] : fields) named = named || k == "POLICY" || k == "CLAIM" || k == "POD" || k == "NODE";
+  for (const auto& [k, v] : fields) named = named || k == "POLICY" || k == "CLAIM" || k == "POD" || k == "NODE" || k == "NODE_LABELS";
   r.info = named;
   r.fields = std::move(fields);
   r.fields.emplace_back("NODE_GENERATION", std::to_string(node_generation));

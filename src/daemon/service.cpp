@@ -440,6 +440,11 @@ grpc::ServerUnaryReactor* Service::ListPolicies(Ctx* ctx, const Buf* in, Buf* ou
   submit(engine_, call, [](Engine&) { return false; },
          [call](Engine& e) {
            for (const auto& p : e.list_policies()) *call->resp.add_policies() = api::to_proto(p);
+           for (const auto& [name, reason] : e.node_policies_not_selected()) {
+             auto* n = call->resp.add_node_not_selected();
+             n->set_name(name);
+             n->set_reason(reason);
+           }
          });
   return reactor;
 }
@@ -492,6 +497,36 @@ grpc::Status Service::StreamedWatch(grpc::ServerContext* ctx,
   }
   metrics_.rpc("Watch", stopping_ ? "UNAVAILABLE" : "CANCELLED");
   return stopping_ ? grpc::Status(grpc::UNAVAILABLE, "claim2cored is shutting down") : grpc::Status::CANCELLED;
+}
+
+// The observer's Node labels (issue #14). Authorised as every RPC on the socket is (the peer's uid,
+// peer_auth.hpp); the labels are checked by the core (Kubernetes label syntax, field "labels[k]").
+grpc::ServerUnaryReactor* Service::SetNodeLabels(Ctx* ctx, const Buf* in, Buf* out) {
+  auto call = begin<pb::SetNodeLabelsRequest, pb::SetNodeLabelsResponse>(ctx, in, out, "SetNodeLabels", max_bytes_, metrics_);
+  if (call->done) return call->reactor;
+  auto* reactor = call->reactor;
+  if (call->req.labels().size() > api::kMaxListItems) {
+    call->finish(invalid("labels", "more than " + std::to_string(api::kMaxListItems) + " labels"));
+    return reactor;
+  }
+  NodeLabelMap labels(call->req.labels().begin(), call->req.labels().end());
+  submit(
+      engine_, call,
+      [call, labels](Engine& e) {
+        auto w = e.set_node_labels(labels);
+        if (w.refused) {
+          call->status = refused(*w.refused);
+          return false;
+        }
+        call->resp.set_ignored(w.ignored);
+        return false;  // not durable: the feed resends them when it reconnects
+      },
+      [call](Engine& e) {
+        call->resp.set_node_generation(e.reported_generation());
+        auto effective = e.node_labels();
+        call->resp.mutable_effective_labels()->insert(effective.begin(), effective.end());
+      });
+  return reactor;
 }
 
 }  // namespace c2c::daemon

@@ -37,4 +37,10 @@ void DaemonFeed::acknowledge_preview(const AnyPolicy& p) { sender_.acknowledge(a
 
 void DaemonFeed::on_policy_notice(const std::string& kind, const std::string& message) { on_notice(kind, message); }
 
+void DaemonFeed::node_labels(const NodeLabels& labels) { sender_.set_node_labels(labels); }
+
+void DaemonFeed::on_node_notice(const std::string& kind, const std::string& message) {
+  on_notice("node " + kind, message);
+}
+
 }  // namespace c2c::k8s

@@ -8,11 +8,12 @@
 #include "k8s/feed_claims.hpp"
 #include "k8s/feed_sender.hpp"
 #include "k8s/observer.hpp"
+#include "k8s/node_watch.hpp"
 #include "k8s/policy_watch.hpp"
 
 namespace c2c::k8s {
 
-class DaemonFeed : public BindingListener, public PolicySink {
+class DaemonFeed : public BindingListener, public PolicySink, public NodeLabelSink {
  public:
   // `next` still gets every binding change and notice (the JSON-lines output); may be null.
   DaemonFeed(FeedSender& sender, BindingListener* next) : sender_(sender), next_(next) {}
@@ -26,6 +27,9 @@ class DaemonFeed : public BindingListener, public PolicySink {
   void delete_policy(PolicyKind kind, const std::string& name, int64_t generation) override;
   void on_policy_notice(const std::string& kind, const std::string& message) override;
   void acknowledge_preview(const AnyPolicy& p) override;
+
+  void node_labels(const NodeLabels& labels) override;
+  void on_node_notice(const std::string& kind, const std::string& message) override;
 
  private:
   FeedSender& sender_;

@@ -39,6 +39,9 @@ grpc::Status GrpcFeedTransport::upsert_policy(const pb::UpsertPolicyRequest& req
 grpc::Status GrpcFeedTransport::delete_policy(const pb::DeletePolicyRequest& req, pb::DeletePolicyResponse* resp) {
   return stub_->DeletePolicy(context().get(), req, resp);
 }
+grpc::Status GrpcFeedTransport::set_node_labels(const pb::SetNodeLabelsRequest& req, pb::SetNodeLabelsResponse* resp) {
+  return stub_->SetNodeLabels(context().get(), req, resp);
+}
 grpc::Status GrpcFeedTransport::list_bindings(pb::ListBindingsResponse* resp) {
   return stub_->ListBindings(context().get(), pb::ListBindingsRequest(), resp);
 }
@@ -142,6 +145,14 @@ void FeedSender::delete_policy(PolicyKind kind, const std::string& name, int64_t
   cv_.notify_all();
 }
 
+void FeedSender::set_node_labels(const std::map<std::string, std::string>& labels) {
+  pb::SetNodeLabelsRequest req;
+  req.mutable_labels()->insert(labels.begin(), labels.end());
+  std::lock_guard<std::mutex> l(mu_);
+  put_locked("node-labels", std::move(req));
+  cv_.notify_all();
+}
+
 void FeedSender::claims_synced() {
   std::lock_guard<std::mutex> l(mu_);
   claims_synced_ = true;
@@ -179,6 +190,10 @@ FeedSender::Outcome FeedSender::send(const std::string& key, const Value& v) {
     pb::UpsertPolicyResponse r;
     st = transport_.upsert_policy(*up, &r);
     ignored = r.ignored(), message = r.message();
+  } else if (auto* nl = std::get_if<pb::SetNodeLabelsRequest>(&v)) {
+    pb::SetNodeLabelsResponse r;
+    st = transport_.set_node_labels(*nl, &r);
+    ignored = r.ignored();
   } else if (auto* dp = std::get_if<pb::DeletePolicyRequest>(&v)) {
     pb::DeletePolicyResponse r;
     st = transport_.delete_policy(*dp, &r);

@@ -55,6 +55,10 @@ class FeedTransport {
     (void)resp;
     return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "list_intents");
   }
+  // The Node object's labels (issue #14). Not pure: a transport without it answers UNIMPLEMENTED.
+  virtual grpc::Status set_node_labels(const pb::SetNodeLabelsRequest&, pb::SetNodeLabelsResponse*) {
+    return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "SetNodeLabels");
+  }
   // True once after the connection was lost and is up again (or the first time it is up).
   virtual bool reconnected() = 0;
 };
@@ -70,6 +74,7 @@ class GrpcFeedTransport : public FeedTransport {
   grpc::Status list_bindings(pb::ListBindingsResponse* resp) override;
   grpc::Status preview(const pb::PreviewRequest& req, pb::PreviewResponse* resp) override;
   grpc::Status list_intents(pb::ListIntentsResponse* resp) override;
+  grpc::Status set_node_labels(const pb::SetNodeLabelsRequest& req, pb::SetNodeLabelsResponse* resp) override;
   bool reconnected() override;
 
  private:
@@ -109,6 +114,9 @@ class FeedSender {
   // Preview with acknowledge, sent after the policy itself; a newer generation of the policy
   // (set_policy) drops an acknowledgement of an older one.
   void acknowledge(const pb::Policy& policy);
+  // This node's labels from its Node object: one slot, the newest replaces an unsent one, and it
+  // is sent again at every reconnection (a restarted daemon has only its config's labels).
+  void set_node_labels(const std::map<std::string, std::string>& labels);
   // The observer has listed everything once: claims may now be pruned at reconnection.
   void claims_synced();
 
@@ -121,7 +129,8 @@ class FeedSender {
 
  private:
   using Value = std::variant<pb::UpsertClaimBindingRequest, pb::DeleteClaimBindingRequest, pb::UpsertPolicyRequest,
-                             pb::DeletePolicyRequest, pb::PreviewRequest>;
+                             pb::DeletePolicyRequest, pb::PreviewRequest,
+                             pb::SetNodeLabelsRequest>;
   struct Slot {
     Value value;
     uint64_t version = 0;  // bumped on every change, so an ack only clears what it sent
@@ -140,7 +149,8 @@ class FeedSender {
   Notice notice_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::map<std::string, Slot> slots_;  // "claim/<uid>", "dra/<name>", "node/<name>", "ack/dra/<name>"
+  std::map<std::string, Slot> slots_;  // "claim/<uid>", "dra/<name>", "node/<name>", "ack/dra/<name>",
+                                       // "node-labels"
   uint64_t next_version_ = 1;
   bool claims_synced_ = false;
   bool prune_due_ = true;

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   std::string server_override;
   std::string daemon_socket;
   [[maybe_unused]] bool no_policies = false;
+  [[maybe_unused]] bool no_node_labels = false;
   long watch_timeout = 300;
   long page_size = 500;
   int retry_ms = 500;
@@ -70,6 +71,8 @@ int main(int argc, char** argv) {
                  "feed claim2cored on this Unix socket (e.g. /run/claim2core/claim2cored.sock): bindings as "
                  "UpsertClaimBinding/DeleteClaimBinding, the policy CRDs as UpsertPolicy/DeletePolicy");
   app.add_flag("--no-policies", no_policies, "with --daemon-socket: do not watch the two policy CRDs");
+  app.add_flag("--no-node-labels", no_node_labels,
+               "with --daemon-socket: do not watch this node's Node object (its labels: SetNodeLabels)");
   app.add_option("--max-backoff-ms", max_backoff_ms, "cap of the doubling retry wait for daemon calls")
       ->check(CLI::Range(10, 600000));
   app.add_flag("--write-status", write_status,
@@ -128,10 +131,14 @@ int main(int argc, char** argv) {
     out.on_notice(k, m);
   });
   if (write_status) status = std::thread([&] { writer.run(g_stop); });
+  std::thread node_labels;
+  c2c::k8s::NodeWatch node_watch(*cfg, {watch_timeout, page_size, retry_ms}, node, feed);
+  if (!no_node_labels) node_labels = std::thread([&] { node_watch.run(g_stop); });
   c2c::k8s::Observer observer(*cfg, opt, feed);
   observer.run(g_stop);
   if (status.joinable()) status.join();
   if (policies.joinable()) policies.join();
+  if (node_labels.joinable()) node_labels.join();
   sending.join();
 #endif
   return 0;

@@ -3,7 +3,7 @@
 // (metadata.generation is the policy generation); a malformed one is reported with its kind, name
 // and field and skipped, keeping the last good version. Policies are sent whatever their
 // nodeNames/nodeSelectors say: the daemon's core decides per node (it knows the node's name and
-// labels; the feed does not read Node objects).
+// labels; the feed sends it the labels of its own Node object, node_watch.hpp).
 #pragma once
 
 #include <atomic>

@@ -204,6 +204,10 @@ Event decode_event(const json& j) {
     r.only({"v", "kind", "node"});
     return NodeInfoEvent{decode_node_info(r.child("node"))};
   }
+  if (kind == "node_labels") {
+    r.only({"v", "kind", "labels"});
+    return NodeLabels{r.string_map("labels")};
+  }
   if (kind == "claim_allocated" || kind == "claim_updated") {
     r.only({"v", "kind", "claim"});
     Claim c = decode_claim(r.child("claim"));
@@ -287,6 +291,7 @@ json encode_event(const Event& e) {
       [&](const auto& ev) {
         using T = std::decay_t<decltype(ev)>;
         if constexpr (std::is_same_v<T, NodeInfoEvent>) j["node"] = encode_node_info(ev.node);
+        else if constexpr (std::is_same_v<T, NodeLabels>) j["labels"] = ev.labels;
         else if constexpr (std::is_same_v<T, ClaimAllocated> || std::is_same_v<T, ClaimUpdated>) j["claim"] = encode_claim(ev.claim);
         else if constexpr (std::is_same_v<T, ClaimDeallocated>) {
           j["uid"] = ev.uid;

@@ -66,13 +66,41 @@ DraExecutionPolicy decode_dra(const Reader& root) {
   return p;
 }
 
+// nodeSelectors in either form: the seeds' map of labels (`{zone: a}`), or a Kubernetes
+// LabelSelector (`{matchLabels: {...}, matchExpressions: [{key, operator, values}]}`). A map whose
+// matchLabels or matchExpressions member is not a string is the second form (a label named
+// "matchLabels" has a string value).
+void decode_node_selectors(const Reader& spec, NodeSchedulingPolicy& p) {
+  if (!spec.has("nodeSelectors")) return;
+  const auto& raw = spec.raw().at("nodeSelectors");
+  auto structured = [&](const char* k) { return raw.is_object() && raw.contains(k) && !raw.at(k).is_string(); };
+  if (!structured("matchLabels") && !structured("matchExpressions")) {
+    p.node_selectors = spec.string_map("nodeSelectors");
+    return;
+  }
+  Reader sel = spec.child("nodeSelectors");
+  sel.only({"matchLabels", "matchExpressions"});
+  p.node_selectors = sel.string_map("matchLabels");
+  for (const Reader& e : sel.array("matchExpressions")) {
+    e.only({"key", "operator", "values"});
+    LabelRequirement r;
+    r.key = e.str("key");
+    const std::string op = e.str("operator");
+    auto parsed = label_operator_from_string(op);
+    if (!parsed) e.fail("operator", "unknown operator '" + op + "' (In, NotIn, Exists, DoesNotExist)");
+    r.op = *parsed;
+    r.values = e.strings("values");
+    p.node_selector_expressions.push_back(std::move(r));
+  }
+}
+
 NodeSchedulingPolicy decode_node(const Reader& root) {
   NodeSchedulingPolicy p;
   read_metadata(root, p.name, p.generation);
   Reader spec = root.child("spec");
   spec.only({"nodeNames", "nodeSelectors", "draSelectors", "commandRegex", "processRegex", "priority", "executionTime"});
   p.node_names = spec.strings("nodeNames");
-  p.node_selectors = spec.string_map("nodeSelectors");
+  decode_node_selectors(spec, p);
   for (const Reader& d : spec.array("draSelectors")) {
     d.only({"driver", "pool", "device"});
     p.dra_selectors.push_back({d.str("driver"), d.str_or("pool", ""), d.str_or("device", "")});
@@ -157,7 +185,18 @@ json encode_policy(const NodeSchedulingPolicy& p) {
   if (!p.command_regex.empty()) spec["commandRegex"] = p.command_regex;
   if (!p.process_regex.empty()) spec["processRegex"] = p.process_regex;
   if (!p.node_names.empty()) spec["nodeNames"] = p.node_names;
-  if (!p.node_selectors.empty()) spec["nodeSelectors"] = p.node_selectors;
+  // The simple map form when it says everything (what the seeds and older traces hold).
+  if (!p.node_selector_expressions.empty()) {
+    json exprs = json::array();
+    for (const auto& r : p.node_selector_expressions) {
+      json e{{"key", r.key}, {"operator", to_string(r.op)}};
+      if (!r.values.empty()) e["values"] = r.values;
+      exprs.push_back(e);
+    }
+    spec["nodeSelectors"] = {{"matchLabels", p.node_selectors}, {"matchExpressions", exprs}};
+  } else if (!p.node_selectors.empty()) {
+    spec["nodeSelectors"] = p.node_selectors;
+  }
   if (!dra.empty()) spec["draSelectors"] = dra;
   return {{"apiVersion", kPolicyApiVersion},
           {"kind", "NodeSchedulingPolicy"},

@@ -14,7 +14,8 @@ if(TARGET claim2cored)
                 daemon_test:DraPolicy daemon_test:DriftAndMetrics daemon_test:Restart daemon_test:KernelState
                 daemon_test:Load daemon_test:IntentReasons
                 daemon_safety_test:StrictInput daemon_safety_test:Exclusive daemon_safety_test:FullDisk
-                daemon_safety_test:GenerationFile daemon_safety_test:FdLimit daemon_safety_test:ClaimRestart)
+                daemon_safety_test:GenerationFile daemon_safety_test:FdLimit daemon_safety_test:ClaimRestart
+                daemon_node_labels_test:NodeLabels)
     string(REPLACE ":" ";" parts ${entry})
     list(GET parts 0 script)
     list(GET parts 1 scenario)

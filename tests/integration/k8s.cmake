@@ -14,7 +14,7 @@ endif()
 # on a private socket, state directory and pin root; read back with the claim2core CLI. Root and
 # bpffs (exit 77: skipped otherwise).
 if(TARGET claim2core-observer AND TARGET c2c_k8s_feed AND TARGET claim2cored AND TARGET claim2core)
-  foreach(scenario bindings policies restart)
+  foreach(scenario bindings policies restart nodelabels)
     add_test(NAME k8s.feed.${scenario}
              COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/k8s_feed_test.py ${scenario}
                      ${CMAKE_CURRENT_LIST_DIR}/k8s_fake_apiserver.py $<TARGET_FILE:claim2core-observer>

@@ -15,6 +15,11 @@ Scenarios (one per ctest entry):
             and the state is whole; SIGTERM and a restart on an empty state directory: the feed
             sees the new connection and resends everything; a claim deallocated while the feed
             itself was down is pruned when it comes back
+  nodelabels  the observer watches its own Node (fieldSelector=metadata.name=<node>) and feeds its
+            labels (SetNodeLabels): a policy selected by a label (matchExpressions In) applies,
+            a label change on the Node re-derives (the entry leaves, preview says which
+            requirement failed), changing it back brings the entry back; another Node's labels
+            change nothing (issue #14)
 Exit 77 (ctest skip) without root or bpffs.
 
 usage: k8s_feed_test.py SCENARIO FAKE_APISERVER OBSERVER CLAIM2CORED CLAIM2CORE
@@ -324,13 +329,58 @@ def scenario_restart():
     check(policy_view() == want_p, f"policies unchanged: {policy_view()}")
 
 
+def node_object(name, labels):
+    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels}}
+
+
+def scenario_nodelabels():
+    url = start_apiserver()
+    apply(url, "nodes", node_object(NODE, {"claim2core.io/pool": "inference", "kubernetes.io/hostname": NODE}))
+    apply(url, "nodes", node_object("other-node", {"claim2core.io/pool": "batch"}))
+    pol = {"apiVersion": "scheduling.gthulhu.io/v1alpha1", "kind": "NodeSchedulingPolicy",
+           "metadata": {"name": "by-pool"},
+           "spec": {"nodeSelectors": {"matchExpressions": [
+               {"key": "claim2core.io/pool", "operator": "In", "values": ["inference"]}]},
+               "commandRegex": "^c2c-lbl-engine$", "priority": 1}}
+    apply(url, "nodeschedulingpolicies", pol)
+    manifest = os.path.join(work, "by-pool.json")
+    with open(manifest, "w") as f:
+        json.dump(pol, f)
+    # A thread with a comm of its own, there before the daemon starts (its first scan finds it).
+    exe = os.path.join(work, "c2c-lbl-engine")
+    shutil.copy("/bin/sleep", exe)
+    helper = subprocess.Popen([exe, "300"])
+    procs["helper"] = helper
+    start_daemon()
+    start_observer(url)
+    tid = str(helper.pid)
+
+    def has_entry():
+        code, out, _ = cli("explain", tid)
+        return code == 0 and "by-pool" in out
+
+    check(wait_until(has_entry), "a policy selected by the Node's label (matchExpressions In) applies")
+    apply(url, "nodes", node_object("other-node", {"claim2core.io/pool": "inference"}))
+    apply(url, "nodes", node_object(NODE, {"claim2core.io/pool": "batch", "kubernetes.io/hostname": NODE}))
+    check(wait_until(lambda: not has_entry()), "a label change on this node's Node re-derives: the entry leaves")
+    code, out, err = cli("preview", "-f", manifest)
+    want = ("node not selected: nodeSelectors.matchExpressions[0]: claim2core.io/pool In [inference], "
+            "but the node has claim2core.io/pool=batch")
+    check(want in out + err, f"preview names the failed requirement: {out + err!r}")
+    apply(url, "nodes", node_object(NODE, {"claim2core.io/pool": "inference", "kubernetes.io/hostname": NODE}))
+    check(wait_until(has_entry), "the label back: the entry is back")
+    st = daemon_json("status")
+    check(st is not None and not st.get("violations"), f"no invariant violations in the daemon: {st and st.get('violations')}")
+
+
 try:
-    {"bindings": scenario_bindings, "policies": scenario_policies, "restart": scenario_restart}[SCENARIO]()
+    {"bindings": scenario_bindings, "policies": scenario_policies, "restart": scenario_restart,
+     "nodelabels": scenario_nodelabels}[SCENARIO]()
 except SystemExit as e:
     failures.append(str(e))
     print("FAIL", e)
 finally:
-    for name in ("observer", "daemon", "apiserver"):
+    for name in ("observer", "daemon", "apiserver", "helper"):
         stop(name)
     if failures:
         for name in ("observer.log", "daemon.log"):

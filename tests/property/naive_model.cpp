@@ -5,6 +5,7 @@
 #include <re2/re2.h>
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 #include <tuple>
 #include <type_traits>
@@ -130,8 +131,15 @@ std::optional<Outcome> check_dra(const DraExecutionPolicy& p) {
 std::optional<Outcome> check_node_policy(const NodeSchedulingPolicy& p) {
   if (!dns1123(p.name)) return invalid("metadata.name", "not a DNS-1123 name");
   if (bad_generation(p.generation)) return invalid("metadata.generation", "negative or beyond 2^53");
-  if (p.node_names.empty() && p.node_selectors.empty() && p.dra_selectors.empty())
+  if (p.node_names.empty() && p.node_selectors.empty() && p.node_selector_expressions.empty() &&
+      p.dra_selectors.empty())
     return invalid("spec.nodeNames", "no node selector");
+  for (size_t i = 0; i < p.node_selector_expressions.size(); ++i) {
+    const auto& r = p.node_selector_expressions[i];
+    const bool listed_op = r.op == LabelOperator::In || r.op == LabelOperator::NotIn;
+    if (listed_op == r.values.empty())
+      return invalid("spec.nodeSelectors.matchExpressions[" + std::to_string(i) + "].values", "In/NotIn need values");
+  }
   // §3: commandRegex (comm) and processRegex (process title), at least one; both must compile.
   if (p.command_regex.empty() && p.process_regex.empty()) return invalid("spec.commandRegex", "no pattern");
   if (!p.command_regex.empty() && !regex_ok(p.command_regex)) return invalid("spec.commandRegex", "does not compile");
@@ -222,6 +230,18 @@ Outcome NaiveModel::on(const NodeInfoEvent& e) {
     return invalid("node.defaultMaxBoost", "out of bounds");
   if (e.node == node_) return ignored("node info unchanged");
   node_ = e.node;
+  install(derive(), RemovalTag::Other);
+  return applied();
+}
+
+// §3 "Node labels": only the labels change; everything is re-derived from scratch here.
+Outcome NaiveModel::on(const NodeLabels& e) {
+  for (const auto& [k, v] : e.labels)
+    for (char c : v)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.')
+        return invalid("labels[" + k + "]", "not a label value");
+  if (e.labels == node_.labels) return ignored("node labels unchanged");
+  node_.labels = e.labels;
   install(derive(), RemovalTag::Other);
   return applied();
 }
@@ -509,6 +529,16 @@ bool NaiveModel::node_selected(const NodeSchedulingPolicy& p) const {
   for (const auto& [k, v] : p.node_selectors) {
     auto it = node_.labels.find(k);
     if (it == node_.labels.end() || it->second != v) return false;
+  }
+  // Kubernetes label-selector semantics, written out per operator.
+  for (const auto& r : p.node_selector_expressions) {
+    auto it = node_.labels.find(r.key);
+    const bool has = it != node_.labels.end();
+    const bool listed = has && std::count(r.values.begin(), r.values.end(), it->second) > 0;
+    if (r.op == LabelOperator::In && !listed) return false;
+    if (r.op == LabelOperator::NotIn && listed) return false;
+    if (r.op == LabelOperator::Exists && !has) return false;
+    if (r.op == LabelOperator::DoesNotExist && has) return false;
   }
   if (p.dra_selectors.empty()) return true;
   for (const auto& sel : p.dra_selectors) {

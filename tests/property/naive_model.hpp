@@ -115,6 +115,7 @@ class NaiveModel {
 
   // Event handlers: mutate *this (a scratch copy) and return the outcome.
   Outcome on(const NodeInfoEvent& e);
+  Outcome on(const NodeLabels& e);
   Outcome on_claim(const Claim& c);
   Outcome on(const ClaimDeallocated& e);
   Outcome on(const PodBound& e);

@@ -259,7 +259,19 @@ NodeSchedulingPolicy make_node_policy(const Step& s, const naive::NaiveModel& m)
     case 2: p.dra_selectors = {DraSelector{"cpu.x", "pool1", ""}}; break;
     default: break;
   }
-  if (p.node_names.empty() && p.node_selectors.empty() && p.dra_selectors.empty() && s.p[7] % 4 != 0)
+  // matchExpressions over the "gpu" label that node_labels steps set, unset and change (issue #14);
+  // In without values is invalid (spec.nodeSelectors.matchExpressions[0].values).
+  switch ((s.p[5] / 3) % 8) {
+    case 1: p.node_selector_expressions = {{"gpu", LabelOperator::In, {"a100"}}}; break;
+    case 2: p.node_selector_expressions = {{"gpu", LabelOperator::NotIn, {"a100"}}}; break;
+    case 3: p.node_selector_expressions = {{"gpu", LabelOperator::Exists, {}}}; break;
+    case 4: p.node_selector_expressions = {{"gpu", LabelOperator::DoesNotExist, {}}}; break;
+    case 5: p.node_selector_expressions = {{"gpu", LabelOperator::In, {"a100", "h100"}}, {"zone", LabelOperator::NotIn, {"b"}}}; break;
+    case 6: if (s.p[7] % 5 == 0) p.node_selector_expressions = {{"gpu", LabelOperator::In, {}}}; break;
+    default: break;
+  }
+  if (p.node_names.empty() && p.node_selectors.empty() && p.node_selector_expressions.empty() &&
+      p.dra_selectors.empty() && s.p[7] % 4 != 0)
     p.node_names = {"n1"};  // a selector-less policy is invalid: keep that rare
   p.command_regex = kNodeRegex[s.p[4] % 4];
   p.process_regex = kProcessRegex[(s.p[6] / 3) % 5];
@@ -346,7 +358,7 @@ rc::Gen<Step> gen_step() {
       {1, K::ClaimUpdated}, {2, K::ClaimDeallocated}, {3, K::PodBound}, {1, K::PodRemoved},
       {4, K::DraUpsert},   {3, K::NodeUpsert},    {1, K::PolicyDelete}, {2, K::Preview},
       {3, K::TimeAdvance}, {1, K::Restart},       {2, K::SyncComplete}, {2, K::BpfObserved},
-      {4, K::BpfSynced},   {1, K::NodeInfo},      {3, K::TaskRoleSet},
+      {4, K::BpfSynced},   {1, K::NodeInfo},      {3, K::TaskRoleSet},   {2, K::NodeLabels},
   });
   auto params = rc::gen::container<std::array<uint8_t, 8>>(rc::gen::inRange<uint8_t>(0, 64));
   return rc::gen::map(rc::gen::pair(kind, params), [](const std::pair<StepKind, std::array<uint8_t, 8>>& kp) {
@@ -429,6 +441,16 @@ Event concretize(const Step& s, const naive::NaiveModel& m) {
     case StepKind::NodeInfo:
       return NodeInfoEvent{make_node(s.p[0], s.p[1], s.p[2], s.p[3],
                                      s.p[4] % 4 == 0 ? s.p[5] % kLayouts : layout_of(m))};
+    case StepKind::NodeLabels: {
+      // The zone and gpu labels the selectors read; a bad value now and then (Invalid, labels[gpu]).
+      std::map<std::string, std::string> labels;
+      if (s.p[0] % 3 != 0) labels["zone"] = s.p[0] % 3 == 1 ? "a" : "b";
+      const char* gpus[] = {"a100", "h100", nullptr, nullptr};
+      if (const char* g = gpus[s.p[1] % 4]) labels["gpu"] = g;
+      if (s.p[2] % 16 == 0) labels["gpu"] = "not a value";
+      if (s.p[3] % 2 == 0) labels["kubernetes.io/hostname"] = m.node().name;
+      return NodeLabels{labels};
+    }
     case StepKind::kCount: break;
   }
   return SyncComplete{};

@@ -25,7 +25,7 @@ namespace c2c::property {
 enum class StepKind : uint8_t {
   TaskSeen, TaskRenamed, TaskExited, ClaimAllocated, ClaimUpdated, ClaimDeallocated, PodBound,
   PodRemoved, DraUpsert, NodeUpsert, PolicyDelete, Preview, TimeAdvance, Restart, SyncComplete,
-  BpfObserved, BpfSynced, NodeInfo, TaskRoleSet, kCount
+  BpfObserved, BpfSynced, NodeInfo, TaskRoleSet, NodeLabels, kCount
 };
 
 struct Step {

@@ -91,6 +91,22 @@ TEST(CliManifests, InvalidExampleFilesAreRefusedNamingTheField) {
   EXPECT_NE(first("invalid/bad-regex.yaml").find("bad-regex.yaml doc 2: spec.commandRegex:"), std::string::npos);
   EXPECT_NE(first("invalid/slice-too-long.yaml").find("doc 1: spec.executionTime: must be 0"), std::string::npos);
   EXPECT_NE(first("invalid/unknown-field.yaml").find("doc 1: spec.taskRole: unknown field"), std::string::npos);
+  EXPECT_NE(first("invalid/selector-without-values.yaml")
+                .find("doc 1: spec.nodeSelectors.matchExpressions[0].values: must be non-empty when operator is In"),
+            std::string::npos)
+      << first("invalid/selector-without-values.yaml");
+}
+
+// Issue #14: the label-selector form of nodeSelectors, as the example writes it.
+TEST(CliManifests, LabelSelectorExampleDecodes) {
+  auto ms = load_policy_manifests(example("select-by-label.yaml"));
+  ASSERT_EQ(ms.size(), 1u);
+  const auto& p = std::get<NodeSchedulingPolicy>(ms[0].policy);
+  EXPECT_EQ(p.node_selectors.at("claim2core.io/inference"), "true");
+  ASSERT_EQ(p.node_selector_expressions.size(), 2u);
+  EXPECT_EQ(p.node_selector_expressions[0].op, LabelOperator::In);
+  EXPECT_EQ(p.node_selector_expressions[1],
+            (LabelRequirement{"node-role.kubernetes.io/control-plane", LabelOperator::DoesNotExist, {}}));
 }
 
 TEST(CliManifests, RefusalsOfEachKind) {

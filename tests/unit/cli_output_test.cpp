@@ -193,5 +193,25 @@ TEST(CliOutput, PoliciesTableSummarisesBothKinds) {
   EXPECT_NE(t.find("decode:latency-critical, requirePreview"), std::string::npos) << t;
 }
 
+// Issue #14: `get policies` shows a label selector and why this node is not selected.
+TEST(CliOutput, PoliciesTableSaysWhyTheNodeIsNotSelected) {
+  pb::ListPoliciesResponse r;
+  NodeSchedulingPolicy n;
+  n.name = "gpu-nodes";
+  n.generation = 1;
+  n.node_selector_expressions = {{"gpu", LabelOperator::In, {"a100", "h100"}}};
+  n.command_regex = "^x$";
+  *r.add_policies() = api::to_proto(api::AnyPolicy{n});
+  auto* why = r.add_node_not_selected();
+  why->set_name("gpu-nodes");
+  why->set_reason("nodeSelectors.matchExpressions[0]: gpu In [a100, h100], but the node has no label gpu");
+  std::string t = render_policies(r);
+  EXPECT_NE(t.find("nodeSelectors gpu In (a100,h100)"), std::string::npos) << t;
+  EXPECT_NE(t.find("node not selected: nodeSelectors.matchExpressions[0]: gpu In [a100, h100], but the node has no "
+                   "label gpu"),
+            std::string::npos)
+      << t;
+}
+
 }  // namespace
 }  // namespace c2c::cli

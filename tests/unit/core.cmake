@@ -7,6 +7,8 @@ add_executable(core_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/core_cpuset_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_incremental_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_tid_set_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/core_node_labels_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/trace_node_selectors_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace_codec_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace_bounded_yaml_test.cpp)
 target_link_libraries(core_unit_tests PRIVATE c2c_trace c2c_test_source_dir GTest::gtest_main)

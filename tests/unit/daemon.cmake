@@ -15,7 +15,8 @@ if(TARGET c2c_daemon)
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_reconcile_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_state_log_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_command_queue_test.cpp
-                                    ${CMAKE_CURRENT_LIST_DIR}/daemon_task_roles_test.cpp)
+                                    ${CMAKE_CURRENT_LIST_DIR}/daemon_task_roles_test.cpp
+                                    ${CMAKE_CURRENT_LIST_DIR}/daemon_node_labels_test.cpp)
   target_link_libraries(daemon_state_tests PRIVATE c2c_daemon GTest::gtest_main)
   target_compile_definitions(daemon_state_tests PRIVATE C2C_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
   c2c_warnings(daemon_state_tests)
