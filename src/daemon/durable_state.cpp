@@ -79,6 +79,13 @@ TaskRoleSet decode_role(const trace::Reader& x) {
   return r;
 }
 
+// The Node object's labels, in the Kubernetes label syntax the core checks (node_labels event).
+std::map<std::string, std::string> decode_node_labels(const trace::Reader& x, const char* key) {
+  auto labels = x.string_map(key);
+  if (auto bad = c2c::validate(Event{NodeLabels{labels}})) x.fail(key, bad->field + ": " + bad->message);
+  return labels;
+}
+
 // The inner object of an event encoded by the trace codec (e.g. "claim" of claim_allocated).
 template <class E>
 json encode_inner(const E& e, const char* member) {
@@ -201,6 +208,7 @@ void apply_change(DurableState& s, const StateChange& c) {
         else if constexpr (std::is_same_v<T, DeletePod>) s.delete_pod(x.uid);
         else if constexpr (std::is_same_v<T, AckPreview>) s.preview_acks[{x.kind, x.name}] = x.generation;
         else if constexpr (std::is_same_v<T, PutRole>) s.put_role(x.role);
+        else if constexpr (std::is_same_v<T, PutNodeLabels>) s.node_object_labels = x.labels;
         else {
           auto key = [](const Intent& i) { return std::make_pair(i.kind, std::cref(i.policy)); };
           auto it = std::lower_bound(s.intents.begin(), s.intents.end(), x.intent,
@@ -229,6 +237,7 @@ std::string encode_changes(uint64_t seq, const std::vector<StateChange>& changes
           else if constexpr (std::is_same_v<T, AckPreview>)
             return {{"previewAck", {{"kind", kind_name(x.kind)}, {"name", x.name}, {"generation", x.generation}}}};
           else if constexpr (std::is_same_v<T, PutRole>) return {{"putRole", encode_role(x.role)}};
+          else if constexpr (std::is_same_v<T, PutNodeLabels>) return {{"putNodeLabels", {{"labels", x.labels}}}};
           else return {{"putIntent", encode_intent(x.intent)}};
         },
         c));
@@ -274,6 +283,9 @@ bool decode_changes(const std::string& text, uint64_t* seq, std::vector<StateCha
         changes.push_back(AckPreview{policy_kind(x), x.str("name"), x.i64("generation")});
       } else if (op == "putRole") {
         changes.push_back(PutRole{decode_role(x)});
+      } else if (op == "putNodeLabels") {
+        x.only({"labels"});
+        changes.push_back(PutNodeLabels{decode_node_labels(x, "labels")});
       } else if (op == "putIntent") {
         changes.push_back(PutIntent{decode_intent(x)});
       } else {
@@ -315,6 +327,7 @@ std::string encode_state(const DurableState& s) {
     state["roles"] = json::array();
     for (const auto& r : s.roles) state["roles"].push_back(encode_role(r));
   }
+  if (s.node_object_labels) state["nodeObjectLabels"] = *s.node_object_labels;  // absent: never sent
   state["logSeq"] = s.log_seq;
   const std::string body = state.dump();
   json doc{{"format", kFormat}, {"version", kVersion}, {"state", state}, {"checksum", checksum_hex(body)}};
@@ -342,7 +355,7 @@ bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
       top.fail("checksum", "does not match the state (the file was changed or damaged)");
     trace::Reader r(doc["state"], "state");
     r.only({"policies", "previewAcks", "policyTombstones", "claims", "claimTombstones", "pods", "intents", "logSeq",
-            "roles"});
+            "roles", "nodeObjectLabels"});
     DurableState s;
     s.log_seq = r.u64_or("logSeq", 0);  // files written before the state log have none
     for (const auto& p : r.array("policies")) {
@@ -381,6 +394,7 @@ bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
     for (const auto& i : r.array("intents")) s.intents.push_back(decode_intent(i));
     if (r.has("roles"))
       for (const auto& x : r.array("roles")) s.put_role(decode_role(x));
+    if (r.has("nodeObjectLabels")) s.node_object_labels = decode_node_labels(r, "nodeObjectLabels");
     *out = std::move(s);
     return true;
   } catch (const trace::DecodeError& e) {

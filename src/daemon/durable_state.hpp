@@ -58,6 +58,10 @@ struct DurableState {
   // Registered task roles (RegisterTaskRole), sorted by tid: re-sent at start to the tasks that
   // still live with the same (tid, start), dropped for the others (INV-7, INV-2).
   std::vector<TaskRoleSet> roles;
+  // The Kubernetes Node object's labels, as the observer last sent them (SetNodeLabels); none:
+  // the config's node.labels apply. Kept so that a restart selects the same node policies before
+  // the feed reconnects (INV-7: a live policy's entries do not leave and come back).
+  std::optional<std::map<std::string, std::string>> node_object_labels;
   uint64_t log_seq = 0;  // the last state-log record this snapshot includes (replay skips up to it)
   bool operator==(const DurableState&) const = default;
 
@@ -85,8 +89,9 @@ struct DeletePod { std::string uid; };
 struct AckPreview { PolicyKind kind; std::string name; int64_t generation = 0; };
 struct PutIntent { Intent intent; };
 struct PutRole { TaskRoleSet role; };  // an empty role: the tid's registration is removed
-using StateChange =
-    std::variant<PutPolicy, DeletePolicy, PutClaim, DeleteClaim, PutPod, DeletePod, AckPreview, PutIntent, PutRole>;
+struct PutNodeLabels { std::map<std::string, std::string> labels; };  // the Node object's labels
+using StateChange = std::variant<PutPolicy, DeletePolicy, PutClaim, DeleteClaim, PutPod, DeletePod, AckPreview,
+                                 PutIntent, PutRole, PutNodeLabels>;
 void apply_change(DurableState& s, const StateChange& c);
 
 // A log record's payload: {"seq":N,"changes":[{"putPolicy":{...}}, ...]} (the same codecs as the

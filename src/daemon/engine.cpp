@@ -227,6 +227,17 @@ bool Engine::startup(std::string* err) {
     ++replayed;
   }
   if (replayed) spdlog::info("durable state: {} log records replayed after the snapshot", replayed);
+  // The Node object's labels the feed last sent select node policies from the first turn on, as
+  // before the restart; the feed resends them when it reconnects.
+  if (durable_.node_object_labels) {
+    if (auto r = core_.apply(NodeLabels{effective_node_labels(node_name_, cfg_.node_labels, *durable_.node_object_labels)});
+        r.ok()) {
+      node_object_labels_ = durable_.node_object_labels;
+    } else {
+      spdlog::error("restoring the Node object's labels: refused by the core ({}: {}); the config's apply", r.field,
+                    r.message);
+    }
+  }
   size_t restored = 0;
   for (auto& e : restore_events(durable_)) {
     if (auto* pb = std::get_if<PodBound>(&e)) pb->pod = resolve_pod(pb->pod, nullptr);

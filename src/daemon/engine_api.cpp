@@ -286,6 +286,10 @@ node::Write Engine::set_node_labels(const NodeLabelMap& labels) {
     w.refused = refusal(Subject::Request, r.field, r.message);
     return w;
   }
+  if (node_object_labels_ != labels) {
+    record(PutNodeLabels{labels});  // a restart starts from them, not from the config (INV-7)
+    w.durable = true;
+  }
   node_object_labels_ = labels;
   w.warnings = r.warnings;
   w.ignored = r.status == ApplyResult::Status::Ignored;

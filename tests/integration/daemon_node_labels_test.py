@@ -10,6 +10,7 @@ Same harness and arguments as daemon_test.py (its Daemon class is reused):
 """
 import signal
 import sys
+import time
 import unittest
 
 import grpc
@@ -90,6 +91,22 @@ class NodeLabels(unittest.TestCase):
 
         d.call("SetNodeLabels", pb.SetNodeLabelsRequest(labels={"claim2core.io/pool": "inference"}))
         self.assertTrue(wait_for(self.has_entry), "the label back: the entry is back")
+
+    def test_the_node_objects_labels_survive_a_restart(self):
+        # INV-7: a policy selected only by the Node object's labels keeps its entry across a
+        # restart; the daemon does not fall back to the config's labels until the feed resends.
+        d = self.d
+        pol = by_label("by-pool", "c2c-it-label", [("claim2core.io/pool", "In", ["batch"])])
+        d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=pol))
+        d.call("SetNodeLabels", pb.SetNodeLabelsRequest(labels={"claim2core.io/pool": "batch"}))
+        self.assertTrue(wait_for(self.has_entry), "the Node object's label selects the policy")
+        d.stop()
+        d.start()
+        pv = d.call("Preview", pb.PreviewRequest(policy=pol))
+        self.assertFalse([w for w in pv.warnings if "node not selected" in w],
+                         "after the restart the Node object's labels still select it: %s" % list(pv.warnings))
+        time.sleep(1.5)  # past a read-back pass (readback_interval 1s): nothing pruned it
+        self.assertTrue(self.has_entry(), "the entry stayed across the restart")
 
     def test_a_reload_applies_new_config_labels(self):
         d = self.d

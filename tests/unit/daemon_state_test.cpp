@@ -81,6 +81,7 @@ DurableState sample_state() {
   in.warnings = {"w"};
   in.updated_unix_ms = 1700000000000;
   s.intents = {in};
+  s.node_object_labels = std::map<std::string, std::string>{{"claim2core.io/pool", "batch"}};
   return s;
 }
 
@@ -93,6 +94,25 @@ TEST(DaemonDurableState, RoundTripsExactly) {
   EXPECT_EQ(back.policies.size(), 2u);
   EXPECT_EQ(back.policy_tombstones.size(), 1u);
   EXPECT_EQ(back.claim_tombstones, (std::vector<ClaimTombstone>{{"claim-old", 9}}));
+}
+
+// The Node object's labels the feed sent are durable (a log record and the snapshot), and a
+// label the API server would refuse is an error naming the field, not a label.
+TEST(DaemonDurableState, TheNodeObjectsLabelsAreDurableAndChecked) {
+  DurableState s;
+  apply_change(s, PutNodeLabels{{{"zone", "b"}}});
+  ASSERT_TRUE(s.node_object_labels);
+  EXPECT_EQ(*s.node_object_labels, (std::map<std::string, std::string>{{"zone", "b"}}));
+  uint64_t seq = 0;
+  std::vector<StateChange> back;
+  FieldError err;
+  ASSERT_TRUE(decode_changes(encode_changes(7, {PutNodeLabels{{{"zone", "b"}}}}), &seq, &back, &err)) << err.message;
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(std::get<PutNodeLabels>(back[0]).labels, (std::map<std::string, std::string>{{"zone", "b"}}));
+  DurableState bad;
+  EXPECT_FALSE(decode_changes(R"({"seq":8,"changes":[{"putNodeLabels":{"labels":{"zone":"not a value"}}}]})", &seq,
+                              &back, &err));
+  EXPECT_NE(err.field.find("labels"), std::string::npos) << err.field;
 }
 
 // Tombstones of deallocated claims are bounded: the oldest deallocation is forgotten first, a
