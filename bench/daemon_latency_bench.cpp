@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
     *req.mutable_policy() = p;
     pb::UpsertPolicyResponse resp;
     auto s = stub->UpsertPolicy(&ctx, req, &resp);
-    if (!s.ok() || resp.intent().state() != pb::APPLIED) {
+    if (!s.ok() || resp.intent().state() == pb::FAILED) {  // Pending (no task yet) or Sent: accepted
       std::fprintf(stderr, "UpsertPolicy failed: %s %s\n", s.error_message().c_str(), resp.intent().reason().c_str());
       std::exit(1);
     }
