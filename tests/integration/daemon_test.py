@@ -533,7 +533,7 @@ class IntentReasons(DaemonCase):
             self.assertTrue(any(w.startswith("node not selected: ") for w in r.warnings), r.warnings)
             self.assertIsNone(self.intent("r-other"))
             pv = d.call("Preview", pb.PreviewRequest(policy=other))
-            self.assertTrue(any("is not selected by the policy" in w for w in pv.warnings), pv.warnings)
+            self.assertTrue(any("node not selected: nodeNames does not name this node" in w for w in pv.warnings), pv.warnings)
             self.assertFalse(set(t.tids) & set(d.map_entries()), "another node's policy wrote entries here")
 
             # Lost the conflict: the higher priority takes both threads; the loser names it, per tid.
