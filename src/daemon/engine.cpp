@@ -230,10 +230,9 @@ bool Engine::startup(std::string* err) {
   // The Node object's labels the feed last sent select node policies from the first turn on, as
   // before the restart; the feed resends them when it reconnects.
   if (durable_.node_object_labels) {
-    if (auto r = core_.apply(NodeLabels{effective_node_labels(node_name_, cfg_.node_labels, *durable_.node_object_labels)});
-        r.ok()) {
-      node_object_labels_ = durable_.node_object_labels;
-    } else {
+    node_object_labels_ = durable_.node_object_labels;
+    if (auto r = core_.apply(NodeLabels{node_labels()}); !r.ok()) {
+      node_object_labels_.reset();
       spdlog::error("restoring the Node object's labels: refused by the core ({}: {}); the config's apply", r.field,
                     r.message);
     }
