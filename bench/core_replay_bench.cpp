@@ -10,14 +10,14 @@
 namespace c2c::bench {
 namespace {
 
-std::vector<trace::TraceEvent> make_trace(size_t n_events) {
+std::vector<codec::TraceEvent> make_trace(size_t n_events) {
   WorldOptions o{.tasks = n_events / 2, .population = Population::Mixed, .build_core = false};
   World w(o);
   std::vector<Event> events = World::node_events(o);
   for (Event& e : w.task_events()) events.push_back(std::move(e));
   std::vector<Event> stream;
   w.next_events(n_events > events.size() ? n_events - events.size() : 0, stream);
-  std::vector<trace::TraceEvent> out;
+  std::vector<codec::TraceEvent> out;
   out.reserve(n_events + n_events / 25);
   Nanos now = 0;
   auto push = [&](Event e) { out.push_back({out.size() + 1, std::move(e)}); };

@@ -2,7 +2,7 @@
 
 #include <exception>
 
-#include "trace/event_codec.hpp"
+#include "codec/event_codec.hpp"
 
 #ifdef C2C_FUZZ_HAVE_NAIVE
 #include "compare.hpp"
@@ -24,8 +24,8 @@ const char* status_name(int s) {
 // traces that replay something else than what failed.
 std::optional<std::string> round_trip_error(const Event& e) {
   try {
-    const nlohmann::json once = trace::encode_event(e);
-    const nlohmann::json twice = trace::encode_event(trace::decode_event(once));
+    const nlohmann::json once = codec::encode_event(e);
+    const nlohmann::json twice = codec::encode_event(codec::decode_event(once));
     if (once != twice) return "encode(decode(encode(e))) differs: " + once.dump() + " vs " + twice.dump();
   } catch (const std::exception& ex) {
     return std::string("an applied event does not decode after encoding: ") + ex.what();

@@ -9,7 +9,7 @@
 #include "fuzz/checked_run.hpp"
 #include "fuzz/event_source.hpp"
 #include "fuzz/harness_support.hpp"
-#include "trace/event_codec.hpp"
+#include "codec/event_codec.hpp"
 #include "trace/render.hpp"
 
 // Says once which checks this build runs, so a log shows whether the naive model was compared.
@@ -31,6 +31,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::fprintf(stderr, "lineage: %s\n", c2c::trace::to_json(*failure->lineage).dump().c_str());
   std::fprintf(stderr, "trace up to the failing step:\n");
   for (size_t i = 0; i < failure->step && i < events.size(); ++i)
-    std::fprintf(stderr, "%s\n", c2c::trace::encode_event(events[i]).dump().c_str());
+    std::fprintf(stderr, "%s\n", c2c::codec::encode_event(events[i]).dump().c_str());
   c2c::fuzz::die();
 }

@@ -10,9 +10,9 @@
 #include <variant>
 
 #include "fuzz/harness_support.hpp"
-#include "trace/yaml_json.hpp"
-#include "trace/json_reader.hpp"
-#include "trace/policy_codec.hpp"
+#include "codec/yaml_json.hpp"
+#include "codec/json_reader.hpp"
+#include "codec/policy_codec.hpp"
 #include "core/core.hpp"
 
 namespace {
@@ -25,17 +25,17 @@ namespace {
 template <typename P>
 void check_decoded(const P& p) {
   if (auto e = c2c::validate(p)) fail("decode_policy accepted a policy validate() refuses: " + e->field + ": " + e->message);
-  const auto again = c2c::trace::decode_policy(c2c::trace::encode_policy(p), "policy");
+  const auto again = c2c::codec::decode_policy(c2c::codec::encode_policy(p), "policy");
   const P* same = std::get_if<P>(&again);
   if (same == nullptr || !(*same == p))
-    fail("encode_policy/decode_policy round trip differs: " + c2c::trace::encode_policy(p).dump());
+    fail("encode_policy/decode_policy round trip differs: " + c2c::codec::encode_policy(p).dump());
 }
 
 void try_decode(const nlohmann::json& doc, const char* path) {
   try {
-    const auto policy = c2c::trace::decode_policy(doc, "policy");
+    const auto policy = c2c::codec::decode_policy(doc, "policy");
     std::visit([](const auto& p) { check_decoded(p); }, policy);
-  } catch (const c2c::trace::DecodeError& e) {
+  } catch (const c2c::codec::DecodeError& e) {
     if (e.field.empty() && std::string(e.what()).empty()) fail(std::string(path) + ": DecodeError names nothing");
   } catch (const std::exception& e) {
     fail(std::string(path) + ": decode_policy threw something other than DecodeError: " + e.what() +
@@ -70,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (skip_yaml) return 0;
   std::vector<nlohmann::json> docs;
   try {
-    docs = c2c::trace::yaml_to_json(text);
+    docs = c2c::codec::yaml_to_json(text);
   } catch (const std::exception&) {
     return 0;  // a YAML syntax error is a clean refusal
   }

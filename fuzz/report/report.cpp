@@ -6,7 +6,7 @@
 
 #include "core/core.hpp"
 #include "fuzz/event_source.hpp"
-#include "trace/event_codec.hpp"
+#include "codec/event_codec.hpp"
 #include "trace/render.hpp"
 
 namespace c2c::report {
@@ -14,7 +14,7 @@ namespace {
 
 std::string to_jsonl(const std::vector<Event>& events) {
   std::string out;
-  for (const auto& e : events) out += trace::encode_event(e).dump() + "\n";
+  for (const auto& e : events) out += codec::encode_event(e).dump() + "\n";
   return out;
 }
 
@@ -22,10 +22,10 @@ std::string to_jsonl(const std::vector<Event>& events) {
 // minimized failure is the one `claim2core replay` sees. nullopt when the codec refuses one.
 std::optional<std::vector<Event>> through_codec(const std::vector<Event>& events) {
   std::istringstream in(to_jsonl(events));
-  auto parsed = trace::parse_trace(in);
-  if (std::holds_alternative<trace::ParseError>(parsed)) return std::nullopt;
+  auto parsed = codec::parse_trace(in);
+  if (std::holds_alternative<codec::ParseError>(parsed)) return std::nullopt;
   std::vector<Event> out;
-  for (auto& te : std::get<std::vector<trace::TraceEvent>>(parsed)) out.push_back(std::move(te.event));
+  for (auto& te : std::get<std::vector<codec::TraceEvent>>(parsed)) out.push_back(std::move(te.event));
   return out;
 }
 
@@ -58,10 +58,10 @@ std::variant<Input, std::string> load_input(const std::string& bytes) {
   const size_t first = bytes.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && bytes[first] == '{') {
     std::istringstream in(bytes);
-    auto parsed = trace::parse_trace(in);
-    if (auto* err = std::get_if<trace::ParseError>(&parsed)) return "malformed trace: " + err->to_string();
+    auto parsed = codec::parse_trace(in);
+    if (auto* err = std::get_if<codec::ParseError>(&parsed)) return "malformed trace: " + err->to_string();
     Input input{"trace", {}};
-    for (auto& te : std::get<std::vector<trace::TraceEvent>>(parsed)) input.events.push_back(std::move(te.event));
+    for (auto& te : std::get<std::vector<codec::TraceEvent>>(parsed)) input.events.push_back(std::move(te.event));
     return input;
   }
   return Input{"fuzz_core_events input",

@@ -9,7 +9,7 @@
 #include <iostream>
 
 #include "conformance.hpp"
-#include "trace/event_codec.hpp"
+#include "codec/event_codec.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2) {
@@ -23,12 +23,12 @@ int main(int argc, char** argv) {
       std::cerr << "c2c-z3-conform: " << argv[i] << ": cannot open\n";
       return 2;
     }
-    auto parsed = c2c::trace::parse_trace(in);
-    if (auto* err = std::get_if<c2c::trace::ParseError>(&parsed)) {
+    auto parsed = c2c::codec::parse_trace(in);
+    if (auto* err = std::get_if<c2c::codec::ParseError>(&parsed)) {
       std::cerr << "c2c-z3-conform: " << argv[i] << ": " << err->to_string() << "\n";
       return 2;
     }
-    const auto& events = std::get<std::vector<c2c::trace::TraceEvent>>(parsed);
+    const auto& events = std::get<std::vector<c2c::codec::TraceEvent>>(parsed);
     c2c::Core core;
     size_t checked = 0, skipped = 0, failures = 0;
     for (const auto& te : events) {

@@ -4,7 +4,7 @@
 #include <cctype>
 #include <set>
 
-#include "trace/json_reader.hpp"
+#include "codec/json_reader.hpp"
 
 namespace c2c::api {
 namespace {
@@ -159,7 +159,7 @@ Converted<DraExecutionPolicy> from_proto(const pb::DRAExecutionPolicy& p, const 
   if (!p.max_boost_duration().empty()) {
     if (auto e = check_string(at(path, "max_boost_duration"), p.max_boost_duration(), 64))
       return fail<DraExecutionPolicy>(e->field, e->message);
-    auto ns = trace::parse_duration_ns(p.max_boost_duration());
+    auto ns = codec::parse_duration_ns(p.max_boost_duration());
     if (!ns)
       return fail<DraExecutionPolicy>(at(path, "max_boost_duration"),
                                       "invalid duration '" + p.max_boost_duration() + "' (use e.g. \"500ms\", \"30s\")");
@@ -270,7 +270,7 @@ pb::DRAExecutionPolicy to_proto(const DraExecutionPolicy& p) {
     t->set_execution_class(to_string(r.exec_class));
   }
   o.set_require_preview(p.require_preview);
-  o.set_max_boost_duration(trace::format_duration(p.max_boost));
+  o.set_max_boost_duration(codec::format_duration(p.max_boost));
   o.set_fail_closed_on_stale_claim(p.fail_closed_on_stale_claim);
   o.set_fallback(p.fallback);
   return o;

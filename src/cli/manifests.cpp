@@ -5,21 +5,21 @@
 #include <iostream>
 #include <map>
 
-#include "trace/json_reader.hpp"
+#include "codec/json_reader.hpp"
 
 namespace c2c::cli {
 
-PolicyKind kind_of(const trace::AnyPolicy& p) {
+PolicyKind kind_of(const codec::AnyPolicy& p) {
   return std::holds_alternative<DraExecutionPolicy>(p) ? PolicyKind::Dra : PolicyKind::Node;
 }
 
-const std::string& name_of(const trace::AnyPolicy& p) {
+const std::string& name_of(const codec::AnyPolicy& p) {
   return std::visit([](const auto& v) -> const std::string& { return v.name; }, p);
 }
 
 std::string kind_name(PolicyKind k) { return k == PolicyKind::Dra ? "DRAExecutionPolicy" : "NodeSchedulingPolicy"; }
 
-std::string ref_of(const trace::AnyPolicy& p) { return kind_name(kind_of(p)) + "/" + name_of(p); }
+std::string ref_of(const codec::AnyPolicy& p) { return kind_name(kind_of(p)) + "/" + name_of(p); }
 
 std::vector<PolicyManifest> decode_policy_manifests(std::string_view text, const std::string& name,
                                                     const YamlLimits& limits) {
@@ -52,13 +52,13 @@ std::vector<PolicyManifest> decode_policy_manifests(std::string_view text, const
     if (!value->is_object())
       throw ManifestError(where + ": not a mapping (a policy manifest has apiVersion, kind, metadata, spec)");
     try {
-      PolicyManifest m{where, trace::decode_policy(*value, "")};
+      PolicyManifest m{where, codec::decode_policy(*value, "")};
       auto [it, fresh] = seen.emplace(ref_of(m.policy), where);
       if (!fresh)
         throw ManifestError(where + ": metadata.name: " + ref_of(m.policy) + " is already defined in " +
                             it->second.substr(name.size() + 1));
       out.push_back(std::move(m));
-    } catch (const trace::DecodeError& e) {
+    } catch (const codec::DecodeError& e) {
       throw ManifestError(where + ": " + e.field + ": " + e.what());
     }
   }

@@ -10,18 +10,18 @@
 #include <string>
 #include <vector>
 
-#include "trace/bounded_yaml.hpp"
-#include "trace/policy_codec.hpp"
+#include "codec/bounded_yaml.hpp"
+#include "codec/policy_codec.hpp"
 
 namespace c2c::cli {
 
-using trace::YamlError;
-using trace::YamlLimits;
-using trace::parse_documents_bounded;
+using codec::YamlError;
+using codec::YamlLimits;
+using codec::parse_documents_bounded;
 
 struct PolicyManifest {
   std::string source;   // "vllm.yaml doc 1": where it came from, for messages
-  trace::AnyPolicy policy;
+  codec::AnyPolicy policy;
 };
 
 // "vllm.yaml doc 1: spec.commandRegex: invalid RE2 regex ...": the file, the document
@@ -36,10 +36,10 @@ std::vector<PolicyManifest> decode_policy_manifests(std::string_view text, const
 // Reads `path` ("-": standard input) and decodes it; errors name the path.
 std::vector<PolicyManifest> load_policy_manifests(const std::string& path, const YamlLimits& limits = {});
 
-PolicyKind kind_of(const trace::AnyPolicy& p);
-const std::string& name_of(const trace::AnyPolicy& p);
+PolicyKind kind_of(const codec::AnyPolicy& p);
+const std::string& name_of(const codec::AnyPolicy& p);
 // "NodeSchedulingPolicy/vllm-enginecore", as the daemon names policies.
-std::string ref_of(const trace::AnyPolicy& p);
+std::string ref_of(const codec::AnyPolicy& p);
 std::string kind_name(PolicyKind k);
 
 }  // namespace c2c::cli

@@ -29,13 +29,13 @@ void add_replay_command(CLI::App& app, int& exit_code) {
       }
       in = &file;
     }
-    auto parsed = trace::parse_trace(*in);
-    if (auto* err = std::get_if<trace::ParseError>(&parsed)) {
+    auto parsed = codec::parse_trace(*in);
+    if (auto* err = std::get_if<codec::ParseError>(&parsed)) {
       std::cerr << "claim2core replay: " << *path << ": " << err->to_string() << "\n";
       exit_code = 2;
       return;
     }
-    auto outcome = trace::replay(std::get<std::vector<trace::TraceEvent>>(parsed), !*final_only, *stop_first);
+    auto outcome = trace::replay(std::get<std::vector<codec::TraceEvent>>(parsed), !*final_only, *stop_first);
     if (*format == "table") std::cout << trace::to_table(outcome);
     else std::cout << trace::to_json(outcome).dump(2) << "\n";
     if (outcome.invalid) {

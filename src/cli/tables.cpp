@@ -9,7 +9,7 @@
 #include "api/convert.hpp"
 #include "api/node_api_proto.hpp"
 #include "cli/structured_output.hpp"
-#include "trace/policy_codec.hpp"
+#include "codec/policy_codec.hpp"
 
 namespace c2c::cli {
 
@@ -105,7 +105,7 @@ namespace {
 nlohmann::json policy_manifest(const pb::Policy& p) {
   auto conv = api::from_proto(p, "policy");
   if (!conv.ok()) return proto_to_json(p);
-  return std::visit([](const auto& v) { return trace::encode_policy(v); }, *conv.value);
+  return std::visit([](const auto& v) { return codec::encode_policy(v); }, *conv.value);
 }
 
 std::string dra_options(const pb::DRAExecutionPolicy& d) {

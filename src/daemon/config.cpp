@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "host/events_ringbuf.hpp"
-#include "trace/bounded_yaml.hpp"
-#include "trace/json_reader.hpp"
+#include "codec/bounded_yaml.hpp"
+#include "codec/json_reader.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -44,10 +44,10 @@ bool boolean(const YAML::Node& n, const std::string& field) {
 }
 
 uint64_t duration(const YAML::Node& n, const std::string& field, uint64_t min_ns, uint64_t max_ns) {
-  auto ns = trace::parse_duration_ns(scalar(n, field));
+  auto ns = codec::parse_duration_ns(scalar(n, field));
   if (!ns) fail(field, "must be a duration such as \"30s\" or \"500ms\"");
   if (*ns < min_ns || *ns > max_ns)
-    fail(field, "must be between " + trace::format_duration(min_ns) + " and " + trace::format_duration(max_ns));
+    fail(field, "must be between " + codec::format_duration(min_ns) + " and " + codec::format_duration(max_ns));
   return *ns;
 }
 
@@ -218,8 +218,8 @@ bool parse_config(const std::string& yaml, DaemonConfig* out, FieldError* err) {
   // yaml-cpp 0.7 can hang on malformed input (fuzz/findings): the text must first parse in the
   // bounded child (which also refuses duplicate keys); only then is it parsed here.
   try {
-    trace::parse_documents_bounded(yaml);
-  } catch (const trace::YamlError& e) {
+    codec::parse_documents_bounded(yaml);
+  } catch (const codec::YamlError& e) {
     *err = FieldError{"(yaml)", std::string("not valid YAML: ") + e.what()};
     return false;
   }

@@ -14,9 +14,9 @@
 
 #include "core/fnv.hpp"
 #include "daemon/durable_write.hpp"
-#include "trace/event_codec.hpp"
-#include "trace/json_reader.hpp"
-#include "trace/policy_codec.hpp"
+#include "codec/event_codec.hpp"
+#include "codec/json_reader.hpp"
+#include "codec/policy_codec.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -34,12 +34,12 @@ std::string checksum_hex(const std::string& text) {
 PolicyId id_of(const AnyPolicy& p) { return policy_id(p); }
 
 json encode_any(const AnyPolicy& p) {
-  return std::visit([](const auto& x) { return trace::encode_policy(x); }, p);
+  return std::visit([](const auto& x) { return codec::encode_policy(x); }, p);
 }
 
 const char* kind_name(PolicyKind k) { return to_string(k); }
 
-std::optional<PolicyKind> kind_from(const std::string& s) { return trace::policy_kind_from_string(s); }
+std::optional<PolicyKind> kind_from(const std::string& s) { return codec::policy_kind_from_string(s); }
 
 json encode_intent(const Intent& i) {
   return json{{"kind", kind_name(i.kind)}, {"policy", i.policy},       {"generation", i.generation},
@@ -48,7 +48,7 @@ json encode_intent(const Intent& i) {
               {"warnings", i.warnings},    {"updatedUnixMs", i.updated_unix_ms}};
 }
 
-Intent decode_intent(const trace::Reader& r) {
+Intent decode_intent(const codec::Reader& r) {
   r.only({"kind", "policy", "generation", "node", "state", "reason", "matchedTasks", "appliedEntries", "warnings",
           "updatedUnixMs"});
   Intent i;
@@ -72,7 +72,7 @@ Intent decode_intent(const trace::Reader& r) {
 // A registered role: the task_role_set event's fields, checked by the core's validation.
 json encode_role(const TaskRoleSet& r) { return {{"tid", r.key.tid}, {"start", r.key.start}, {"role", r.role}}; }
 
-TaskRoleSet decode_role(const trace::Reader& x) {
+TaskRoleSet decode_role(const codec::Reader& x) {
   x.only({"tid", "start", "role"});
   TaskRoleSet r{{x.u32("tid"), x.u64("start")}, x.str_or("role", "")};
   if (auto bad = c2c::validate(Event{r})) x.fail(bad->field.c_str(), bad->message);
@@ -80,7 +80,7 @@ TaskRoleSet decode_role(const trace::Reader& x) {
 }
 
 // The Node object's labels, in the Kubernetes label syntax the core checks (node_labels event).
-std::map<std::string, std::string> decode_node_labels(const trace::Reader& x, const char* key) {
+std::map<std::string, std::string> decode_node_labels(const codec::Reader& x, const char* key) {
   auto labels = x.string_map(key);
   if (auto bad = c2c::validate(Event{NodeLabels{labels}})) x.fail(key, bad->field + ": " + bad->message);
   return labels;
@@ -89,7 +89,7 @@ std::map<std::string, std::string> decode_node_labels(const trace::Reader& x, co
 // The inner object of an event encoded by the trace codec (e.g. "claim" of claim_allocated).
 template <class E>
 json encode_inner(const E& e, const char* member) {
-  json j = trace::encode_event(Event{e});
+  json j = codec::encode_event(Event{e});
   return j.at(member);
 }
 
@@ -97,11 +97,11 @@ json encode_inner(const E& e, const char* member) {
 // ("state.claims[3].devices[0]").
 Event decode_inner(const json& event, const std::string& member, const std::string& path) {
   try {
-    return trace::decode_event(event);
-  } catch (const trace::DecodeError& e) {
+    return codec::decode_event(event);
+  } catch (const codec::DecodeError& e) {
     std::string f = e.field;
     if (f.rfind(member, 0) == 0) f = path + f.substr(member.size());
-    throw trace::DecodeError(f, e.what());
+    throw codec::DecodeError(f, e.what());
   }
 }
 
@@ -246,12 +246,12 @@ std::string encode_changes(uint64_t seq, const std::vector<StateChange>& changes
 
 bool decode_changes(const std::string& text, uint64_t* seq, std::vector<StateChange>* out, FieldError* err) {
   try {
-    json doc = trace::parse_json_strict(text);
-    trace::Reader top(doc, "");
+    json doc = codec::parse_json_strict(text);
+    codec::Reader top(doc, "");
     top.only({"seq", "changes"});
     std::vector<StateChange> changes;
     for (const auto& c : top.array("changes")) {
-      auto policy_kind = [](const trace::Reader& r) {
+      auto policy_kind = [](const codec::Reader& r) {
         auto k = kind_from(r.str("kind"));
         if (!k) r.fail("kind", "must be DRAExecutionPolicy or NodeSchedulingPolicy");
         return *k;
@@ -260,20 +260,20 @@ bool decode_changes(const std::string& text, uint64_t* seq, std::vector<StateCha
       const std::string op = c.raw().begin().key();
       auto x = c.child(op.c_str());
       if (op == "putPolicy") {
-        auto any = trace::decode_policy(x.raw(), x.path());
+        auto any = codec::decode_policy(x.raw(), x.path());
         changes.push_back(PutPolicy{std::visit([](auto&& p) -> AnyPolicy { return p; }, any)});
       } else if (op == "deletePolicy") {
         x.only({"kind", "name", "generation"});
         changes.push_back(DeletePolicy{policy_kind(x), x.str("name"), x.i64("generation")});
       } else if (op == "putClaim") {
-        auto e = decode_inner(json{{"v", trace::kTraceVersion}, {"kind", "claim_allocated"}, {"claim", x.raw()}},
+        auto e = decode_inner(json{{"v", codec::kTraceVersion}, {"kind", "claim_allocated"}, {"claim", x.raw()}},
                               "claim", x.path());
         changes.push_back(PutClaim{std::get<ClaimAllocated>(e).claim});
       } else if (op == "deleteClaim") {
         x.only({"uid", "generation"});
         changes.push_back(DeleteClaim{x.str("uid"), x.i64("generation")});
       } else if (op == "putPod") {
-        auto e = decode_inner(json{{"v", trace::kTraceVersion}, {"kind", "pod_bound"}, {"pod", x.raw()}}, "pod", x.path());
+        auto e = decode_inner(json{{"v", codec::kTraceVersion}, {"kind", "pod_bound"}, {"pod", x.raw()}}, "pod", x.path());
         changes.push_back(PutPod{std::get<PodBound>(e).pod});
       } else if (op == "deletePod") {
         x.only({"uid"});
@@ -295,7 +295,7 @@ bool decode_changes(const std::string& text, uint64_t* seq, std::vector<StateCha
     *seq = top.u64("seq");
     *out = std::move(changes);
     return true;
-  } catch (const trace::DecodeError& e) {
+  } catch (const codec::DecodeError& e) {
     *err = FieldError{e.field, e.what()};
     return false;
   } catch (const json::exception& e) {
@@ -337,8 +337,8 @@ std::string encode_state(const DurableState& s) {
 bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
   json doc;
   try {
-    doc = trace::parse_json_strict(text);
-  } catch (const trace::DecodeError& e) {  // a duplicate key: the file was not written by us
+    doc = codec::parse_json_strict(text);
+  } catch (const codec::DecodeError& e) {  // a duplicate key: the file was not written by us
     *err = FieldError{e.field, e.what()};
     return false;
   } catch (const json::exception& e) {  // parse_error, and out_of_range 406 for 1e999
@@ -346,20 +346,20 @@ bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
     return false;
   }
   try {
-    trace::Reader top(doc, "");
+    codec::Reader top(doc, "");
     top.only({"format", "version", "state", "checksum"});
     if (top.str("format") != kFormat) top.fail("format", std::string("must be '") + kFormat + "'");
     if (top.i64("version") != kVersion) top.fail("version", "unsupported version (this build reads 1)");
     if (!doc.contains("state") || !doc["state"].is_object()) top.fail("state", "missing or not an object");
     if (checksum_hex(doc["state"].dump()) != top.str("checksum"))
       top.fail("checksum", "does not match the state (the file was changed or damaged)");
-    trace::Reader r(doc["state"], "state");
+    codec::Reader r(doc["state"], "state");
     r.only({"policies", "previewAcks", "policyTombstones", "claims", "claimTombstones", "pods", "intents", "logSeq",
             "roles", "nodeObjectLabels"});
     DurableState s;
     s.log_seq = r.u64_or("logSeq", 0);  // files written before the state log have none
     for (const auto& p : r.array("policies")) {
-      auto any = trace::decode_policy(p.raw(), p.path());
+      auto any = codec::decode_policy(p.raw(), p.path());
       s.policies.push_back(std::visit([](auto&& x) -> AnyPolicy { return x; }, any));
     }
     for (const auto& a : r.array("previewAcks")) {
@@ -371,12 +371,12 @@ bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
     for (const auto& t : r.array("policyTombstones")) {
       t.only({"policy", "deletedGeneration"});
       auto c = t.child("policy");
-      auto any = trace::decode_policy(c.raw(), c.path());
+      auto any = codec::decode_policy(c.raw(), c.path());
       s.policy_tombstones.push_back(
           PolicyTombstone{std::visit([](auto&& x) -> AnyPolicy { return x; }, any), t.i64("deletedGeneration")});
     }
     for (const auto& c : r.array("claims")) {
-      auto e = decode_inner(json{{"v", trace::kTraceVersion}, {"kind", "claim_allocated"}, {"claim", c.raw()}},
+      auto e = decode_inner(json{{"v", codec::kTraceVersion}, {"kind", "claim_allocated"}, {"claim", c.raw()}},
                             "claim", c.path());
       s.claims.push_back(std::get<ClaimAllocated>(e).claim);
     }
@@ -388,7 +388,7 @@ bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
       s.claim_tombstones.push_back(ClaimTombstone{t.str("uid"), t.i64("generation")});
     }
     for (const auto& p : r.array("pods")) {
-      auto e = decode_inner(json{{"v", trace::kTraceVersion}, {"kind", "pod_bound"}, {"pod", p.raw()}}, "pod", p.path());
+      auto e = decode_inner(json{{"v", codec::kTraceVersion}, {"kind", "pod_bound"}, {"pod", p.raw()}}, "pod", p.path());
       s.pods.push_back(std::get<PodBound>(e).pod);
     }
     for (const auto& i : r.array("intents")) s.intents.push_back(decode_intent(i));
@@ -397,7 +397,7 @@ bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
     if (r.has("nodeObjectLabels")) s.node_object_labels = decode_node_labels(r, "nodeObjectLabels");
     *out = std::move(s);
     return true;
-  } catch (const trace::DecodeError& e) {
+  } catch (const codec::DecodeError& e) {
     *err = FieldError{e.field, e.what()};
     return false;
   } catch (const json::exception& e) {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "k8s/kube_config.hpp"
-#include "trace/policy_codec.hpp"
+#include "codec/policy_codec.hpp"
 
 namespace c2c::k8s {
 
@@ -21,6 +21,6 @@ struct ClusterAck {
 
 // GET the object named by `previewed`, compare, PATCH (merge patch of metadata.annotations with
 // the resourceVersion read: a spec changed in between is a 409, re-read and compared again).
-ClusterAck acknowledge_in_cluster(const KubeConfig& cfg, const trace::AnyPolicy& previewed, int max_attempts = 5);
+ClusterAck acknowledge_in_cluster(const KubeConfig& cfg, const codec::AnyPolicy& previewed, int max_attempts = 5);
 
 }  // namespace c2c::k8s

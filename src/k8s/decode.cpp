@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "k8s/api_version.hpp"
-#include "trace/bounded_yaml.hpp"
+#include "codec/bounded_yaml.hpp"
 #include "k8s/json_fields.hpp"
 
 namespace c2c::k8s {
@@ -168,7 +168,7 @@ Decoded decode_text(std::string_view text, const std::string& source) {
   Decoded out;
   std::vector<json> docs;
   try {
-    docs = trace::parse_documents_bounded(text);  // kubectl output is untrusted input (yaml-cpp can hang)
+    docs = codec::parse_documents_bounded(text);  // kubectl output is untrusted input (yaml-cpp can hang)
   } catch (const std::exception& e) {
     out.refused.push_back({source, "", "", e.what()});
     return out;

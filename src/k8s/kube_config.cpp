@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "k8s/decode.hpp"
-#include "trace/bounded_yaml.hpp"
+#include "codec/bounded_yaml.hpp"
 
 namespace c2c::k8s {
 
@@ -86,7 +86,7 @@ std::optional<KubeConfig> kubeconfig_from_file(const std::string& path, const st
   if (!read_file(path, text)) return fail(error, "cannot read kubeconfig " + path);
   json doc;
   try {
-    auto docs = trace::parse_documents_bounded(text);
+    auto docs = codec::parse_documents_bounded(text);
     if (docs.empty() || !docs[0].is_object()) return fail(error, path + ": not a kubeconfig");
     doc = docs[0];
   } catch (const std::exception& e) {

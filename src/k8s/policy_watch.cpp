@@ -3,7 +3,7 @@
 #include <thread>
 
 #include "k8s/policy_status.hpp"
-#include "trace/json_reader.hpp"
+#include "codec/json_reader.hpp"
 
 namespace c2c::k8s {
 
@@ -57,7 +57,7 @@ std::optional<AnyPolicy> decode_policy_object(PolicyKind kind, const json& objec
   };
   if (!object.is_object()) return fail("object", "not a JSON object");
   // Typed-list items carry no apiVersion/kind; status and the rest of metadata are Kubernetes'.
-  json doc = {{"apiVersion", object.value("apiVersion", std::string(trace::kPolicyApiVersion))},
+  json doc = {{"apiVersion", object.value("apiVersion", std::string(codec::kPolicyApiVersion))},
               {"kind", object.value("kind", std::string(policy_kind_name(kind)))}};
   if (!object.contains("metadata") || !object["metadata"].is_object()) return fail("metadata", "missing");
   const json& md = object["metadata"];
@@ -68,11 +68,11 @@ std::optional<AnyPolicy> decode_policy_object(PolicyKind kind, const json& objec
   if (doc["kind"] != policy_kind_name(kind))
     return fail("kind", "'" + doc["kind"].dump() + "' on the " + plural(kind) + " endpoint");
   try {
-    AnyPolicy p = trace::decode_policy(doc, "");
+    AnyPolicy p = codec::decode_policy(doc, "");
     // generation 0 would mean "the next one" to the daemon: a resend would then be a new version.
     if (policy_generation(p) < 1) return fail("metadata.generation", "missing or 0 (the API server sets it from 1)");
     return p;
-  } catch (const trace::DecodeError& e) {
+  } catch (const codec::DecodeError& e) {
     return fail(e.field, e.what());
   }
 }

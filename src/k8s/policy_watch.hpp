@@ -18,11 +18,11 @@
 #include "core/model.hpp"
 #include "k8s/kube_config.hpp"
 #include "k8s/list_watch.hpp"
-#include "trace/policy_codec.hpp"
+#include "codec/policy_codec.hpp"
 
 namespace c2c::k8s {
 
-using AnyPolicy = trace::AnyPolicy;
+using AnyPolicy = codec::AnyPolicy;
 
 class PolicySink {
  public:

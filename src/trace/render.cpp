@@ -1,6 +1,6 @@
 #include "trace/render.hpp"
 
-#include "trace/event_codec.hpp"
+#include "codec/event_codec.hpp"
 
 namespace c2c::trace {
 
@@ -18,11 +18,11 @@ json to_json(const Lineage& l) {
           {"role", l.role},
           {"roleSource", l.role_source},
           {"strategy", to_string(l.strategy)},
-          {"entry", encode_value(l.value)}};
+          {"entry", codec::encode_value(l.value)}};
 }
 
 json to_json(const PlanOp& op) {
-  return {{"op", to_string(op.kind)}, {"tid", op.tid}, {"value", encode_value(op.value)}, {"reason", op.reason}};
+  return {{"op", to_string(op.kind)}, {"tid", op.tid}, {"value", codec::encode_value(op.value)}, {"reason", op.reason}};
 }
 
 json to_json(const Plan& p) {
@@ -49,8 +49,8 @@ json to_json(const PreviewResult& p) {
   for (const auto& m : p.matched) {
     json j{{"tid", m.key.tid}, {"start", m.key.start}, {"tgid", m.tgid}, {"comm", m.comm},
            {"strategy", to_string(m.strategy)}};
-    j["intended"] = m.intended ? encode_value(*m.intended) : json(nullptr);
-    j["actual"] = m.actual ? encode_value(*m.actual) : json(nullptr);
+    j["intended"] = m.intended ? codec::encode_value(*m.intended) : json(nullptr);
+    j["actual"] = m.actual ? codec::encode_value(*m.actual) : json(nullptr);
     matched.push_back(j);
   }
   json conflicts = json::array();

@@ -9,18 +9,18 @@ namespace c2c::trace {
 
 using nlohmann::json;
 
-ReplayOutcome replay(const std::vector<TraceEvent>& events, bool check_every_step, bool stop_at_first) {
+ReplayOutcome replay(const std::vector<codec::TraceEvent>& events, bool check_every_step, bool stop_at_first) {
   ReplayOutcome out;
-  auto record = [&](size_t step, const TraceEvent& te, const std::vector<Violation>& vs) {
+  auto record = [&](size_t step, const codec::TraceEvent& te, const std::vector<Violation>& vs) {
     for (const auto& v : vs) out.violations.push_back({step, te.line, event_kind(te.event), v});
   };
   for (size_t i = 0; i < events.size(); ++i) {
-    const TraceEvent& te = events[i];
+    const codec::TraceEvent& te = events[i];
     const StepContext before = out.core.step_context(te.event);
     ApplyResult r = out.core.apply(te.event);
     out.steps = i + 1;
     if (r.status == ApplyResult::Status::Invalid) {
-      out.invalid = ParseError{te.line, r.field, r.message};
+      out.invalid = codec::ParseError{te.line, r.field, r.message};
       break;
     }
     if (r.status == ApplyResult::Status::Ignored) out.ignored.push_back({te.line, event_kind(te.event), r.message});

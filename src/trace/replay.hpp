@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/core.hpp"
-#include "trace/event_codec.hpp"
+#include "codec/event_codec.hpp"
 
 namespace c2c::trace {
 
@@ -31,12 +31,12 @@ struct ReplayOutcome {
   std::vector<StepViolation> violations;   // every violation, in step order
   std::vector<StepNote> ignored;           // inputs the core ignored (stale, duplicate)
   std::vector<StepNote> warnings;
-  std::optional<ParseError> invalid;       // an event the core refused: replay stopped there
+  std::optional<codec::ParseError> invalid;       // an event the core refused: replay stopped there
 };
 
 // Every step gets check_step() (incremental: the keys the event touched, so a replay is linear),
 // the final state also the full check(); check_every_step=false only checks the final state.
-ReplayOutcome replay(const std::vector<TraceEvent>& events, bool check_every_step = true, bool stop_at_first = false);
+ReplayOutcome replay(const std::vector<codec::TraceEvent>& events, bool check_every_step = true, bool stop_at_first = false);
 
 nlohmann::json to_json(const ReplayOutcome& r);
 std::string to_table(const ReplayOutcome& r);

@@ -21,7 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "k8s/decode.hpp"
-#include "trace/yaml_json.hpp"
+#include "codec/yaml_json.hpp"
 #include "k8s/http_client.hpp"
 #include "k8s/observer.hpp"
 #include "k8s_fixture_path.hpp"
@@ -174,7 +174,7 @@ json load(const std::filesystem::path& p, size_t doc = 0) {
   std::stringstream ss;
   ss << in.rdbuf();
   std::vector<json> docs;
-  for (auto& d : trace::parse_documents(ss.str()))
+  for (auto& d : codec::parse_documents(ss.str()))
     if (!d.is_null()) docs.push_back(d);
   return docs.at(doc);
 }

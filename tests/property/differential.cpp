@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "compare.hpp"
-#include "trace/event_codec.hpp"
+#include "codec/event_codec.hpp"
 
 namespace c2c::property {
 
@@ -163,7 +163,7 @@ std::optional<std::string> Differential::step(const Event& e) {
 
 std::string Differential::trace_jsonl() const {
   std::string out;
-  for (const auto& e : trace_) out += trace::encode_event(e).dump() + "\n";
+  for (const auto& e : trace_) out += codec::encode_event(e).dump() + "\n";
   return out;
 }
 

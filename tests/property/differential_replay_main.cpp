@@ -8,7 +8,7 @@
 #include <variant>
 
 #include "differential.hpp"
-#include "trace/event_codec.hpp"
+#include "codec/event_codec.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {
@@ -20,14 +20,14 @@ int main(int argc, char** argv) {
     std::cerr << "cannot open " << argv[1] << "\n";
     return 2;
   }
-  auto parsed = c2c::trace::parse_trace(in);
-  if (auto* err = std::get_if<c2c::trace::ParseError>(&parsed)) {
+  auto parsed = c2c::codec::parse_trace(in);
+  if (auto* err = std::get_if<c2c::codec::ParseError>(&parsed)) {
     std::cerr << err->to_string() << "\n";
     return 2;
   }
   const char* strict = std::getenv("C2C_PROPERTY_OPEN_FINDINGS");
   c2c::property::Differential run(c2c::naive::Options{strict != nullptr && std::string(strict) == "1"});
-  for (const auto& te : std::get<std::vector<c2c::trace::TraceEvent>>(parsed)) {
+  for (const auto& te : std::get<std::vector<c2c::codec::TraceEvent>>(parsed)) {
     if (auto failure = run.step(te.event)) {
       std::cout << "line " << te.line << ": " << *failure;
       return 1;

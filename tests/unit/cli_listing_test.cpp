@@ -5,7 +5,7 @@
 
 #include "cli/listing.hpp"
 #include "cli/tables.hpp"
-#include "trace/yaml_json.hpp"
+#include "codec/yaml_json.hpp"
 
 namespace c2c::cli {
 namespace {
@@ -106,7 +106,7 @@ TEST(CliListing, JsonAndYamlAreOneListForEveryResource) {
     EXPECT_EQ(j["kind"], "List");
     ASSERT_TRUE(j["items"].is_array());
     EXPECT_EQ(j["items"].size(), l.rows.size());
-    auto docs = trace::yaml_to_json(render_listing(l, GetFormat::Yaml));
+    auto docs = codec::yaml_to_json(render_listing(l, GetFormat::Yaml));
     ASSERT_EQ(docs.size(), 1u);
     EXPECT_EQ(docs[0], j) << render_listing(l, GetFormat::Yaml);
   }

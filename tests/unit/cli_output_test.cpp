@@ -4,7 +4,7 @@
 #include "api/convert.hpp"
 #include "cli/structured_output.hpp"
 #include "cli/tables.hpp"
-#include "trace/yaml_json.hpp"
+#include "codec/yaml_json.hpp"
 
 namespace c2c::cli {
 namespace {
@@ -67,7 +67,7 @@ TEST(CliOutput, YamlRoundTripsThroughTheManifestReader) {
             {"list", {1, "2"}}, {"nothing", json::array()},                 {"obj", {{"k", {{"deep", "yes"}}}}},
             {"123", "numeric key"}};
   std::string yaml = json_to_yaml(j);
-  auto back = trace::yaml_to_json(yaml);
+  auto back = codec::yaml_to_json(yaml);
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0], j) << yaml;
 }

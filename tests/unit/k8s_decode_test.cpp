@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "k8s/decode.hpp"
-#include "trace/yaml_json.hpp"
+#include "codec/yaml_json.hpp"
 #include "k8s_fixture_path.hpp"
 
 namespace c2c::k8s {
@@ -18,14 +18,14 @@ json load_first(const std::filesystem::path& p) {
   std::ifstream in(p);
   std::stringstream ss;
   ss << in.rdbuf();
-  auto docs = trace::parse_documents(ss.str());
+  auto docs = codec::parse_documents(ss.str());
   for (auto& d : docs)
     if (!d.is_null()) return d;
   return nullptr;
 }
 
 TEST(K8sYaml, PlainScalarsAreTypedQuotedStayStrings) {
-  auto docs = trace::yaml_to_json("a: 4\nb: \"4\"\nc: 80Gi\nd: 1.0.0\ne: true\nf: ~\ng: 1.5\nh: '0'\ni: -7\nj: 0x10\n");
+  auto docs = codec::yaml_to_json("a: 4\nb: \"4\"\nc: 80Gi\nd: 1.0.0\ne: true\nf: ~\ng: 1.5\nh: '0'\ni: -7\nj: 0x10\n");
   ASSERT_EQ(docs.size(), 1u);
   const json& d = docs[0];
   EXPECT_TRUE(d["a"].is_number_integer());
@@ -59,9 +59,9 @@ TEST(K8sYaml, DuplicateKeysAreRefusedInYamlAndJson) {
 }
 
 TEST(K8sYaml, JsonAndFlowStyleYamlBothParse) {
-  EXPECT_EQ(trace::parse_documents(R"({"kind":"Pod","spec":{"a":[1,2]}})")[0]["spec"]["a"][1], 2);
+  EXPECT_EQ(codec::parse_documents(R"({"kind":"Pod","spec":{"a":[1,2]}})")[0]["spec"]["a"][1], 2);
   // Bare keys are not JSON but are YAML flow style (kubernetes/website's Job example).
-  EXPECT_EQ(trace::parse_documents("{kind: \"Job\", spec: {n: 3}}")[0]["spec"]["n"], 3);
+  EXPECT_EQ(codec::parse_documents("{kind: \"Job\", spec: {n: 3}}")[0]["spec"]["n"], 3);
 }
 
 constexpr const char* kClaimV1 = R"(

@@ -18,7 +18,7 @@
 #include "k8s/feed.hpp"
 #include "k8s/feed_sender.hpp"
 #include "k8s/observer.hpp"
-#include "trace/yaml_json.hpp"
+#include "codec/yaml_json.hpp"
 
 namespace {
 
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     ss << in.rdbuf();
     std::vector<nlohmann::json> docs;
     try {
-      docs = c2c::trace::yaml_to_json(ss.str());
+      docs = c2c::codec::yaml_to_json(ss.str());
     } catch (const std::exception& e) {
       std::cerr << "exp-feed: " << f << ": " << e.what() << "\n";
       return 2;

@@ -4,12 +4,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "trace/event_codec.hpp"
-#include "trace/json_reader.hpp"
+#include "codec/event_codec.hpp"
+#include "codec/json_reader.hpp"
 #include "trace/replay.hpp"
 #include "source_dir.hpp"
 
-namespace c2c::trace {
+namespace c2c::codec {
 namespace {
 
 ParseError error_of(const std::string& line) {
@@ -143,11 +143,11 @@ TEST(TraceCodec, Durations) {
 TEST(Replay, TheExampleHoldsEveryInvariantAndShowsTheSeedScenario) {
   std::ifstream f(c2c::test::source_dir() + "/examples/llm-node.jsonl");
   auto events = std::get<std::vector<TraceEvent>>(parse_trace(f));
-  auto out = replay(events);
+  auto out = trace::replay(events);
   EXPECT_TRUE(out.violations.empty());
   EXPECT_FALSE(out.invalid.has_value());
-  auto j = to_json(out);
-  for (const char* id : kInvariantIds) EXPECT_EQ(j["verdicts"][id], "holds") << id;
+  auto j = trace::to_json(out);
+  for (const char* id : trace::kInvariantIds) EXPECT_EQ(j["verdicts"][id], "holds") << id;
   // The stale re-allocation at the end is ignored (INV-3), the reused tid is rewritten (INV-2).
   ASSERT_EQ(out.ignored.size(), 1u);
   EXPECT_NE(out.ignored[0].message.find("INV-3"), std::string::npos);
@@ -157,4 +157,4 @@ TEST(Replay, TheExampleHoldsEveryInvariantAndShowsTheSeedScenario) {
 }
 
 }  // namespace
-}  // namespace c2c::trace
+}  // namespace c2c::codec

@@ -8,7 +8,7 @@
 
 #include "core/model.hpp"
 
-namespace c2c::trace {
+namespace c2c::codec {
 
 inline constexpr const char* kPolicyApiVersion = "scheduling.gthulhu.io/v1alpha1";
 
@@ -21,4 +21,4 @@ nlohmann::json encode_policy(const DraExecutionPolicy& p);
 nlohmann::json encode_policy(const NodeSchedulingPolicy& p);
 std::optional<PolicyKind> policy_kind_from_string(const std::string& s);
 
-}  // namespace c2c::trace
+}  // namespace c2c::codec

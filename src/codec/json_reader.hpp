@@ -14,7 +14,7 @@
 
 #include "core/cpuset.hpp"
 
-namespace c2c::trace {
+namespace c2c::codec {
 
 struct DecodeError : std::runtime_error {
   std::string field;
@@ -69,4 +69,4 @@ nlohmann::json parse_json_strict(std::string_view text);
 std::optional<uint64_t> parse_duration_ns(const std::string& s);
 std::string format_duration(uint64_t ns);
 
-}  // namespace c2c::trace
+}  // namespace c2c::codec

@@ -1,4 +1,4 @@
-#include "trace/bounded_yaml.hpp"
+#include "codec/bounded_yaml.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -11,9 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "trace/yaml_json.hpp"
+#include "codec/yaml_json.hpp"
 
-namespace c2c::trace {
+namespace c2c::codec {
 namespace {
 
 using nlohmann::json;
@@ -121,4 +121,4 @@ std::vector<json> parse_documents_bounded(std::string_view text, const YamlLimit
   return docs.get<std::vector<json>>();
 }
 
-}  // namespace c2c::trace
+}  // namespace c2c::codec

@@ -1,10 +1,10 @@
-#include "trace/event_codec.hpp"
+#include "codec/event_codec.hpp"
 
 #include "core/core.hpp"
-#include "trace/json_reader.hpp"
-#include "trace/policy_codec.hpp"
+#include "codec/json_reader.hpp"
+#include "codec/policy_codec.hpp"
 
-namespace c2c::trace {
+namespace c2c::codec {
 
 using nlohmann::json;
 
@@ -372,4 +372,4 @@ std::variant<std::vector<TraceEvent>, ParseError> parse_trace(std::istream& in) 
   return events;
 }
 
-}  // namespace c2c::trace
+}  // namespace c2c::codec

@@ -6,11 +6,11 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "trace/yaml_json.hpp"
+#include "codec/yaml_json.hpp"
 
-#include "trace/json_reader.hpp"
+#include "codec/json_reader.hpp"
 
-namespace c2c::trace {
+namespace c2c::codec {
 namespace {
 
 using nlohmann::json;
@@ -149,4 +149,4 @@ std::vector<json> parse_documents(std::string_view text) {
   return yaml_to_json(text);
 }
 
-}  // namespace c2c::trace
+}  // namespace c2c::codec

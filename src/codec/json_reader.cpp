@@ -1,11 +1,11 @@
-#include "trace/json_reader.hpp"
+#include "codec/json_reader.hpp"
 
 #include <limits>
 #include <set>
 #include <string_view>
 #include <vector>
 
-namespace c2c::trace {
+namespace c2c::codec {
 
 using nlohmann::json;
 
@@ -268,4 +268,4 @@ std::string format_duration(uint64_t ns) {
   return std::to_string(ns) + "ns";
 }
 
-}  // namespace c2c::trace
+}  // namespace c2c::codec

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace c2c::trace {
+namespace c2c::codec {
 
 struct YamlLimits {
   size_t max_input_bytes = 1 << 20;                // a policy file is a few KiB
@@ -29,7 +29,7 @@ struct YamlError : std::runtime_error {
 };
 
 // Text to JSON documents (JSON when the text is JSON, else YAML 1.2 core schema, as
-// trace::parse_documents). Empty documents (a trailing "---") are dropped.
+// codec::parse_documents). Empty documents (a trailing "---") are dropped.
 std::vector<nlohmann::json> parse_documents_bounded(std::string_view text, const YamlLimits& limits = {});
 
-}  // namespace c2c::trace
+}  // namespace c2c::codec

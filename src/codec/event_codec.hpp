@@ -10,7 +10,7 @@
 
 #include "core/events.hpp"
 
-namespace c2c::trace {
+namespace c2c::codec {
 
 inline constexpr int kTraceVersion = 1;
 
@@ -39,4 +39,4 @@ nlohmann::json encode_value(const RuntimeValue& v);
 RuntimeValue decode_value(const class Reader& r);
 std::vector<std::string> flag_names(uint8_t flags);
 
-}  // namespace c2c::trace
+}  // namespace c2c::codec

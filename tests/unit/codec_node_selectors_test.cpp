@@ -2,11 +2,11 @@
 // as the seeds' simple map or as a Kubernetes LabelSelector (matchLabels + matchExpressions).
 #include <gtest/gtest.h>
 
-#include "trace/event_codec.hpp"
-#include "trace/json_reader.hpp"
-#include "trace/policy_codec.hpp"
+#include "codec/event_codec.hpp"
+#include "codec/json_reader.hpp"
+#include "codec/policy_codec.hpp"
 
-namespace c2c::trace {
+namespace c2c::codec {
 namespace {
 
 const std::string kHead =
@@ -78,4 +78,4 @@ TEST(NodeSelectorForms, TheNodeLabelsEventRoundTripsAndIsValidated) {
 }
 
 }  // namespace
-}  // namespace c2c::trace
+}  // namespace c2c::codec

@@ -7,10 +7,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "trace/bounded_yaml.hpp"
+#include "codec/bounded_yaml.hpp"
 #include "source_dir.hpp"
 
-namespace c2c::trace {
+namespace c2c::codec {
 namespace {
 
 using nlohmann::json;
@@ -99,4 +99,4 @@ TEST(BoundedYaml, TheCallerKeepsWorkingAfterARefusal) {
 }
 
 }  // namespace
-}  // namespace c2c::trace
+}  // namespace c2c::codec

@@ -1,9 +1,9 @@
-#include "trace/policy_codec.hpp"
+#include "codec/policy_codec.hpp"
 
 #include "core/core.hpp"
-#include "trace/json_reader.hpp"
+#include "codec/json_reader.hpp"
 
-namespace c2c::trace {
+namespace c2c::codec {
 
 using nlohmann::json;
 
@@ -204,4 +204,4 @@ json encode_policy(const NodeSchedulingPolicy& p) {
           {"spec", spec}};
 }
 
-}  // namespace c2c::trace
+}  // namespace c2c::codec
