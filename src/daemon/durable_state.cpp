@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "core/fnv.hpp"
-#include "daemon/durable_write.hpp"
+#include "host/durable_file.hpp"
 #include "codec/event_codec.hpp"
 #include "codec/json_reader.hpp"
 #include "codec/policy_codec.hpp"
@@ -427,7 +427,7 @@ bool load_state(const std::string& path, DurableState* out, FieldError* err) {
 }
 
 std::string save_state(const std::string& path, const DurableState& s) {
-  return write_file_durably(path, encode_state(s));
+  return host::write_file_durably(path, encode_state(s));
 }
 
 std::vector<Event> restore_events(const DurableState& s) {

@@ -15,7 +15,7 @@
 
 #include "daemon/event_log.hpp"
 #include "daemon/intent_reasons.hpp"
-#include "daemon/durable_write.hpp"
+#include "host/durable_file.hpp"
 #include "daemon/generation_guard.hpp"
 #include "host/bpf_object_path.hpp"
 #include "host/events_ringbuf.hpp"
@@ -813,7 +813,7 @@ std::string Engine::compact() {
   durable_.intents = intents_.list();
   auto t0 = std::chrono::steady_clock::now();
   const std::string text = encode_state(durable_);
-  std::string e = write_file_durably(state_path_, text);
+  std::string e = host::write_file_durably(state_path_, text);
   if (!e.empty()) {
     spdlog::error("durable state not written: {}", e);
     return e;

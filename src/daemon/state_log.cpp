@@ -10,7 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "daemon/durable_write.hpp"
+#include "host/durable_file.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -79,7 +79,7 @@ LogScan scan_log(const std::string& b) {
 std::unique_ptr<StateLog> StateLog::open(const std::string& path, LogScan* scan, std::string* err) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
-    *err = sys_error("open", path);
+    *err = host::sys_error("open", path);
     return nullptr;
   }
   std::string bytes;
@@ -88,7 +88,7 @@ std::unique_ptr<StateLog> StateLog::open(const std::string& path, LogScan* scan,
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      *err = sys_error("read", path);
+      *err = host::sys_error("read", path);
       ::close(fd);
       return nullptr;
     }
@@ -102,17 +102,17 @@ std::unique_ptr<StateLog> StateLog::open(const std::string& path, LogScan* scan,
     return nullptr;
   }
   if (scan->valid_bytes != bytes.size() && (::ftruncate(fd, static_cast<off_t>(scan->valid_bytes)) != 0 || ::fsync(fd) != 0)) {
-    *err = sys_error("cutting the torn tail off", path);
+    *err = host::sys_error("cutting the torn tail off", path);
     ::close(fd);
     return nullptr;
   }
   if (::lseek(fd, static_cast<off_t>(scan->valid_bytes), SEEK_SET) < 0) {
-    *err = sys_error("lseek", path);
+    *err = host::sys_error("lseek", path);
     ::close(fd);
     return nullptr;
   }
   // A new file's directory entry must be durable before the first record relies on it.
-  if (auto e = fsync_parent_dir(path); !e.empty()) {
+  if (auto e = host::fsync_parent_dir(path); !e.empty()) {
     *err = e;
     ::close(fd);
     return nullptr;
@@ -133,12 +133,12 @@ std::string StateLog::append(const std::string& payload) {
     ssize_t n = ::pwrite(fd_, rec.data() + off, rec.size() - off, static_cast<off_t>(size_ + off));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      e = sys_error("write", path_);
+      e = host::sys_error("write", path_);
       break;
     }
     off += static_cast<size_t>(n);
   }
-  if (e.empty() && ::fdatasync(fd_) != 0) e = sys_error("fdatasync", path_);
+  if (e.empty() && ::fdatasync(fd_) != 0) e = host::sys_error("fdatasync", path_);
   if (e.empty()) {
     size_ += rec.size();
     return "";
@@ -148,8 +148,8 @@ std::string StateLog::append(const std::string& payload) {
 }
 
 std::string StateLog::reset() {
-  if (::ftruncate(fd_, 0) != 0) return sys_error("ftruncate", path_);
-  if (::fsync(fd_) != 0) return sys_error("fsync", path_);
+  if (::ftruncate(fd_, 0) != 0) return host::sys_error("ftruncate", path_);
+  if (::fsync(fd_) != 0) return host::sys_error("fsync", path_);
   size_ = 0;
   broken_ = false;
   return "";

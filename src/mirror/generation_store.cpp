@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "core/fnv.hpp"
+#include "host/durable_file.hpp"
 
 namespace c2c::mirror {
 
@@ -24,17 +25,6 @@ std::string render(uint64_t value) {
   char sum[17];
   std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(fnv1a64(body)));
   return body + " " + sum + "\n";
-}
-
-std::string sys_error(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
-
-std::string dir_of(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
 }
 
 // Parses the whole file text; nullopt-like failure through `error`.
@@ -56,38 +46,6 @@ bool parse(const std::string& text, uint64_t* value, std::string* error) {
   return true;
 }
 
-std::string write_durably(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return sys_error("cannot create", tmp);
-  size_t off = 0;
-  while (off < text.size()) {
-    ssize_t n = ::write(fd, text.data() + off, text.size() - off);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      std::string e = sys_error("cannot write", tmp);
-      ::close(fd);
-      return e;
-    }
-    off += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0) {
-    std::string e = sys_error("cannot fsync", tmp);
-    ::close(fd);
-    return e;
-  }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return sys_error("cannot rename to", path);
-  // The rename is durable only once the directory entry is.
-  const std::string dir = dir_of(path);
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return sys_error("cannot open directory", dir);
-  int rc = ::fsync(dfd);
-  std::string e = rc != 0 ? sys_error("cannot fsync directory", dir) : "";
-  ::close(dfd);
-  return e;
-}
-
 }  // namespace
 
 Result<uint64_t> load_generation(const std::string& path) {
@@ -95,7 +53,7 @@ Result<uint64_t> load_generation(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return R::ok(0);  // first start on this node
-    return R::fail("generation file: " + sys_error("cannot open", path));
+    return R::fail("generation file: " + host::sys_error("cannot open", path));
   }
   std::string text;
   char buf[kMaxFile + 1];
@@ -103,7 +61,7 @@ Result<uint64_t> load_generation(const std::string& path) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      std::string e = sys_error("cannot read", path);
+      std::string e = host::sys_error("cannot read", path);
       ::close(fd);
       return R::fail("generation file: " + e);
     }
@@ -129,7 +87,7 @@ std::string store_generation(const std::string& path, uint64_t value) {
     return "generation " + std::to_string(value) + " is below the stored " + std::to_string(stored.value()) +
            " in " + path + "; refused (INV-4: generations never go back)";
   if (value == stored.value() && value != 0) return "";
-  return write_durably(path, render(value));
+  return host::write_file_durably(path, render(value));
 }
 
 Result<GenerationLease> GenerationLease::open(const std::string& path, uint64_t lease) {

@@ -1,4 +1,4 @@
-#include "daemon/durable_write.hpp"
+#include "host/durable_file.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -7,7 +7,7 @@
 #include <cstring>
 #include <filesystem>
 
-namespace c2c::daemon {
+namespace c2c::host {
 
 // Appended piecewise: GCC 12's -Wrestrict misfires on the chained operator+ form.
 std::string sys_error(const char* what, const std::string& path) {
@@ -36,8 +36,9 @@ std::string write_file_durably(const std::string& path, const std::string& bytes
   size_t off = 0;
   while (off < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0) errno = EIO;  // a regular file never takes nothing; do not spin on it
       std::string e = sys_error("write", tmp);
       ::close(fd);
       return e;
@@ -54,4 +55,4 @@ std::string write_file_durably(const std::string& path, const std::string& bytes
   return fsync_parent_dir(path);
 }
 
-}  // namespace c2c::daemon
+}  // namespace c2c::host
