@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/core.hpp"
+#include "core/fnv.hpp"
 #include "fuzz/event_source.hpp"
 #include "codec/event_codec.hpp"
 #include "trace/render.hpp"
@@ -44,11 +45,7 @@ std::optional<Lineage> lineage_of(const std::vector<Event>& events, const fuzz::
 }  // namespace
 
 std::string short_hash(const std::string& text) {
-  uint64_t h = 14695981039346656037ull;  // FNV-1a 64: stable across machines, no dependency
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
+  const uint64_t h = fnv1a64(text);  // stable across machines and runs
   char buf[9];
   std::snprintf(buf, sizeof buf, "%08x", static_cast<unsigned>(h ^ (h >> 32)));
   return buf;

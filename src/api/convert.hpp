@@ -21,7 +21,6 @@ namespace c2c::api {
 
 namespace pb = ::claim2core::v1;
 
-using AnyPolicy = std::variant<DraExecutionPolicy, NodeSchedulingPolicy>;
 
 // A conversion result: the value, or the field error (never both).
 template <class T>

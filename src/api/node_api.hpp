@@ -16,7 +16,6 @@
 
 namespace c2c::node {
 
-using AnyPolicy = std::variant<DraExecutionPolicy, NodeSchedulingPolicy>;
 using PolicyId = std::pair<PolicyKind, std::string>;
 
 enum class IntentState : uint8_t { Pending = 1, Sent = 2, Applied = 3, Failed = 4 };

@@ -156,10 +156,10 @@ std::string pending_hint(const std::vector<std::string>& files) {
 // ---- apply ---------------------------------------------------------------------------------------
 
 // Preview's warnings for `policy` at the generation it was stored with, minus those in `already`.
-std::vector<std::string> preview_warnings(Session& s, const api::AnyPolicy& policy, int64_t generation,
+std::vector<std::string> preview_warnings(Session& s, const c2c::AnyPolicy& policy, int64_t generation,
                                           const google::protobuf::RepeatedPtrField<std::string>& already) {
   claim2core::v1::PreviewRequest req;
-  api::AnyPolicy stored = policy;
+  c2c::AnyPolicy stored = policy;
   std::visit([&](auto& v) { v.generation = generation; }, stored);
   *req.mutable_policy() = api::to_proto(stored);
   claim2core::v1::PreviewResponse resp;
@@ -282,11 +282,11 @@ void add_delete(CLI::App& app, int& exit_code) {
 
 // ---- preview -------------------------------------------------------------------------------------
 
-std::vector<api::AnyPolicy> stored_policies(Session& s) {
+std::vector<c2c::AnyPolicy> stored_policies(Session& s) {
   claim2core::v1::ListPoliciesResponse resp;
   auto ctx = s.context();
   s.check(s.stub().ListPolicies(ctx.get(), {}, &resp), "ListPolicies");
-  std::vector<api::AnyPolicy> out;
+  std::vector<c2c::AnyPolicy> out;
   for (const auto& p : resp.policies())
     if (auto conv = api::from_proto(p, "policy"); conv.ok()) out.push_back(std::move(*conv.value));
   return out;
@@ -296,11 +296,11 @@ std::vector<api::AnyPolicy> stored_policies(Session& s) {
 // the daemon already holds the same spec, an apply changes nothing, so that is the stored
 // generation: previewing it (and acknowledging it) is what lets an applied requirePreview policy
 // go live. A changed spec keeps 0, which the daemon resolves to the next generation.
-api::AnyPolicy with_resolved_generation(api::AnyPolicy p, const std::vector<api::AnyPolicy>& stored) {
+c2c::AnyPolicy with_resolved_generation(c2c::AnyPolicy p, const std::vector<c2c::AnyPolicy>& stored) {
   if (api::generation_of(p) != 0) return p;
   for (const auto& have : stored) {
     if (have.index() != p.index() || api::name_of(have) != api::name_of(p)) continue;
-    api::AnyPolicy same = have;
+    c2c::AnyPolicy same = have;
     std::visit([](auto& v) { v.generation = 0; }, same);
     if (same == p) std::visit([&](auto& v) { v.generation = api::generation_of(have); }, p);
   }

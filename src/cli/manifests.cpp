@@ -9,17 +9,17 @@
 
 namespace c2c::cli {
 
-PolicyKind kind_of(const codec::AnyPolicy& p) {
+PolicyKind kind_of(const c2c::AnyPolicy& p) {
   return std::holds_alternative<DraExecutionPolicy>(p) ? PolicyKind::Dra : PolicyKind::Node;
 }
 
-const std::string& name_of(const codec::AnyPolicy& p) {
+const std::string& name_of(const c2c::AnyPolicy& p) {
   return std::visit([](const auto& v) -> const std::string& { return v.name; }, p);
 }
 
 std::string kind_name(PolicyKind k) { return k == PolicyKind::Dra ? "DRAExecutionPolicy" : "NodeSchedulingPolicy"; }
 
-std::string ref_of(const codec::AnyPolicy& p) { return kind_name(kind_of(p)) + "/" + name_of(p); }
+std::string ref_of(const c2c::AnyPolicy& p) { return kind_name(kind_of(p)) + "/" + name_of(p); }
 
 std::vector<PolicyManifest> decode_policy_manifests(std::string_view text, const std::string& name,
                                                     const YamlLimits& limits) {

@@ -21,7 +21,7 @@ using codec::parse_documents_bounded;
 
 struct PolicyManifest {
   std::string source;   // "vllm.yaml doc 1": where it came from, for messages
-  codec::AnyPolicy policy;
+  c2c::AnyPolicy policy;
 };
 
 // "vllm.yaml doc 1: spec.commandRegex: invalid RE2 regex ...": the file, the document
@@ -36,10 +36,10 @@ std::vector<PolicyManifest> decode_policy_manifests(std::string_view text, const
 // Reads `path` ("-": standard input) and decodes it; errors name the path.
 std::vector<PolicyManifest> load_policy_manifests(const std::string& path, const YamlLimits& limits = {});
 
-PolicyKind kind_of(const codec::AnyPolicy& p);
-const std::string& name_of(const codec::AnyPolicy& p);
+PolicyKind kind_of(const c2c::AnyPolicy& p);
+const std::string& name_of(const c2c::AnyPolicy& p);
 // "NodeSchedulingPolicy/vllm-enginecore", as the daemon names policies.
-std::string ref_of(const codec::AnyPolicy& p);
+std::string ref_of(const c2c::AnyPolicy& p);
 std::string kind_name(PolicyKind k);
 
 }  // namespace c2c::cli

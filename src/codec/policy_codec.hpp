@@ -12,7 +12,6 @@ namespace c2c::codec {
 
 inline constexpr const char* kPolicyApiVersion = "scheduling.gthulhu.io/v1alpha1";
 
-using AnyPolicy = std::variant<DraExecutionPolicy, NodeSchedulingPolicy>;
 
 // Throws DecodeError naming the field. Also runs the core's validation, so a decoded policy is
 // always one the core accepts. `path` prefixes field names (e.g. "policy").

@@ -1,5 +1,9 @@
 // FNV-1a, 64 bits: the one checksum of the project's text formats (the core's digest; the daemon's
-// state file and the mirror's generation file use the same function).
+// state file and the mirror's generation file use the same function; `claim2core report` names
+// its reports with it). The offset basis is 1469598103934665603, one digit short of FNV's
+// 14695981039346656037: a slip of the first version that every state and generation file written
+// since carries, so it stays (a checksum needs a well-mixed hash, not FNV's exact constants, and
+// changing it would make every existing file fail its check).
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "core/cpuset.hpp"
@@ -180,6 +181,9 @@ struct NodeSchedulingPolicy {
   std::vector<LabelRequirement> node_selector_expressions;
   bool operator==(const NodeSchedulingPolicy&) const = default;
 };
+
+// Either kind of policy, where code handles both alike (codecs, the node API, durable state).
+using AnyPolicy = std::variant<DraExecutionPolicy, NodeSchedulingPolicy>;
 
 enum class PolicyKind : uint8_t { Dra = 0, Node = 1 };
 const char* to_string(PolicyKind k);

@@ -22,7 +22,6 @@
 
 namespace c2c::daemon {
 
-using AnyPolicy = node::AnyPolicy;
 PolicyId policy_id(const AnyPolicy& p);
 int64_t policy_generation(const AnyPolicy& p);
 

@@ -11,7 +11,7 @@ namespace c2c::k8s {
 
 using nlohmann::json;
 
-ClusterAck acknowledge_in_cluster(const KubeConfig& cfg, const codec::AnyPolicy& previewed, int max_attempts) {
+ClusterAck acknowledge_in_cluster(const KubeConfig& cfg, const c2c::AnyPolicy& previewed, int max_attempts) {
   const bool dra = std::holds_alternative<DraExecutionPolicy>(previewed);
   const PolicyKind kind = dra ? PolicyKind::Dra : PolicyKind::Node;
   const std::string name = std::visit([](const auto& p) { return p.name; }, previewed);
@@ -42,7 +42,7 @@ ClusterAck acknowledge_in_cluster(const KubeConfig& cfg, const codec::AnyPolicy&
       return out;
     }
     const int64_t generation = std::visit([](const auto& p) { return p.generation; }, *cluster);
-    codec::AnyPolicy file = previewed;
+    c2c::AnyPolicy file = previewed;
     const int64_t file_generation = std::visit([](const auto& p) { return p.generation; }, file);
     if (file_generation != 0 && file_generation != generation) {
       out.message = ref + ": the manifest names metadata.generation " + std::to_string(file_generation) +

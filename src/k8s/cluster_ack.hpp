@@ -21,6 +21,6 @@ struct ClusterAck {
 
 // GET the object named by `previewed`, compare, PATCH (merge patch of metadata.annotations with
 // the resourceVersion read: a spec changed in between is a 409, re-read and compared again).
-ClusterAck acknowledge_in_cluster(const KubeConfig& cfg, const codec::AnyPolicy& previewed, int max_attempts = 5);
+ClusterAck acknowledge_in_cluster(const KubeConfig& cfg, const c2c::AnyPolicy& previewed, int max_attempts = 5);
 
 }  // namespace c2c::k8s

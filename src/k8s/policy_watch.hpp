@@ -22,7 +22,6 @@
 
 namespace c2c::k8s {
 
-using AnyPolicy = codec::AnyPolicy;
 
 class PolicySink {
  public:

@@ -46,7 +46,7 @@ TEST(CliOutput, ProtoJsonEnumsMapsOneofsAndUnsetMessages) {
   n.name = "vllm-enginecore";
   n.node_selectors = {{"nvidia.com/gpu.product", "NVIDIA-GB10"}};
   n.command_regex = "^EngineCore(_DP[0-9]+)?$";
-  pb::Policy p = api::to_proto(api::AnyPolicy{n});
+  pb::Policy p = api::to_proto(c2c::AnyPolicy{n});
   json pj = proto_to_json(p);
   EXPECT_TRUE(pj.contains("node"));
   EXPECT_FALSE(pj.contains("dra")) << "an unset oneof member is not printed";
@@ -179,13 +179,13 @@ TEST(CliOutput, PoliciesTableSummarisesBothKinds) {
   n.command_regex = "^EngineCore(_DP[0-9]+)?$";
   n.priority = 1;
   n.execution_time = 2'000'000;
-  *r.add_policies() = api::to_proto(api::AnyPolicy{n});
+  *r.add_policies() = api::to_proto(c2c::AnyPolicy{n});
   DraExecutionPolicy d;
   d.name = "llm-decode";
   d.resource_claims = {"gpu", "rdma"};
   d.task_roles = {TaskRole{"decode", "decode", "", ExecClass::LatencyCritical}};
   d.require_preview = true;
-  *r.add_policies() = api::to_proto(api::AnyPolicy{d});
+  *r.add_policies() = api::to_proto(c2c::AnyPolicy{d});
   std::string t = render_policies(r);
   EXPECT_NE(t.find("nodes dgx-spark-gb10; comm =~ ^EngineCore(_DP[0-9]+)?$"), std::string::npos) << t;
   EXPECT_NE(t.find("priority 1, slice 2ms"), std::string::npos) << t;
@@ -201,7 +201,7 @@ TEST(CliOutput, PoliciesTableSaysWhyTheNodeIsNotSelected) {
   n.generation = 1;
   n.node_selector_expressions = {{"gpu", LabelOperator::In, {"a100", "h100"}}};
   n.command_regex = "^x$";
-  *r.add_policies() = api::to_proto(api::AnyPolicy{n});
+  *r.add_policies() = api::to_proto(c2c::AnyPolicy{n});
   auto* why = r.add_node_not_selected();
   why->set_name("gpu-nodes");
   why->set_reason("nodeSelectors.matchExpressions[0]: gpu In [a100, h100], but the node has no label gpu");

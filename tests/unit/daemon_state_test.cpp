@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/fnv.hpp"
 #include "daemon/config.hpp"
 #include "daemon/durable_state.hpp"
 #include "daemon/intents.hpp"
@@ -159,13 +160,8 @@ TEST(DaemonDurableState, CorruptionIsAnErrorNamingTheField) {
     k["checksum"] = "";
     // Recompute the checksum the way the writer does, so the field check (not the checksum) fires.
     std::string body = k["state"].dump();
-    uint64_t h = 1469598103934665603ull;
-    for (unsigned char c : body) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
     char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a64(body)));
     k["checksum"] = buf;
     return k.dump();
   };
