@@ -63,14 +63,14 @@ NodePolicyState NodePolicyState::of(const NodeSchedulingPolicy& p) {
 // ---- indexes ---------------------------------------------------------------------------------
 
 std::string CoreImpl::resolve_pod(const std::string& cgroup) const {
-  // The deepest pod cgroup that contains the task's cgroup.
-  std::string path = cgroup;
+  // The deepest pod cgroup that contains the task's cgroup (prefixes are views: no copy per task).
+  std::string_view path = cgroup;
   while (!path.empty()) {
     auto it = pod_by_cgroup.find(path);
     if (it != pod_by_cgroup.end()) return it->second;
     auto slash = path.rfind('/');
-    if (slash == std::string::npos || slash == 0) break;
-    path.resize(slash);
+    if (slash == std::string_view::npos || slash == 0) break;
+    path = path.substr(0, slash);
   }
   return {};
 }
@@ -90,6 +90,11 @@ std::unordered_set<uint32_t> CoreImpl::tasks_under_cgroup(const std::string& cgr
 void CoreImpl::add_thread_group(std::unordered_set<uint32_t>& tids, uint32_t tgid) const {
   auto it = tids_by_tgid.find(tgid);
   if (it != tids_by_tgid.end()) tids.insert(it->second.begin(), it->second.end());
+}
+
+void CoreImpl::add_thread_group(std::vector<uint32_t>& tids, uint32_t tgid) const {
+  auto it = tids_by_tgid.find(tgid);
+  if (it != tids_by_tgid.end()) tids.insert(tids.end(), it->second.begin(), it->second.end());
 }
 
 void CoreImpl::index_task(uint32_t tid) {
@@ -395,9 +400,10 @@ struct Handlers {
 
   ApplyResult operator()(const TaskSeen& ev) {
     Task t = ev.task;
-    auto existing = s.tasks.find(t.key.tid);
+    const uint32_t tid = t.key.tid, tgid = t.tgid;
+    auto existing = s.tasks.find(tid);
     bool reused = false;
-    std::unordered_set<uint32_t> affected{t.key.tid};
+    std::vector<uint32_t> affected{tid};
     if (existing != s.tasks.end()) {
       const Task& old = existing->second.task;
       // The host plane does not observe roles: a re-observation of the same (tid, start) keeps the
@@ -409,14 +415,17 @@ struct Handlers {
                        " is older than the live task's start " + std::to_string(old.key.start));
       reused = t.key.start != old.key.start;
       if (old.key.tid == old.tgid) s.add_thread_group(affected, old.tgid);
-      s.unindex_task(t.key.tid);
+      s.unindex_task(tid);
+      existing->second = TaskState{std::move(t), {}, s.epoch};
+    } else {
+      s.tasks.emplace(tid, TaskState{std::move(t), {}, s.epoch});
     }
-    s.tasks[t.key.tid] = TaskState{t, {}, s.epoch};
-    s.index_task(t.key.tid);
-    if (t.key.tid == t.tgid) s.add_thread_group(affected, t.tgid);
+    s.index_task(tid);
+    if (tid == tgid) s.add_thread_group(affected, tgid);
     ApplyResult r;
-    s.rederive(affected, r,
-               reused ? "tid " + std::to_string(t.key.tid) + " reused by a new task (INV-2)" : "task changed");
+    s.rederive(std::move(affected), r, [&] {
+      return reused ? "tid " + std::to_string(tid) + " reused by a new task (INV-2)" : std::string("task changed");
+    });
     return r;
   }
 
@@ -432,10 +441,10 @@ struct Handlers {
     if (ci->second.empty()) s.tids_by_comm.erase(ci);
     it->second.task.comm = ev.comm;
     s.tids_by_comm[ev.comm].insert(ev.key.tid);
-    std::unordered_set<uint32_t> affected{ev.key.tid};
+    std::vector<uint32_t> affected{ev.key.tid};
     if (ev.key.tid == it->second.task.tgid) s.add_thread_group(affected, ev.key.tid);
     ApplyResult r;
-    s.rederive(affected, r, "task renamed to '" + ev.comm + "'");
+    s.rederive(std::move(affected), r, [&] { return "task renamed to '" + ev.comm + "'"; });
     return r;
   }
 
@@ -447,10 +456,11 @@ struct Handlers {
     const uint32_t tgid = it->second.task.tgid;
     s.unindex_task(ev.key.tid);
     s.tasks.erase(it);
-    std::unordered_set<uint32_t> affected{ev.key.tid};
+    s.shrink_tasks();
+    std::vector<uint32_t> affected{ev.key.tid};
     if (ev.key.tid == tgid) s.add_thread_group(affected, tgid);
     ApplyResult r;
-    s.rederive(affected, r, "task " + std::to_string(ev.key.tid) + " exited");
+    s.rederive(std::move(affected), r, [&] { return "task " + std::to_string(ev.key.tid) + " exited"; });
     return r;
   }
 
@@ -463,9 +473,9 @@ struct Handlers {
     it->second.task.role = ev.role;
     // Only DRA task roles read the role, and only of the task itself (the TGID fallback is for
     // node policies, which have no role selector).
-    std::unordered_set<uint32_t> affected{ev.key.tid};
     ApplyResult r;
-    s.rederive(affected, r, ev.role.empty() ? "role unregistered" : "role '" + ev.role + "' registered");
+    s.rederive(std::vector<uint32_t>{ev.key.tid}, r,
+               [&] { return ev.role.empty() ? std::string("role unregistered") : "role '" + ev.role + "' registered"; });
     return r;
   }
 

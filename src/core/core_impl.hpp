@@ -2,8 +2,11 @@
 // an event costs time in proportion to the entries it changes, not to the table size.
 #pragma once
 
+#include <absl/container/btree_set.h>
+#include <absl/container/flat_hash_map.h>
 #include <re2/re2.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -104,7 +107,14 @@ class CoreImpl {
   Nanos now = 0;
   std::unordered_map<std::string, ClaimState> claims;
   std::unordered_map<std::string, PodState> pods;
-  std::unordered_map<uint32_t, TaskState> tasks;
+  // Flat (open addressing, the value in the slot): a task event looks its task up several times
+  // (itself, its leader for the TGID fallback), and a node-based map costs a chain of cache misses
+  // per lookup at 100k tasks (issue #13's profile). It never shrinks by itself: shrink_tasks().
+  absl::flat_hash_map<uint32_t, TaskState> tasks;
+  // Gives the slot array back once it is mostly empty (tasks exited), as TidSet does.
+  void shrink_tasks() {
+    if (tasks.capacity() > 64 && tasks.size() * 8 < tasks.capacity()) tasks.rehash(0);
+  }
 
   // ---- indexes ----
   // The member sets are flat (TidSet): a task costs a few bytes in each, not a hash node.
@@ -115,13 +125,16 @@ class CoreImpl {
   // tree level), plus the cgroups in order for subtree scans (it changes only when a cgroup
   // gains its first task or loses its last).
   std::unordered_map<std::string, TidSet> tids_by_cgroup;
-  std::set<std::string> cgroups_in_order;
-  std::map<std::string, std::string> pod_by_cgroup;
+  absl::btree_set<std::string> cgroups_in_order;  // a B-tree: a few cache lines per lookup, not one per level
+  std::map<std::string, std::string, std::less<>> pod_by_cgroup;  // transparent: resolve_pod looks up prefixes by view
   std::unordered_map<std::string, std::unordered_set<std::string>> pods_by_claim;  // claim uid -> pod uids
 
   // ---- the desired table and the kernel side ----
   std::unordered_map<uint32_t, DesiredEntry> desired;
-  std::set<std::pair<Nanos, uint32_t>> lease_renewals;   // (renew_at, tid) of boosted entries
+  // (renew_at, tid) of boosted entries, in order. A B-tree, not std::set: a boosted entry appearing
+  // or leaving is an insert/erase here on every such task event, and a red-black tree costs one
+  // cache miss per level (~17 at 100k entries) and a 48-byte node per entry; the B-tree a few.
+  absl::btree_set<std::pair<Nanos, uint32_t>> lease_renewals;
   std::unordered_map<uint32_t, RuntimeValue> actual;
   std::unordered_map<uint32_t, std::string> removal_reasons;  // why a tid left the desired table
   std::unordered_map<uint32_t, Conflict> conflicts;          // tids matched by more than one policy
@@ -161,7 +174,13 @@ class CoreImpl {
 
   // Re-derives the given tasks' entries; bumps the generation once if anything changed.
   // `reason` explains removals (it becomes the plan's delete reason).
-  void rederive(const std::unordered_set<uint32_t>& tids, ApplyResult& out, const std::string& reason);
+  // The task events' form: a few tids (any order, repeats allowed) and the reason built only when
+  // an entry really leaves (most task events change nothing or add one; a reason string built per
+  // event was a measurable share of the event's cost, issue #13).
+  void rederive(std::vector<uint32_t> tids, ApplyResult& out, const std::function<std::string()>& reason);
+  void rederive(const std::unordered_set<uint32_t>& tids, ApplyResult& out, const std::string& reason) {
+    rederive(std::vector<uint32_t>(tids.begin(), tids.end()), out, [&reason] { return reason; });
+  }
   // Tasks whose entry may depend on the given pods / node policies (their patterns).
   std::unordered_set<uint32_t> tasks_of_pods(const std::unordered_set<std::string>& pod_uids) const;
   std::unordered_set<uint32_t> tasks_matching(const std::vector<const TitleAndComm*>& patterns) const;
@@ -172,6 +191,7 @@ class CoreImpl {
   std::string resolve_pod(const std::string& cgroup) const;
   std::unordered_set<uint32_t> tasks_under_cgroup(const std::string& cgroup) const;
   void add_thread_group(std::unordered_set<uint32_t>& tids, uint32_t leader_tgid) const;
+  void add_thread_group(std::vector<uint32_t>& tids, uint32_t leader_tgid) const;
   void set_entry(uint32_t tid, DesiredEntry e);
   std::shared_ptr<const Origin> intern_origin(const std::string& key, Origin o);
   void erase_entry(uint32_t tid, const std::string& reason);
