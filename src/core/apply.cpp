@@ -97,11 +97,15 @@ void CoreImpl::add_thread_group(std::vector<uint32_t>& tids, uint32_t tgid) cons
   if (it != tids_by_tgid.end()) tids.insert(tids.end(), it->second.begin(), it->second.end());
 }
 
-void CoreImpl::index_task(uint32_t tid) {
+void CoreImpl::index_task(uint32_t tid, uint8_t keys) {
   TaskState& t = tasks.at(tid);
-  tids_by_comm[t.task.comm].insert(tid);
-  tids_by_title[t.task.title].insert(tid);
-  tids_by_tgid[t.task.tgid].insert(tid);
+  if (keys & kByComm) tids_by_comm[t.task.comm].insert(tid);
+  // Untitled tasks (most threads on a node where nothing sets a title) are not indexed: one set of
+  // every task would cost each task event a cache miss in a 100k-member array; tasks_matching
+  // finds them by a scan in the rare case that a title-only pattern matches the empty title.
+  if ((keys & kByTitle) && !t.task.title.empty()) tids_by_title[t.task.title].insert(tid);
+  if (keys & kByTgid) tids_by_tgid[t.task.tgid].insert(tid);
+  if (!(keys & kByCgroup)) return;
   auto [cg, fresh] = tids_by_cgroup.try_emplace(t.task.cgroup);
   if (fresh) cgroups_in_order.insert(t.task.cgroup);
   cg->second.insert(tid);
@@ -109,7 +113,7 @@ void CoreImpl::index_task(uint32_t tid) {
   if (!t.pod_uid.empty()) pods.at(t.pod_uid).tids.insert(tid);
 }
 
-void CoreImpl::unindex_task(uint32_t tid) {
+void CoreImpl::unindex_task(uint32_t tid, uint8_t keys) {
   const TaskState& t = tasks.at(tid);
   auto drop = [tid](auto& index, const auto& key) {
     auto it = index.find(key);
@@ -117,9 +121,10 @@ void CoreImpl::unindex_task(uint32_t tid) {
     it->second.erase(tid);
     if (it->second.empty()) index.erase(it);
   };
-  drop(tids_by_comm, t.task.comm);
-  drop(tids_by_title, t.task.title);
-  drop(tids_by_tgid, t.task.tgid);
+  if (keys & kByComm) drop(tids_by_comm, t.task.comm);
+  if ((keys & kByTitle) && !t.task.title.empty()) drop(tids_by_title, t.task.title);
+  if (keys & kByTgid) drop(tids_by_tgid, t.task.tgid);
+  if (!(keys & kByCgroup)) return;
   if (auto cg = tids_by_cgroup.find(t.task.cgroup); cg != tids_by_cgroup.end()) {
     cg->second.erase(tid);
     if (cg->second.empty()) {
@@ -155,6 +160,9 @@ std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const Ti
       for (uint32_t tid : tids)
         if (p->matches(tasks.at(tid).task)) take(tid);
     }
+    if (!p->comm && RE2::PartialMatch("", first))  // the untitled tasks, which the title index leaves out
+      for (const auto& [tid, t] : tasks)
+        if (t.task.title.empty() && p->matches(t.task)) take(tid);
   }
   return out;
 }
@@ -403,6 +411,7 @@ struct Handlers {
     const uint32_t tid = t.key.tid, tgid = t.tgid;
     auto existing = s.tasks.find(tid);
     bool reused = false;
+    uint8_t moved = CoreImpl::kAllKeys;  // the index keys that change
     std::vector<uint32_t> affected{tid};
     if (existing != s.tasks.end()) {
       const Task& old = existing->second.task;
@@ -415,12 +424,17 @@ struct Handlers {
                        " is older than the live task's start " + std::to_string(old.key.start));
       reused = t.key.start != old.key.start;
       if (old.key.tid == old.tgid) s.add_thread_group(affected, old.tgid);
-      s.unindex_task(tid);
-      existing->second = TaskState{std::move(t), {}, s.epoch};
+      moved = static_cast<uint8_t>(
+          (old.comm != t.comm ? CoreImpl::kByComm : 0) | (old.title != t.title ? CoreImpl::kByTitle : 0) |
+          (old.tgid != t.tgid ? CoreImpl::kByTgid : 0) | (old.cgroup != t.cgroup ? CoreImpl::kByCgroup : 0));
+      s.unindex_task(tid, moved);
+      // The same cgroup resolves to the same pod (pod bindings did not change in this event).
+      std::string pod_uid = moved & CoreImpl::kByCgroup ? std::string() : std::move(existing->second.pod_uid);
+      existing->second = TaskState{std::move(t), std::move(pod_uid), s.epoch};
     } else {
       s.tasks.emplace(tid, TaskState{std::move(t), {}, s.epoch});
     }
-    s.index_task(tid);
+    s.index_task(tid, moved);
     if (tid == tgid) s.add_thread_group(affected, tgid);
     ApplyResult r;
     s.rederive(std::move(affected), r, [&] {

@@ -119,25 +119,30 @@ class CoreImpl {
   // ---- indexes ----
   // The member sets are flat (TidSet): a task costs a few bytes in each, not a hash node.
   std::unordered_map<std::string, TidSet> tids_by_comm;
-  std::unordered_map<std::string, TidSet> tids_by_title;  // process titles
-  std::unordered_map<uint32_t, TidSet> tids_by_tgid;
+  std::unordered_map<std::string, TidSet> tids_by_title;  // non-empty process titles only (index_task)
+  // The keyed-by-number and per-task indexes are flat maps (absl::flat_hash_map; the TidSet in the
+  // slot): a lookup is one or two cache lines instead of a chain of nodes. Their iteration order is
+  // unspecified and differs between runs, so nothing observable may depend on it (every listing
+  // sorts). comm and title stay std::unordered_map: preview's did-you-mean hint takes its example
+  // from the first match in iteration order.
+  absl::flat_hash_map<uint32_t, TidSet> tids_by_tgid;
   // Tasks by cgroup: hashed for the per-task updates (a path compares in one pass, not once per
   // tree level), plus the cgroups in order for subtree scans (it changes only when a cgroup
   // gains its first task or loses its last).
-  std::unordered_map<std::string, TidSet> tids_by_cgroup;
+  absl::flat_hash_map<std::string, TidSet> tids_by_cgroup;
   absl::btree_set<std::string> cgroups_in_order;  // a B-tree: a few cache lines per lookup, not one per level
   std::map<std::string, std::string, std::less<>> pod_by_cgroup;  // transparent: resolve_pod looks up prefixes by view
   std::unordered_map<std::string, std::unordered_set<std::string>> pods_by_claim;  // claim uid -> pod uids
 
   // ---- the desired table and the kernel side ----
-  std::unordered_map<uint32_t, DesiredEntry> desired;
+  std::unordered_map<uint32_t, DesiredEntry> desired;  // Core::desired() hands it out as is
   // (renew_at, tid) of boosted entries, in order. A B-tree, not std::set: a boosted entry appearing
   // or leaving is an insert/erase here on every such task event, and a red-black tree costs one
   // cache miss per level (~17 at 100k entries) and a 48-byte node per entry; the B-tree a few.
   absl::btree_set<std::pair<Nanos, uint32_t>> lease_renewals;
   std::unordered_map<uint32_t, RuntimeValue> actual;
   std::unordered_map<uint32_t, std::string> removal_reasons;  // why a tid left the desired table
-  std::unordered_map<uint32_t, Conflict> conflicts;          // tids matched by more than one policy
+  absl::flat_hash_map<uint32_t, Conflict> conflicts;          // tids matched by more than one policy
   std::unordered_map<std::string, std::weak_ptr<const Origin>> origin_pool;  // shared lineage origins
   size_t origin_pool_swept_size = 0;
   // Entries by their (shared) origin: check_step finds the entries a claim, pod or policy event can
@@ -186,8 +191,11 @@ class CoreImpl {
   std::unordered_set<uint32_t> tasks_matching(const std::vector<const TitleAndComm*>& patterns) const;
 
   // ---- index maintenance ----
-  void index_task(uint32_t tid);
-  void unindex_task(uint32_t tid);
+  // Which of a task's index keys to (un)index: a re-observation or a TID reuse within the same
+  // process and cgroup moves only the keys that changed (each key is a cache miss at 100k tasks).
+  enum IndexKey : uint8_t { kByComm = 1, kByTitle = 2, kByTgid = 4, kByCgroup = 8 /* and the pod */, kAllKeys = 15 };
+  void index_task(uint32_t tid, uint8_t keys = kAllKeys);
+  void unindex_task(uint32_t tid, uint8_t keys = kAllKeys);
   std::string resolve_pod(const std::string& cgroup) const;
   std::unordered_set<uint32_t> tasks_under_cgroup(const std::string& cgroup) const;
   void add_thread_group(std::unordered_set<uint32_t>& tids, uint32_t leader_tgid) const;
