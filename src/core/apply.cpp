@@ -119,7 +119,10 @@ void CoreImpl::unindex_task(uint32_t tid, uint8_t keys) {
     auto it = index.find(key);
     if (it == index.end()) return;
     it->second.erase(tid);
-    if (it->second.empty()) index.erase(it);
+    if (it->second.empty()) {
+      index.erase(it);
+      shrink_if_sparse(index);
+    }
   };
   if (keys & kByComm) drop(tids_by_comm, t.task.comm);
   if ((keys & kByTitle) && !t.task.title.empty()) drop(tids_by_title, t.task.title);
@@ -130,6 +133,7 @@ void CoreImpl::unindex_task(uint32_t tid, uint8_t keys) {
     if (cg->second.empty()) {
       cgroups_in_order.erase(cg->first);
       tids_by_cgroup.erase(cg);
+      shrink_if_sparse(tids_by_cgroup);
     }
   }
   if (!t.pod_uid.empty())
@@ -199,6 +203,9 @@ void CoreImpl::erase_entry(uint32_t tid, const std::string& reason) {
   unlink_origin(cur->second.origin.get(), tid);
   desired.erase(cur);
   conflicts.erase(tid);
+  // Only rederive() erases entries, never while iterating these maps.
+  shrink_if_sparse(desired);
+  shrink_if_sparse(conflicts);
   if (actual.count(tid)) removal_reasons[tid] = reason;
   touch(tid);
 }
@@ -470,7 +477,7 @@ struct Handlers {
     const uint32_t tgid = it->second.task.tgid;
     s.unindex_task(ev.key.tid);
     s.tasks.erase(it);
-    s.shrink_tasks();
+    shrink_if_sparse(s.tasks);
     std::vector<uint32_t> affected{ev.key.tid};
     if (ev.key.tid == tgid) s.add_thread_group(affected, tgid);
     ApplyResult r;

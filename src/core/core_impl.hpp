@@ -87,6 +87,14 @@ struct PolicyOverride {
   const NodePolicyState* node = nullptr;
 };
 
+// Hash maps keep their arrays when members leave; this gives them back once mostly empty, as
+// TidSet does (memory is returned when tasks exit, issue #13). It rehashes: no iterator into the
+// map may be live across the call.
+template <class Map>
+void shrink_if_sparse(Map& m) {
+  if (m.bucket_count() > 64 && m.size() * 8 < m.bucket_count()) m.rehash(0);
+}
+
 class CoreImpl {
  public:
   // ---- durable state (survives DaemonRestart) ----
@@ -109,12 +117,9 @@ class CoreImpl {
   std::unordered_map<std::string, PodState> pods;
   // Flat (open addressing, the value in the slot): a task event looks its task up several times
   // (itself, its leader for the TGID fallback), and a node-based map costs a chain of cache misses
-  // per lookup at 100k tasks (issue #13's profile). It never shrinks by itself: shrink_tasks().
+  // per lookup at 100k tasks (issue #13's profile). It never shrinks by itself: shrink_if_sparse().
   absl::flat_hash_map<uint32_t, TaskState> tasks;
-  // Gives the slot array back once it is mostly empty (tasks exited), as TidSet does.
-  void shrink_tasks() {
-    if (tasks.capacity() > 64 && tasks.size() * 8 < tasks.capacity()) tasks.rehash(0);
-  }
+
 
   // ---- indexes ----
   // The member sets are flat (TidSet): a task costs a few bytes in each, not a hash node.
