@@ -120,16 +120,15 @@ class CoreImpl {
   // per lookup at 100k tasks (issue #13's profile). It never shrinks by itself: shrink_if_sparse().
   absl::flat_hash_map<uint32_t, TaskState> tasks;
 
-
   // ---- indexes ----
   // The member sets are flat (TidSet): a task costs a few bytes in each, not a hash node.
   std::unordered_map<std::string, TidSet> tids_by_comm;
   std::unordered_map<std::string, TidSet> tids_by_title;  // non-empty process titles only (index_task)
-  // The keyed-by-number and per-task indexes are flat maps (absl::flat_hash_map; the TidSet in the
-  // slot): a lookup is one or two cache lines instead of a chain of nodes. Their iteration order is
-  // unspecified and differs between runs, so nothing observable may depend on it (every listing
-  // sorts). comm and title stay std::unordered_map: preview's did-you-mean hint takes its example
-  // from the first match in iteration order.
+  // The tgid and cgroup indexes are flat maps (absl::flat_hash_map, the TidSet in the slot): a
+  // lookup is one or two cache lines instead of a chain of nodes. The flat maps' iteration order
+  // differs between runs (Abseil seeds its hash per process), so nothing observable may depend on
+  // it (every listing sorts). comm and title stay std::unordered_map: preview's did-you-mean hint
+  // takes its example from the first match in iteration order.
   absl::flat_hash_map<uint32_t, TidSet> tids_by_tgid;
   // Tasks by cgroup: hashed for the per-task updates (a path compares in one pass, not once per
   // tree level), plus the cgroups in order for subtree scans (it changes only when a cgroup
@@ -198,7 +197,13 @@ class CoreImpl {
   // ---- index maintenance ----
   // Which of a task's index keys to (un)index: a re-observation or a TID reuse within the same
   // process and cgroup moves only the keys that changed (each key is a cache miss at 100k tasks).
-  enum IndexKey : uint8_t { kByComm = 1, kByTitle = 2, kByTgid = 4, kByCgroup = 8 /* and the pod */, kAllKeys = 15 };
+  enum IndexKey : uint8_t {
+    kByComm = 1,
+    kByTitle = 2,
+    kByTgid = 4,
+    kByCgroup = 8,  // and the pod
+    kAllKeys = 15,
+  };
   void index_task(uint32_t tid, uint8_t keys = kAllKeys);
   void unindex_task(uint32_t tid, uint8_t keys = kAllKeys);
   std::string resolve_pod(const std::string& cgroup) const;
