@@ -63,14 +63,14 @@ NodePolicyState NodePolicyState::of(const NodeSchedulingPolicy& p) {
 // ---- indexes ---------------------------------------------------------------------------------
 
 std::string CoreImpl::resolve_pod(const std::string& cgroup) const {
-  // The deepest pod cgroup that contains the task's cgroup.
-  std::string path = cgroup;
+  // The deepest pod cgroup that contains the task's cgroup (prefixes are views: no copy per task).
+  std::string_view path = cgroup;
   while (!path.empty()) {
     auto it = pod_by_cgroup.find(path);
     if (it != pod_by_cgroup.end()) return it->second;
     auto slash = path.rfind('/');
-    if (slash == std::string::npos || slash == 0) break;
-    path.resize(slash);
+    if (slash == std::string_view::npos || slash == 0) break;
+    path = path.substr(0, slash);
   }
   return {};
 }
@@ -92,11 +92,20 @@ void CoreImpl::add_thread_group(std::unordered_set<uint32_t>& tids, uint32_t tgi
   if (it != tids_by_tgid.end()) tids.insert(it->second.begin(), it->second.end());
 }
 
-void CoreImpl::index_task(uint32_t tid) {
+void CoreImpl::add_thread_group(std::vector<uint32_t>& tids, uint32_t tgid) const {
+  auto it = tids_by_tgid.find(tgid);
+  if (it != tids_by_tgid.end()) tids.insert(tids.end(), it->second.begin(), it->second.end());
+}
+
+void CoreImpl::index_task(uint32_t tid, uint8_t keys) {
   TaskState& t = tasks.at(tid);
-  tids_by_comm[t.task.comm].insert(tid);
-  tids_by_title[t.task.title].insert(tid);
-  tids_by_tgid[t.task.tgid].insert(tid);
+  if (keys & kByComm) tids_by_comm[t.task.comm].insert(tid);
+  // Untitled tasks (most threads on a node where nothing sets a title) are not indexed: one set of
+  // every task would cost each task event a cache miss in a 100k-member array; tasks_matching
+  // finds them by a scan in the rare case that a title-only pattern matches the empty title.
+  if ((keys & kByTitle) && !t.task.title.empty()) tids_by_title[t.task.title].insert(tid);
+  if (keys & kByTgid) tids_by_tgid[t.task.tgid].insert(tid);
+  if (!(keys & kByCgroup)) return;
   auto [cg, fresh] = tids_by_cgroup.try_emplace(t.task.cgroup);
   if (fresh) cgroups_in_order.insert(t.task.cgroup);
   cg->second.insert(tid);
@@ -104,22 +113,27 @@ void CoreImpl::index_task(uint32_t tid) {
   if (!t.pod_uid.empty()) pods.at(t.pod_uid).tids.insert(tid);
 }
 
-void CoreImpl::unindex_task(uint32_t tid) {
+void CoreImpl::unindex_task(uint32_t tid, uint8_t keys) {
   const TaskState& t = tasks.at(tid);
   auto drop = [tid](auto& index, const auto& key) {
     auto it = index.find(key);
     if (it == index.end()) return;
     it->second.erase(tid);
-    if (it->second.empty()) index.erase(it);
+    if (it->second.empty()) {
+      index.erase(it);
+      shrink_if_sparse(index);
+    }
   };
-  drop(tids_by_comm, t.task.comm);
-  drop(tids_by_title, t.task.title);
-  drop(tids_by_tgid, t.task.tgid);
+  if (keys & kByComm) drop(tids_by_comm, t.task.comm);
+  if ((keys & kByTitle) && !t.task.title.empty()) drop(tids_by_title, t.task.title);
+  if (keys & kByTgid) drop(tids_by_tgid, t.task.tgid);
+  if (!(keys & kByCgroup)) return;
   if (auto cg = tids_by_cgroup.find(t.task.cgroup); cg != tids_by_cgroup.end()) {
     cg->second.erase(tid);
     if (cg->second.empty()) {
       cgroups_in_order.erase(cg->first);
       tids_by_cgroup.erase(cg);
+      shrink_if_sparse(tids_by_cgroup);
     }
   }
   if (!t.pod_uid.empty())
@@ -150,6 +164,9 @@ std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const Ti
       for (uint32_t tid : tids)
         if (p->matches(tasks.at(tid).task)) take(tid);
     }
+    if (!p->comm && RE2::PartialMatch("", first))  // the untitled tasks, which the title index leaves out
+      for (const auto& [tid, t] : tasks)
+        if (t.task.title.empty() && p->matches(t.task)) take(tid);
   }
   return out;
 }
@@ -186,6 +203,9 @@ void CoreImpl::erase_entry(uint32_t tid, const std::string& reason) {
   unlink_origin(cur->second.origin.get(), tid);
   desired.erase(cur);
   conflicts.erase(tid);
+  // Only rederive() erases entries, never while iterating these maps.
+  shrink_if_sparse(desired);
+  shrink_if_sparse(conflicts);
   if (actual.count(tid)) removal_reasons[tid] = reason;
   touch(tid);
 }
@@ -395,9 +415,11 @@ struct Handlers {
 
   ApplyResult operator()(const TaskSeen& ev) {
     Task t = ev.task;
-    auto existing = s.tasks.find(t.key.tid);
+    const uint32_t tid = t.key.tid, tgid = t.tgid;
+    auto existing = s.tasks.find(tid);
     bool reused = false;
-    std::unordered_set<uint32_t> affected{t.key.tid};
+    uint8_t moved = CoreImpl::kAllKeys;  // the index keys that change
+    std::vector<uint32_t> affected{tid};
     if (existing != s.tasks.end()) {
       const Task& old = existing->second.task;
       // The host plane does not observe roles: a re-observation of the same (tid, start) keeps the
@@ -409,14 +431,22 @@ struct Handlers {
                        " is older than the live task's start " + std::to_string(old.key.start));
       reused = t.key.start != old.key.start;
       if (old.key.tid == old.tgid) s.add_thread_group(affected, old.tgid);
-      s.unindex_task(t.key.tid);
+      moved = static_cast<uint8_t>(
+          (old.comm != t.comm ? CoreImpl::kByComm : 0) | (old.title != t.title ? CoreImpl::kByTitle : 0) |
+          (old.tgid != t.tgid ? CoreImpl::kByTgid : 0) | (old.cgroup != t.cgroup ? CoreImpl::kByCgroup : 0));
+      s.unindex_task(tid, moved);
+      // The same cgroup resolves to the same pod (pod bindings did not change in this event).
+      std::string pod_uid = moved & CoreImpl::kByCgroup ? std::string() : std::move(existing->second.pod_uid);
+      existing->second = TaskState{std::move(t), std::move(pod_uid), s.epoch};
+    } else {
+      s.tasks.emplace(tid, TaskState{std::move(t), {}, s.epoch});
     }
-    s.tasks[t.key.tid] = TaskState{t, {}, s.epoch};
-    s.index_task(t.key.tid);
-    if (t.key.tid == t.tgid) s.add_thread_group(affected, t.tgid);
+    s.index_task(tid, moved);
+    if (tid == tgid) s.add_thread_group(affected, tgid);
     ApplyResult r;
-    s.rederive(affected, r,
-               reused ? "tid " + std::to_string(t.key.tid) + " reused by a new task (INV-2)" : "task changed");
+    s.rederive(std::move(affected), r, [&] {
+      return reused ? "tid " + std::to_string(tid) + " reused by a new task (INV-2)" : std::string("task changed");
+    });
     return r;
   }
 
@@ -432,10 +462,10 @@ struct Handlers {
     if (ci->second.empty()) s.tids_by_comm.erase(ci);
     it->second.task.comm = ev.comm;
     s.tids_by_comm[ev.comm].insert(ev.key.tid);
-    std::unordered_set<uint32_t> affected{ev.key.tid};
+    std::vector<uint32_t> affected{ev.key.tid};
     if (ev.key.tid == it->second.task.tgid) s.add_thread_group(affected, ev.key.tid);
     ApplyResult r;
-    s.rederive(affected, r, "task renamed to '" + ev.comm + "'");
+    s.rederive(std::move(affected), r, [&] { return "task renamed to '" + ev.comm + "'"; });
     return r;
   }
 
@@ -447,10 +477,11 @@ struct Handlers {
     const uint32_t tgid = it->second.task.tgid;
     s.unindex_task(ev.key.tid);
     s.tasks.erase(it);
-    std::unordered_set<uint32_t> affected{ev.key.tid};
+    shrink_if_sparse(s.tasks);
+    std::vector<uint32_t> affected{ev.key.tid};
     if (ev.key.tid == tgid) s.add_thread_group(affected, tgid);
     ApplyResult r;
-    s.rederive(affected, r, "task " + std::to_string(ev.key.tid) + " exited");
+    s.rederive(std::move(affected), r, [&] { return "task " + std::to_string(ev.key.tid) + " exited"; });
     return r;
   }
 
@@ -463,9 +494,9 @@ struct Handlers {
     it->second.task.role = ev.role;
     // Only DRA task roles read the role, and only of the task itself (the TGID fallback is for
     // node policies, which have no role selector).
-    std::unordered_set<uint32_t> affected{ev.key.tid};
     ApplyResult r;
-    s.rederive(affected, r, ev.role.empty() ? "role unregistered" : "role '" + ev.role + "' registered");
+    s.rederive(std::vector<uint32_t>{ev.key.tid}, r,
+               [&] { return ev.role.empty() ? std::string("role unregistered") : "role '" + ev.role + "' registered"; });
     return r;
   }
 

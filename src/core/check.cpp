@@ -45,7 +45,7 @@ struct Reporter {
 
 std::string who(uint32_t tid) { return "tid " + std::to_string(tid); }
 
-using TaskIt = std::unordered_map<uint32_t, TaskState>::const_iterator;
+using TaskIt = decltype(CoreImpl::tasks)::const_iterator;
 
 // INV-2: the entry belongs to the live task with exactly this (tid, start).
 void entry_inv2(const CoreImpl& s, uint32_t tid, const DesiredEntry& e, TaskIt t, const Reporter& report) {

@@ -2,8 +2,11 @@
 // an event costs time in proportion to the entries it changes, not to the table size.
 #pragma once
 
+#include <absl/container/btree_set.h>
+#include <absl/container/flat_hash_map.h>
 #include <re2/re2.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -84,6 +87,14 @@ struct PolicyOverride {
   const NodePolicyState* node = nullptr;
 };
 
+// Hash maps keep their arrays when members leave; this gives them back once mostly empty, as
+// TidSet does (memory is returned when tasks exit, issue #13). It rehashes: no iterator into the
+// map may be live across the call.
+template <class Map>
+void shrink_if_sparse(Map& m) {
+  if (m.bucket_count() > 64 && m.size() * 8 < m.bucket_count()) m.rehash(0);
+}
+
 class CoreImpl {
  public:
   // ---- durable state (survives DaemonRestart) ----
@@ -104,27 +115,38 @@ class CoreImpl {
   Nanos now = 0;
   std::unordered_map<std::string, ClaimState> claims;
   std::unordered_map<std::string, PodState> pods;
-  std::unordered_map<uint32_t, TaskState> tasks;
+  // Flat (open addressing, the value in the slot): a task event looks its task up several times
+  // (itself, its leader for the TGID fallback), and a node-based map costs a chain of cache misses
+  // per lookup at 100k tasks (issue #13's profile). It never shrinks by itself: shrink_if_sparse().
+  absl::flat_hash_map<uint32_t, TaskState> tasks;
 
   // ---- indexes ----
   // The member sets are flat (TidSet): a task costs a few bytes in each, not a hash node.
   std::unordered_map<std::string, TidSet> tids_by_comm;
-  std::unordered_map<std::string, TidSet> tids_by_title;  // process titles
-  std::unordered_map<uint32_t, TidSet> tids_by_tgid;
+  std::unordered_map<std::string, TidSet> tids_by_title;  // non-empty process titles only (index_task)
+  // The tgid and cgroup indexes are flat maps (absl::flat_hash_map, the TidSet in the slot): a
+  // lookup is one or two cache lines instead of a chain of nodes. The flat maps' iteration order
+  // differs between runs (Abseil seeds its hash per process), so nothing observable may depend on
+  // it (every listing sorts). comm and title stay std::unordered_map: preview's did-you-mean hint
+  // takes its example from the first match in iteration order.
+  absl::flat_hash_map<uint32_t, TidSet> tids_by_tgid;
   // Tasks by cgroup: hashed for the per-task updates (a path compares in one pass, not once per
   // tree level), plus the cgroups in order for subtree scans (it changes only when a cgroup
   // gains its first task or loses its last).
-  std::unordered_map<std::string, TidSet> tids_by_cgroup;
-  std::set<std::string> cgroups_in_order;
-  std::map<std::string, std::string> pod_by_cgroup;
+  absl::flat_hash_map<std::string, TidSet> tids_by_cgroup;
+  absl::btree_set<std::string> cgroups_in_order;  // a B-tree: a few cache lines per lookup, not one per level
+  std::map<std::string, std::string, std::less<>> pod_by_cgroup;  // transparent: resolve_pod looks up prefixes by view
   std::unordered_map<std::string, std::unordered_set<std::string>> pods_by_claim;  // claim uid -> pod uids
 
   // ---- the desired table and the kernel side ----
-  std::unordered_map<uint32_t, DesiredEntry> desired;
-  std::set<std::pair<Nanos, uint32_t>> lease_renewals;   // (renew_at, tid) of boosted entries
+  std::unordered_map<uint32_t, DesiredEntry> desired;  // Core::desired() hands it out as is
+  // (renew_at, tid) of boosted entries, in order. A B-tree, not std::set: a boosted entry appearing
+  // or leaving is an insert/erase here on every such task event, and a red-black tree costs one
+  // cache miss per level (~17 at 100k entries) and a 48-byte node per entry; the B-tree a few.
+  absl::btree_set<std::pair<Nanos, uint32_t>> lease_renewals;
   std::unordered_map<uint32_t, RuntimeValue> actual;
   std::unordered_map<uint32_t, std::string> removal_reasons;  // why a tid left the desired table
-  std::unordered_map<uint32_t, Conflict> conflicts;          // tids matched by more than one policy
+  absl::flat_hash_map<uint32_t, Conflict> conflicts;          // tids matched by more than one policy
   std::unordered_map<std::string, std::weak_ptr<const Origin>> origin_pool;  // shared lineage origins
   size_t origin_pool_swept_size = 0;
   // Entries by their (shared) origin: check_step finds the entries a claim, pod or policy event can
@@ -161,17 +183,33 @@ class CoreImpl {
 
   // Re-derives the given tasks' entries; bumps the generation once if anything changed.
   // `reason` explains removals (it becomes the plan's delete reason).
-  void rederive(const std::unordered_set<uint32_t>& tids, ApplyResult& out, const std::string& reason);
+  // The task events' form: a few tids (any order, repeats allowed) and the reason built only when
+  // an entry really leaves (most task events change nothing or add one; a reason string built per
+  // event was a measurable share of the event's cost, issue #13).
+  void rederive(std::vector<uint32_t> tids, ApplyResult& out, const std::function<std::string()>& reason);
+  void rederive(const std::unordered_set<uint32_t>& tids, ApplyResult& out, const std::string& reason) {
+    rederive(std::vector<uint32_t>(tids.begin(), tids.end()), out, [&reason] { return reason; });
+  }
   // Tasks whose entry may depend on the given pods / node policies (their patterns).
   std::unordered_set<uint32_t> tasks_of_pods(const std::unordered_set<std::string>& pod_uids) const;
   std::unordered_set<uint32_t> tasks_matching(const std::vector<const TitleAndComm*>& patterns) const;
 
   // ---- index maintenance ----
-  void index_task(uint32_t tid);
-  void unindex_task(uint32_t tid);
+  // Which of a task's index keys to (un)index: a re-observation or a TID reuse within the same
+  // process and cgroup moves only the keys that changed (each key is a cache miss at 100k tasks).
+  enum IndexKey : uint8_t {
+    kByComm = 1,
+    kByTitle = 2,
+    kByTgid = 4,
+    kByCgroup = 8,  // and the pod
+    kAllKeys = 15,
+  };
+  void index_task(uint32_t tid, uint8_t keys = kAllKeys);
+  void unindex_task(uint32_t tid, uint8_t keys = kAllKeys);
   std::string resolve_pod(const std::string& cgroup) const;
   std::unordered_set<uint32_t> tasks_under_cgroup(const std::string& cgroup) const;
   void add_thread_group(std::unordered_set<uint32_t>& tids, uint32_t leader_tgid) const;
+  void add_thread_group(std::vector<uint32_t>& tids, uint32_t leader_tgid) const;
   void set_entry(uint32_t tid, DesiredEntry e);
   std::shared_ptr<const Origin> intern_origin(const std::string& key, Origin o);
   void erase_entry(uint32_t tid, const std::string& reason);

@@ -357,11 +357,10 @@ bool same_entry(const DesiredEntry& a, const DesiredEntry& b) {
 
 }  // namespace
 
-void CoreImpl::rederive(const std::unordered_set<uint32_t>& tids_in, ApplyResult& out, const std::string& reason) {
-  std::vector<uint32_t> tids(tids_in.begin(), tids_in.end());
+void CoreImpl::rederive(std::vector<uint32_t> tids, ApplyResult& out, const std::function<std::string()>& reason) {
   std::sort(tids.begin(), tids.end());
+  tids.erase(std::unique(tids.begin(), tids.end()), tids.end());
   std::vector<std::pair<uint32_t, std::optional<DesiredEntry>>> changes;
-  changes.reserve(tids.size());
   std::set<std::string> warnings;
 
   for (uint32_t tid : tids) {
@@ -389,13 +388,23 @@ void CoreImpl::rederive(const std::unordered_set<uint32_t>& tids_in, ApplyResult
     e.value = win->value;
     e.strategy = win->strategy;
     e.restart_epoch = epoch;
-    Origin o{win->kind, win->policy, win->policy_generation, win->pod_uid, win->claims, win->role, win->role_source};
-    if (cur != desired.end() && cur->second.origin && *cur->second.origin == o) {
+    // Compared field by field before an Origin is built: an unchanged lineage (most re-derivations)
+    // then costs no copy of its strings.
+    auto same_origin = [&w = *win](const Origin& o) {
+      return o.kind == w.kind && o.policy == w.policy && o.policy_generation == w.policy_generation &&
+             o.pod_uid == w.pod_uid && o.claims == w.claims && o.role == w.role && o.role_source == w.role_source;
+    };
+    if (cur != desired.end() && cur->second.origin && same_origin(*cur->second.origin)) {
       e.origin = cur->second.origin;
     } else {
-      std::string okey = std::string(to_string(o.kind)) + "/" + o.policy + "/" + std::to_string(o.policy_generation) +
-                         "/" + o.pod_uid + "/" + o.role + "/" + o.role_source;
-      for (const auto& c : o.claims) okey += "/" + c.uid + "@" + std::to_string(c.generation);
+      Origin o{win->kind,          std::move(win->policy), win->policy_generation, std::move(win->pod_uid),
+               std::move(win->claims), std::move(win->role), std::move(win->role_source)};
+      std::string okey;
+      okey.reserve(96);
+      okey.append(to_string(o.kind)).append("/").append(o.policy).append("/");
+      okey.append(std::to_string(o.policy_generation)).append("/").append(o.pod_uid).append("/");
+      okey.append(o.role).append("/").append(o.role_source);
+      for (const auto& c : o.claims) okey.append("/").append(c.uid).append("@").append(std::to_string(c.generation));
       e.origin = intern_origin(okey, std::move(o));
     }
     // A boost lease, once granted, runs to its deadline; re-deriving an unchanged boost keeps it.
@@ -413,12 +422,14 @@ void CoreImpl::rederive(const std::unordered_set<uint32_t>& tids_in, ApplyResult
   out.warnings.insert(out.warnings.end(), warnings.begin(), warnings.end());
   if (changes.empty()) return;
   ++generation;
+  std::optional<std::string> why;  // built once, on the first removal
   for (auto& [tid, e] : changes) {
     if (e) {
       e->value.generation = generation;
       set_entry(tid, std::move(*e));
     } else {
-      erase_entry(tid, reason);
+      if (!why) why = reason();
+      erase_entry(tid, *why);
     }
     out.changed_tids.push_back(tid);
   }

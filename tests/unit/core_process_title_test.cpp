@@ -86,6 +86,22 @@ TEST_F(StockVllm, ProcessRegexSelectsEveryThreadOfTheTitledProcess) {
   EXPECT_EQ(entry(600)->strategy, Strategy::ExactTid);
 }
 
+// The title index leaves untitled tasks out (issue #13: one set of every task cost each task event
+// a cache miss); a title-only pattern that matches the empty title still reaches them when the
+// policy arrives after the tasks, and not the titled tasks it does not match.
+TEST_F(StockVllm, ATitleOnlyPatternThatMatchesNoTitleReachesUntitledTasks) {
+  applied(TaskSeen{task(800, 800, 900, "untitled")});
+  applied(TaskSeen{task(801, 800, 901, "untitled-io")});
+  applied(NodePolicyUpsert{by_title("^$")});
+  ASSERT_NE(entry(800), nullptr) << "the untitled leader";
+  EXPECT_EQ(entry(800)->strategy, Strategy::ExactTid);
+  ASSERT_NE(entry(801), nullptr) << "the untitled thread";
+  EXPECT_EQ(entry(801)->strategy, Strategy::ExactTid);
+  EXPECT_EQ(entry(500), nullptr) << "a titled task does not match ^$";
+  EXPECT_EQ(core.desired_size(), 2u);
+  EXPECT_TRUE(core.check().empty());
+}
+
 TEST_F(StockVllm, CommAndTitleAreAnded) {
   applied(NodePolicyUpsert{by_title("_DP0$", "^VLLM::EngineCor$")});
   EXPECT_NE(entry(500), nullptr) << "the DP0 busy loop";
