@@ -123,7 +123,8 @@ vllm_run() {  # vllm_run <config> <auto|off> <selection: none|""|workers-lc> [po
   for f in $VLLM_D/out/engine-*.json; do
     [ -f "$f" ] || continue
     r=$(basename "$f" .json); r=${r#engine-}
-    ok=false; [ $src -eq 0 ] && [ "$(jq .steps "$f")" = "$(jq .steps_expected "$f")" ] && ok=true
+    ok=false  # every due tick of the window counted, released or skipped
+    [ $src -eq 0 ] && [ "$(jq '.ticks == .ticks_expected and .steps + .skipped == .ticks and .steps > 0' "$f")" = true ] && ok=true
     result vllm-$cfg-dp$r "$(jq -c --arg c "$cfg" --argjson r "$r" --argjson sel "$n_want" --arg st "$state" \
       --argjson bogo "${bogo:-0}" --argjson bogo_s "${bogo_s:-0}" --argjson hogs $VLLM_HOGS --argjson disp "$disp" --argjson ok $ok \
       '{scenario: "vllm", config: $c, dp_rank: $r, sched_ext: $st, selected_threads: $sel, stress_hogs: $hogs,

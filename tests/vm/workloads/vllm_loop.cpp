@@ -2,14 +2,14 @@
 // request was due (the input thread's timer), so the input thread's own wakeup delay, the wait for
 // the busy loop, the engine's and the workers' CPU work, the device wait and the hand-over to the
 // output thread all count, as they do for an inter-token interval. Ticks the input thread slept
-// through are still sent, each with its own due time (an open loop: a late step makes the next
-// ones late, never hidden).
+// through or that found a step still running are counted as skipped (missed), never hidden.
 #include "vllm_loop.hpp"
 
 #include <fcntl.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -27,7 +27,7 @@ namespace c2c::vllm {
 namespace {
 
 struct Msg {  // what travels input -> busy loop -> output (< PIPE_BUF: one atomic write)
-  uint64_t seq = 0, tick_ns = 0, input_ns = 0, pick_ns = 0, workers_ns = 0, run_delay_ns = 0;
+  uint64_t seq = 0, tick_ns = 0, input_ns = 0, pick_ns = 0, workers_ns = 0, run_delay_ns = 0, skipped_before = 0;
   uint8_t measured = 0, stop = 0;
 };
 
@@ -102,7 +102,7 @@ void EngineLoop::input_thread() {
     return;
   }
   bool measuring = false;
-  uint64_t k = 0, end_seq = 0;
+  uint64_t k = 0, end_seq = 0, skipped_run = 0;  // skipped_run: measured ticks skipped since the last release
   for (;;) {
     uint64_t expirations = 0;
     if (!stop_ && !read_all(tfd, &expirations, sizeof expirations)) break;
@@ -113,14 +113,24 @@ void EngineLoop::input_thread() {
       end_seq = k + cfg_.measure_ms * 1000 / cfg_.period_us;
     }
     if (measuring && k >= end_seq) break;
-    for (uint64_t i = 0; i < expirations && !(measuring && k >= end_seq); ++i, ++k) {
-      Msg m;
-      m.seq = k;
-      m.tick_ns = first + k * period_ns;
-      m.input_ns = input_ns;
-      m.measured = measuring ? 1 : 0;
-      if (!write_all(to_busy_[1], &m, sizeof m)) break;
+    if (measuring) expirations = std::min(expirations, end_seq - k);
+    const uint64_t latest = k + expirations - 1;  // the newest due tick; older ones are past
+    k += expirations;
+    if (measuring) ticks_ += expirations;
+    if (in_flight_) {  // the previous step is still running: every due tick is skipped
+      if (measuring) skipped_ += expirations, skipped_run += expirations;
+      continue;
     }
+    if (measuring) skipped_ += expirations - 1, skipped_run += expirations - 1;
+    Msg m;
+    m.seq = latest;
+    m.tick_ns = first + latest * period_ns;
+    m.input_ns = input_ns;
+    m.measured = measuring ? 1 : 0;
+    m.skipped_before = skipped_run;
+    skipped_run = 0;
+    in_flight_ = true;
+    if (!write_all(to_busy_[1], &m, sizeof m)) break;
   }
   ::close(tfd);
   Msg m;
@@ -133,7 +143,8 @@ void EngineLoop::output_thread() {
   while (read_all(to_output_[0], &m, sizeof m) && !m.stop) {
     const uint64_t out_ns = now_ns();
     if (m.measured)
-      samples_.push_back({m.seq, m.tick_ns, m.input_ns, m.pick_ns, m.workers_ns, out_ns, m.run_delay_ns});
+      samples_.push_back({m.seq, m.tick_ns, m.input_ns, m.pick_ns, m.workers_ns, out_ns, m.run_delay_ns, m.skipped_before});
+    in_flight_ = false;
   }
   output_done_ = true;
 }
@@ -174,26 +185,30 @@ void EngineLoop::run_busy_loop() {
 
 std::string EngineLoop::summary_json() const {
   std::vector<double> latency, queue, input, step, run_delay;
-  uint64_t missed = 0;
+  uint64_t late = 0;
   for (const auto& s : samples_) {
     latency.push_back(static_cast<double>(s.out_ns - s.tick_ns) / 1000.0);
     queue.push_back(static_cast<double>(s.pick_ns - s.tick_ns) / 1000.0);
     input.push_back(static_cast<double>(s.input_ns - s.tick_ns) / 1000.0);
     step.push_back(static_cast<double>(s.workers_ns - s.pick_ns) / 1000.0);
     run_delay.push_back(static_cast<double>(s.run_delay_ns) / 1000.0);
-    if (s.out_ns - s.tick_ns > cfg_.period_us * 1000) ++missed;
+    if (s.out_ns - s.tick_ns > cfg_.period_us * 1000) ++late;
   }
   const uint64_t expected = cfg_.measure_ms * 1000 / cfg_.period_us;
+  const uint64_t missed = late + skipped_;
   nlohmann::json j{{"period_us", cfg_.period_us},
                    {"deadline_us", cfg_.period_us},
                    {"engine_work_us", cfg_.engine_work_us},
                    {"worker_work_us", cfg_.worker_work_us},
                    {"device_us", cfg_.device_us},
                    {"workers", workers_.size()},
+                   {"ticks_expected", expected},
+                   {"ticks", ticks_},
                    {"steps", samples_.size()},
-                   {"steps_expected", expected},
+                   {"skipped", skipped_},
+                   {"late", late},
                    {"missed", missed},
-                   {"missed_pct", samples_.empty() ? 0.0 : 100.0 * static_cast<double>(missed) / static_cast<double>(samples_.size())},
+                   {"missed_pct", ticks_ == 0 ? 0.0 : 100.0 * static_cast<double>(missed) / static_cast<double>(ticks_)},
                    {"latency", c2c::exp::summary(latency)},
                    {"wait_for_busy_loop", c2c::exp::summary(queue)},
                    {"input_wakeup", c2c::exp::summary(input)},
@@ -204,11 +219,12 @@ std::string EngineLoop::summary_json() const {
 
 std::string EngineLoop::samples_csv() const {
   std::ostringstream o;
-  o << "seq,tick_ms,input_us,pick_us,step_done_us,latency_us,busy_loop_run_delay_us,missed\n";
+  o << "seq,tick_ms,skipped_before,input_us,pick_us,step_done_us,latency_us,busy_loop_run_delay_us,late\n";
   const uint64_t t0 = samples_.empty() ? 0 : samples_.front().tick_ns;
   const auto us = [](uint64_t from, uint64_t to) { return static_cast<double>(to - from) / 1000.0; };
   for (const auto& s : samples_) {
-    o << s.seq << ',' << static_cast<double>(s.tick_ns - t0) / 1e6 << ',' << us(s.tick_ns, s.input_ns) << ','
+    o << s.seq << ',' << static_cast<double>(s.tick_ns - t0) / 1e6 << ',' << s.skipped_before << ','
+      << us(s.tick_ns, s.input_ns) << ','
       << us(s.tick_ns, s.pick_ns) << ',' << us(s.tick_ns, s.workers_ns) << ',' << us(s.tick_ns, s.out_ns) << ',' << static_cast<double>(s.run_delay_ns) / 1000.0 << ','
       << (s.out_ns - s.tick_ns > cfg_.period_us * 1000 ? 1 : 0) << '\n';
   }

@@ -29,7 +29,12 @@ struct WorkerLink {
 // amount of work whatever the preemptions in between.
 void spin_cpu_us(uint64_t us);
 
-// One EngineCore's loop. start_input/start_output start the input and output threads through
+// One EngineCore's loop: a periodic release, as a decode loop that emits one token per interval.
+// At each tick the input thread releases one step, unless the previous step is still running:
+// then the tick is skipped (a token that could not be produced in its interval), never queued, so
+// an overrun does not snowball. A measured tick is missed when it was skipped or its step's output
+// came later than the deadline (the period) after the tick.
+// start_input/start_output start the input and output threads through
 // start_thread (the layout's thread starter, which names and reports them); run_busy_loop runs on
 // the calling (main) thread until the measured window ended or stop became true, then joins.
 class EngineLoop {
@@ -47,7 +52,7 @@ class EngineLoop {
 
  private:
   struct Sample {
-    uint64_t seq, tick_ns, input_ns, pick_ns, workers_ns, out_ns, run_delay_ns;
+    uint64_t seq, tick_ns, input_ns, pick_ns, workers_ns, out_ns, run_delay_ns, skipped_before;
   };
   LoopConfig cfg_;
   std::vector<WorkerLink> workers_;
@@ -55,6 +60,8 @@ class EngineLoop {
   int to_busy_[2] = {-1, -1}, to_output_[2] = {-1, -1};
   std::vector<Sample> samples_;
   std::atomic<bool> output_done_{false};
+  std::atomic<bool> in_flight_{false};  // a step was released and its output not yet out
+  uint64_t ticks_ = 0, skipped_ = 0;    // measured ticks; of them, not released (a step was running)
 };
 
 // A Worker process's loop on its two pipe ends: per step message, worker_work_us of CPU and
