@@ -231,13 +231,23 @@ std::string EngineLoop::samples_csv() const {
   return o.str();
 }
 
-void run_worker_loop(const LoopConfig& cfg, int request_fd, int reply_fd) {
-  uint64_t step = 0;
+std::string run_worker_loop(const LoopConfig& cfg, int request_fd, int reply_fd) {
+  const c2c::vm::RunDelayReader run_delay;
+  uint64_t step = 0, steps = 0, total_ns = 0, max_ns = 0;
   while (read_all(request_fd, &step, sizeof step)) {
+    const uint64_t rd0 = run_delay.read().value_or(0);
     spin_cpu_us(cfg.worker_work_us);
     sleep_us(cfg.device_us);
-    if (!write_all(reply_fd, &step, sizeof step)) return;
+    const uint64_t rd1 = run_delay.read().value_or(rd0);
+    if (!write_all(reply_fd, &step, sizeof step)) break;
+    ++steps;
+    total_ns += rd1 - rd0;
+    max_ns = std::max(max_ns, rd1 - rd0);
   }
+  nlohmann::json j{{"steps", steps},
+                   {"run_delay_mean_us", steps ? static_cast<double>(total_ns) / 1000.0 / static_cast<double>(steps) : 0.0},
+                   {"run_delay_max_us", static_cast<double>(max_ns) / 1000.0}};
+  return j.dump();
 }
 
 }  // namespace c2c::vllm

@@ -65,7 +65,8 @@ class EngineLoop {
 };
 
 // A Worker process's loop on its two pipe ends: per step message, worker_work_us of CPU and
-// device_us of sleep, then the reply; returns at end of file.
-void run_worker_loop(const LoopConfig& cfg, int request_fd, int reply_fd);
+// device_us of sleep, then the reply; returns at end of file with what its steps waited for a CPU
+// (JSON text: steps, the run delay per step: mean and max), the workers' share of a late step.
+std::string run_worker_loop(const LoopConfig& cfg, int request_fd, int reply_fd);
 
 }  // namespace c2c::vllm

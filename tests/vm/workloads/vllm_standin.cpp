@@ -160,7 +160,10 @@ int run_worker(const Options& o) {
   c2c::vllm::set_process_title("VLLM::Worker" + rank_suffix(o, true));
   zmq_context("worker");
   report(o, "worker-busy-loop");
-  c2c::vllm::run_worker_loop(o.loop, 3, 4);  // fds 3 and 4: spawn() put the engine's pipes there
+  // fds 3 and 4: spawn() put the engine's pipes there.
+  const std::string stats = c2c::vllm::run_worker_loop(o.loop, 3, 4);
+  if (o.loop.measure_ms > 0)
+    std::ofstream(o.out + "/worker-" + std::to_string(o.dp_rank) + "-" + std::to_string(o.tp_rank) + ".stats") << stats << "\n";
   return 0;
 }
 
