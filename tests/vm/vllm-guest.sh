@@ -2,6 +2,7 @@
 # One boot, one configuration after the other, each with its own claim2cored (private socket,
 # state dir and pin root, task_discovery: scan, as in the experiment), the C++ vLLM stand-in
 # (c2c-vllm-standin: DP 2 x TP 2, stock vLLM's names) and `stress-ng --cpu $VLLM_HOGS` on both vCPUs:
+#   eevdf-idle  scheduler: off, no policies, no stress-ng (the floor under TCG)
 #   eevdf       scheduler: off, no policies (the kernel's EEVDF)
 #   claim2core  scheduler: auto (the daemon loads claim2core), no policies
 #   adapter     the same + `claim2core apply -f vllm.yaml -f workers-throughput.yaml`
@@ -20,7 +21,7 @@ VLLM_DIR=${VLLM_DIR:-/tmp/c2c-vllm}
 VLLM_FILES=${VLLM_FILES:-/c2c/vllm}  # the policies and intended.json (run-scenarios.sh puts them there)
 VLLM_MS=${VLLM_MS:-20000}
 VLLM_HOGS=${VLLM_HOGS:-4}
-VLLM_CONFIGS=$(echo "${VLLM_CONFIGS:-eevdf,claim2core,adapter,adapter-workers-lc}" | tr , ' ')
+VLLM_CONFIGS=$(echo "${VLLM_CONFIGS:-eevdf-idle,eevdf,claim2core,adapter,adapter-workers-lc}" | tr , ' ')
 # The stand-in's loop: a 20 ms inter-token interval (the deadline); per step 2 ms of the busy
 # loop's CPU, then per worker 1 ms of CPU and 5 ms on the "GPU" (a sleep).
 VLLM_LOOP="--data-parallel-size 2 --tensor-parallel-size 2 --period-us 20000 --engine-work-us 2000 --worker-work-us 1000 --device-us 5000"
@@ -113,18 +114,21 @@ vllm_run() {  # vllm_run <config> <auto|off> <selection: none|""|workers-lc> [po
     return
   fi
   s0=$(c2c-vm-tool stats --pin-root $VLLM_PIN 2>/dev/null || echo '{}')
-  stress-ng --cpu $VLLM_HOGS --timeout $((VLLM_MS / 1000 + 3))s --metrics-brief >$VLLM_D/stress.out 2>&1 &
-  STRESS=$!
+  STRESS=""
+  if [ "$RUN_HOGS" -gt 0 ]; then
+    stress-ng --cpu $RUN_HOGS --timeout $((VLLM_MS / 1000 + 3))s --metrics-brief >$VLLM_D/stress.out 2>&1 &
+    STRESS=$!
+  fi
   sleep 1
   j0=$(cpu_jiffies)
   touch $VLLM_D/go
   wait $SPID; src=$?
   j1=$(cpu_jiffies)
   # Idle CPU time in the window: the hogs leave none unless the scheduler lets a CPU idle.
-  idle_pct=$(echo "$j0 $j1" | awk '{ t = $3 - $1; printf "%.1f", t > 0 ? 100 * ($4 - $2) / t : 0 }')
+  idle_pct=$(echo "$j0 $j1" | awk '{ t = $3 - $1; printf "%.1f", (t > 0 ? 100 * ($4 - $2) / t : 0) }')
   s1=$(c2c-vm-tool stats --pin-root $VLLM_PIN 2>/dev/null || echo '{}')
-  wait $STRESS
-  bogo=$(awk '$4 == "cpu" {print $5}' $VLLM_D/stress.out); bogo_s=$(awk '$4 == "cpu" {print $9}' $VLLM_D/stress.out)
+  [ -z "$STRESS" ] || wait $STRESS
+  bogo=$(awk '$4 == "cpu" {print $5}' $VLLM_D/stress.out 2>/dev/null); bogo_s=$(awk '$4 == "cpu" {print $9}' $VLLM_D/stress.out 2>/dev/null)
   disp=$(jq -nc --argjson a "$s0" --argjson b "$s1" '($b.dispatched // {}) as $d | ($a.dispatched // {}) as $c | $d | with_entries(.value -= ($c[.key] // 0))' 2>/dev/null || echo null)
   for f in $VLLM_D/out/engine-*.json; do
     [ -f "$f" ] || continue
@@ -134,7 +138,7 @@ vllm_run() {  # vllm_run <config> <auto|off> <selection: none|""|workers-lc> [po
     ok=false  # every due tick of the window counted, released or skipped
     [ $src -eq 0 ] && [ "$(jq '.ticks == .ticks_expected and .steps + .skipped == .ticks and .steps > 0' "$f")" = true ] && ok=true
     result vllm-$cfg-dp$r "$(jq -c --arg c "$cfg" --argjson r "$r" --argjson sel "$n_want" --arg st "$state" \
-      --argjson bogo "${bogo:-0}" --argjson bogo_s "${bogo_s:-0}" --argjson hogs $VLLM_HOGS --argjson disp "$disp" --argjson ok $ok --argjson idle "$idle_pct" --argjson wrd "$wrd" \
+      --argjson bogo "${bogo:-0}" --argjson bogo_s "${bogo_s:-0}" --argjson hogs $RUN_HOGS --argjson disp "$disp" --argjson ok $ok --argjson idle "$idle_pct" --argjson wrd "$wrd" \
       '{scenario: "vllm", config: $c, dp_rank: $r, sched_ext: $st, selected_threads: $sel, stress_hogs: $hogs,
         stress_bogo_ops: $bogo, stress_bogo_ops_per_s: $bogo_s, cpu_idle_pct: $idle, workers_run_delay: $wrd, dispatched: $disp} + . + {pass: $ok}' "$f")"
     sed "s/^/C2C-VLLM-CSV $cfg $r /" $VLLM_D/out/engine-$r.csv
@@ -158,7 +162,10 @@ run_vllm() {
   mkdir -p $VLLM_DIR
   echo "C2C-NOTE vllm: configurations $VLLM_CONFIGS, $VLLM_MS ms each, stress-ng --cpu $VLLM_HOGS"
   for c in $VLLM_CONFIGS; do
+    RUN_HOGS=$VLLM_HOGS
     case $c in
+      # The floor: EEVDF without stress-ng (what the guest's steps cost under TCG, uncontended).
+      eevdf-idle) RUN_HOGS=0; vllm_run eevdf-idle off none ;;
       eevdf) vllm_run eevdf off none ;;
       claim2core) vllm_run claim2core auto none ;;
       adapter) vllm_run adapter auto "" vllm.yaml workers-throughput.yaml ;;
