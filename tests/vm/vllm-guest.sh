@@ -22,12 +22,13 @@ VLLM_FILES=${VLLM_FILES:-/c2c/vllm}  # the policies and intended.json (run-scena
 VLLM_MS=${VLLM_MS:-20000}
 VLLM_HOGS=${VLLM_HOGS:-4}
 VLLM_CONFIGS=$(echo "${VLLM_CONFIGS:-eevdf-idle,eevdf,claim2core,adapter,adapter-workers-lc}" | tr , ' ')
-# The stand-in's loop: a 20 ms inter-token interval (the deadline); per step 1 ms of the busy
-# loop's CPU, then per worker 0.5 ms of CPU and 3 ms on the "GPU" (a sleep): 4.5 ms of work, of
-# which 2 ms of CPU per engine. The kernel argument c2c.vllm_loop=<options, commas for spaces>
-# replaces it (the first guest runs used 2 ms / 1 ms / 5 ms: uncontended, it already missed half
-# its deadlines under TCG; tests/vm/README.md).
-VLLM_LOOP="--data-parallel-size 2 --tensor-parallel-size 2 --period-us 20000 --engine-work-us 1000 --worker-work-us 500 --device-us 3000"
+# The stand-in's loop: a 50 ms inter-token interval (the deadline; 20 tokens/s); per step 1 ms of
+# the busy loop's CPU, then per worker 0.5 ms of CPU and 3 ms on the "GPU" (a sleep): 4.5 ms of
+# work, 2 ms of CPU per engine. The kernel argument c2c.vllm_loop=<options, commas for spaces>
+# replaces it. With a 20 ms deadline the uncontended guest already missed 57-68 % of its ticks
+# under TCG on the shared host (a step's p50 was 14-19 ms, the vCPUs' wakeups): see
+# tests/vm/README.md.
+VLLM_LOOP="--data-parallel-size 2 --tensor-parallel-size 2 --period-us 50000 --engine-work-us 1000 --worker-work-us 500 --device-us 3000"
 export CLAIM2CORE_SOCKET=$VLLM_DIR/claim2cored.sock
 
 vllm_retry() {  # vllm_retry <tenths of seconds> <command...>
