@@ -37,7 +37,7 @@ vllm_retry() {  # vllm_retry <tenths of seconds> <command...>
   return 1
 }
 
-cpu_jiffies() { awk '$1 == "cpu" {print $2 + $3 + $4 + $5 + $6 + $7 + $8, $5}' /proc/stat; }  # total idle
+cpu_jiffies() { awk '$1 == "cpu" {print $2 + $3 + $4 + $5 + $6 + $7 + $8, $5, $4 + $7 + $8}' /proc/stat; }  # total idle system
 
 vllm_daemon_start() {  # vllm_daemon_start <auto|off> <dir>: DPID
   cat >$2/claim2cored.yaml <<EOF2
@@ -129,7 +129,9 @@ vllm_run() {  # vllm_run <config> <auto|off> <selection: none|""|workers-lc> [po
   wait $SPID; src=$?
   j1=$(cpu_jiffies)
   # Idle CPU time in the window: the hogs leave none unless the scheduler lets a CPU idle.
-  idle_pct=$(echo "$j0 $j1" | awk '{ t = $3 - $1; printf "%.1f", (t > 0 ? 100 * ($4 - $2) / t : 0) }')
+  idle_pct=$(echo "$j0 $j1" | awk '{ t = $4 - $1; printf "%.1f", (t > 0 ? 100 * ($5 - $2) / t : 0) }')
+  # Kernel time (system + irq + softirq): where the CPU goes that neither the hogs nor the stand-in get.
+  sys_pct=$(echo "$j0 $j1" | awk '{ t = $4 - $1; printf "%.1f", (t > 0 ? 100 * ($6 - $3) / t : 0) }')
   s1=$(c2c-vm-tool stats --pin-root $VLLM_PIN 2>/dev/null || echo '{}')
   [ -z "$STRESS" ] || wait $STRESS
   bogo=$(awk '$4 == "cpu" {print $5}' $VLLM_D/stress.out 2>/dev/null); bogo_s=$(awk '$4 == "cpu" {print $9}' $VLLM_D/stress.out 2>/dev/null)
@@ -145,9 +147,9 @@ vllm_run() {  # vllm_run <config> <auto|off> <selection: none|""|workers-lc> [po
     ok=false  # every due tick of the window counted, released or skipped
     [ $src -eq 0 ] && [ "$(jq '.ticks == .ticks_expected and .steps + .skipped == .ticks and .steps > 0' "$f")" = true ] && ok=true
     result vllm-$cfg-dp$r "$(jq -c --arg c "$cfg" --argjson r "$r" --argjson sel "$n_want" --arg st "$state" \
-      --argjson bogo "${bogo:-0}" --argjson bogo_s "${bogo_s:-0}" --argjson hogs $RUN_HOGS --argjson disp "$disp" --argjson ok $ok --argjson idle "$idle_pct" --argjson wrd "$wrd" \
+      --argjson bogo "${bogo:-0}" --argjson bogo_s "${bogo_s:-0}" --argjson hogs $RUN_HOGS --argjson disp "$disp" --argjson ok $ok --argjson idle "$idle_pct" --argjson sys "$sys_pct" --argjson wrd "$wrd" \
       '{scenario: "vllm", config: $c, dp_rank: $r, sched_ext: $st, selected_threads: $sel, stress_hogs: $hogs,
-        stress_bogo_ops: $bogo, stress_bogo_ops_per_s: $bogo_s, cpu_idle_pct: $idle, workers_run_delay: $wrd, scheduler_stats: $disp} + . + {pass: $ok}' "$f")"
+        stress_bogo_ops: $bogo, stress_bogo_ops_per_s: $bogo_s, cpu_idle_pct: $idle, cpu_system_pct: $sys, workers_run_delay: $wrd, scheduler_stats: $disp} + . + {pass: $ok}' "$f")"
     sed "s/^/C2C-VLLM-CSV $cfg $r /" $VLLM_D/out/engine-$r.csv
   done
   [ -f $VLLM_D/out/engine-0.json ] || { cat $VLLM_D/standin.err; result vllm-$cfg "{\"scenario\":\"vllm\",\"config\":\"$cfg\",\"error\":\"no engine results (rc $src)\",\"pass\":false}"; }
