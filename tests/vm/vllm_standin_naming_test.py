@@ -16,18 +16,13 @@ import sys
 import tempfile
 from collections import Counter
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "unit"))
+from check_lines import check, finish  # noqa: E402
+
 binary, examples = sys.argv[1], sys.argv[2]
 if subprocess.run(["/usr/bin/python3", "-c", "import setproctitle"], capture_output=True).returncode != 0:
     print("SKIP: /usr/bin/python3 has no setproctitle (apt-get install python3-setproctitle)")
     sys.exit(77)
-failures = []
-
-
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures.append(what)
-    return ok
 
 
 def live(tgid, tid):
@@ -101,5 +96,4 @@ try:
           f"{s['skipped']} skipped, {s['missed']} missed)")
 finally:
     shutil.rmtree(work, ignore_errors=True)
-print("PASS" if not failures else f"FAIL: {len(failures)} check(s)")
-sys.exit(1 if failures else 0)
+finish("PASS")
