@@ -48,11 +48,8 @@ if [ $rc -eq 77 ]; then log "SKIP: kernel source missing"; exit 77; fi
 # The scheduler object is only defined once the kernel is cached: re-configure if it is missing.
 targets=(c2c-sched c2c-vm-tool c2c-mirror-tool c2c-host-tsc-khz vm_sched_loader_test
          c2c_bpf_claim2core c2c_bpf_policy_maps)
-# has_target <regex>: the build dir has such a target. grep -c reads all of the list: grep -q
-# stops at the first match, cmake then dies of SIGPIPE and pipefail turns the match into a miss
-# (every run re-configured, and the daemon targets were never built here).
-has_target() { cmake --build "$build" --target help 2>/dev/null | grep -c "$1" >/dev/null; }
-if ! has_target c2c_bpf_claim2core; then
+. "$here/build-targets.sh"  # has_target
+if ! has_target "$build" c2c_bpf_claim2core; then
   log "re-configuring $build now that the kernel is cached"
   cmake "$build" >/dev/null
 fi
@@ -68,7 +65,7 @@ daemon_build=${C2C_VM_DAEMON_BUILD_DIR:-$build}
 # The vLLM adapter's figure (vllm-guest.sh): claim2cored and the CLI in every configuration.
 [ "$mode" = vllm ] && with_daemon=true
 if $with_daemon && [ "$daemon_build" = "$build" ] &&
-   has_target "^claim2cored:"; then
+   has_target "$build" "^claim2cored:"; then
   targets+=("${daemon_targets[@]}")
 fi
 # The scheduler's seeded-bug objects (bpf/sched.cmake, tests/mutants/kernel.tsv): each one's guest
