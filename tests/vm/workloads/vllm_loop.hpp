@@ -34,9 +34,10 @@ void spin_cpu_us(uint64_t us);
 // then the tick is skipped (a token that could not be produced in its interval), never queued, so
 // an overrun does not snowball. A measured tick is missed when it was skipped or its step's output
 // came later than the deadline (the period) after the tick.
-// start_input/start_output start the input and output threads through
-// start_thread (the layout's thread starter, which names and reports them); run_busy_loop runs on
-// the calling (main) thread until the measured window ended or stop became true, then joins.
+// input_thread/output_thread are the bodies of the input and output threads, which the layout
+// starts itself (so that they are named and reported like the others); run_busy_loop runs on the
+// calling (main) thread until the measured window ended or stop became true, and returns once the
+// output thread has taken the last step.
 class EngineLoop {
  public:
   EngineLoop(LoopConfig cfg, std::vector<WorkerLink> workers, const std::atomic<bool>& stop);
