@@ -260,6 +260,7 @@ case "$mode" in
   scenarios) run_scenarios ;;
   diag) run_diag ;;
   experiment) c2c-mirror-tool open; . /c2c/experiment-guest.sh; run_experiment ;;
+  vllm) . /c2c/vllm-guest.sh; run_vllm ;;  # the vLLM adapter's figure (vllm-guest.sh, issue #15)
   daemon)
     if grep -q "c2c.daemon=1" /proc/cmdline; then run_daemon_scenario; else failed=" daemon-not-in-initramfs"; fi ;;
   *) failed="unknown-mode-$mode" ;;

@@ -2,9 +2,10 @@
 # The vm_scenarios test: builds (or reuses) the test-bed kernel, builds the scheduler object,
 # loader and scenario tool in the given CMake build dir, packs an initramfs and boots it.
 #
-#   run-scenarios.sh --build-dir DIR [--mode scenarios|experiment|daemon|diag] [--timeout SECONDS]
+#   run-scenarios.sh --build-dir DIR [--mode scenarios|experiment|daemon|diag|vllm] [--timeout SECONDS]
 #                    [--append KERNEL-ARGS] [--results FILE (copy of the C2C-RESULT JSON lines)]
 #                    [--with-daemon (scenarios mode: the daemon scenario too, ~35-75 s more)]
+#                    [--samples-dir DIR (vllm mode: every step's CSV, vllm-<config>-dp<rank>.csv)]
 #
 # $C2C_VM_KERNEL_DIR boots an already built kernel cache dir instead of build-kernel.sh's (for
 # working on the scheduler while a new kernel config builds). $C2C_VM_DAEMON_BUILD_DIR takes
@@ -13,7 +14,7 @@
 # Exit codes: 0 pass, 1 fail, 77 skipped (qemu or the kernel source package missing).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-build="" mode=scenarios timeout_s=240 append="" results="" with_daemon=false
+build="" mode=scenarios timeout_s=240 append="" results="" with_daemon=false samples_dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$(cd "$2" && pwd); shift 2 ;;
@@ -22,6 +23,7 @@ while [ $# -gt 0 ]; do
     --append) append=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
     --with-daemon) with_daemon=true; shift ;;
+    --samples-dir) mkdir -p "$2"; samples_dir=$(cd "$2" && pwd); shift 2 ;;
     *) echo "run-scenarios: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -46,7 +48,8 @@ if [ $rc -eq 77 ]; then log "SKIP: kernel source missing"; exit 77; fi
 # The scheduler object is only defined once the kernel is cached: re-configure if it is missing.
 targets=(c2c-sched c2c-vm-tool c2c-mirror-tool c2c-host-tsc-khz vm_sched_loader_test
          c2c_bpf_claim2core c2c_bpf_policy_maps)
-if ! cmake --build "$build" --target help 2>/dev/null | grep -q c2c_bpf_claim2core; then
+. "$here/build-targets.sh"  # has_target
+if ! has_target "$build" c2c_bpf_claim2core; then
   log "re-configuring $build now that the kernel is cached"
   cmake "$build" >/dev/null
 fi
@@ -59,14 +62,18 @@ daemon_build=${C2C_VM_DAEMON_BUILD_DIR:-$build}
 [ "$mode" = daemon ] && with_daemon=true
 # The experiment drives claim2cored with the CLI in every cell (experiment-guest.sh).
 [ "$mode" = experiment ] && with_daemon=true
+# The vLLM adapter's figure (vllm-guest.sh): claim2cored and the CLI in every configuration.
+[ "$mode" = vllm ] && with_daemon=true
 if $with_daemon && [ "$daemon_build" = "$build" ] &&
-   cmake --build "$build" --target help 2>/dev/null | grep -q "^claim2cored:"; then
+   has_target "$build" "^claim2cored:"; then
   targets+=("${daemon_targets[@]}")
 fi
 # The scheduler's seeded-bug objects (bpf/sched.cmake, tests/mutants/kernel.tsv): each one's guest
 # check (claim2core-<name>.check: starve or stale) must fail on it.
 mapfile -t mutant_targets < <(cmake --build "$build" --target help 2>/dev/null | grep -o "c2c_bpf_claim2core-[a-z0-9-]*" | sort -u)
+[ "$mode" = vllm ] && mutant_targets=()  # not loaded in vllm mode
 targets+=(${mutant_targets[@]+"${mutant_targets[@]}"})
+[ "$mode" = vllm ] && targets+=(c2c-vllm-standin)
 # The experiment's workloads, map watcher and claim feed (tests/vm/workloads).
 exp_targets=(c2c-exp-work c2c-exp-watch c2c-exp-feed)
 [ "$mode" = experiment ] && targets+=("${exp_targets[@]}")
@@ -122,6 +129,13 @@ if [ "$mode" = experiment ]; then
     log "note: scx_simple could not be built; hackbench runs without it"
   fi
 fi
+if [ "$mode" = vllm ]; then
+  bins+=(--bin "$build/tests/vm/c2c-vllm-standin")
+  extra_files+=(--file "$here/vllm-guest.sh:/c2c/vllm-guest.sh"
+                --file "$here/../../examples/vllm-standin/intended.json:/c2c/vllm/intended.json")
+  for f in "$here"/../../examples/policies/vllm/*.yaml; do extra_files+=(--file "$f:/c2c/vllm/$(basename "$f")"); done
+  log "host load before the guest: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
 "$here/make-initramfs.sh" "$work/initramfs.cpio.gz" "${bins[@]}" \
   --file "$obj:/c2c/claim2core.bpf.o" --file "$maps_obj:/c2c/policy_maps.bpf.o" \
   ${extra_files[@]+"${extra_files[@]}"}
@@ -136,6 +150,14 @@ log "console log: $work/console.log"
 grep -a "^C2C-RESULT" "$work/console.log" | sed 's/^C2C-RESULT //' | tr -d '\r' >"$work/results.jsonl" || true
 log "$(wc -l <"$work/results.jsonl") results in $work/results.jsonl"
 [ -z "$results" ] || cp "$work/results.jsonl" "$results"
+if [ "$mode" = vllm ]; then
+  log "host load after the guest: $(cut -d' ' -f1-3 /proc/loadavg)"
+  # Every step of every configuration and EngineCore: C2C-VLLM-CSV <config> <rank> <csv line>.
+  tr -d '\r' <"$work/console.log" | awk -v dir="$work" '$1 == "C2C-VLLM-CSV" {
+      f = dir "/vllm-" $2 "-dp" $3 ".csv"; line = $0; sub(/^C2C-VLLM-CSV [^ ]+ [^ ]+ /, "", line); print line > f }'
+  log "per-step CSVs: $(ls "$work"/vllm-*.csv 2>/dev/null | tr '\n' ' ')"
+  [ -z "$samples_dir" ] || cp "$work"/vllm-*.csv "$samples_dir"/ 2>/dev/null || true
+fi
 case $rc in
   0) exit 0 ;;
   77) exit 77 ;;
