@@ -1,9 +1,9 @@
 # k8s part: the observer against a loopback fake API server (tests/integration/k8s_*).
-if(TARGET c2c_k8s)
+# The fixtures are found through c2c::test::source_dir() (tests/unit, k8s_fixture_path.hpp).
+if(TARGET c2c_k8s AND TARGET c2c_test_source_dir)
   add_executable(k8s_observer_test ${CMAKE_CURRENT_LIST_DIR}/k8s_observer_test.cpp)
-  target_link_libraries(k8s_observer_test PRIVATE c2c_k8s GTest::gtest_main)
+  target_link_libraries(k8s_observer_test PRIVATE c2c_k8s c2c_test_source_dir GTest::gtest_main)
   target_compile_definitions(k8s_observer_test PRIVATE
-    C2C_FIXTURES_DEFAULT="${PROJECT_SOURCE_DIR}/tests/fixtures/dra"
     C2C_K8S_FAKE_APISERVER="${CMAKE_CURRENT_LIST_DIR}/k8s_fake_apiserver.py")
   target_include_directories(k8s_observer_test PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)
   c2c_warnings(k8s_observer_test)

@@ -6,7 +6,7 @@ if(TARGET c2c_cli)
     ${CMAKE_CURRENT_LIST_DIR}/cli_listing_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/cli_connection_test.cpp)
   target_link_libraries(cli_unit_tests PRIVATE c2c_cli GTest::gtest_main)
-  target_compile_definitions(cli_unit_tests PRIVATE C2C_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  target_link_libraries(cli_unit_tests PRIVATE c2c_test_source_dir)
   c2c_warnings(cli_unit_tests)
   gtest_discover_tests(cli_unit_tests TEST_PREFIX "cli." DISCOVERY_TIMEOUT 30)
 endif()

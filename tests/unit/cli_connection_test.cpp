@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "cli/connection.hpp"
+#include "source_dir.hpp"
 
 namespace c2c::cli {
 namespace {
@@ -34,7 +35,7 @@ TEST(CliConnection, TcpNeedsEveryTlsFile) {
   EXPECT_EQ(refusal(o), "--cacert: required with --server (TCP is mutual TLS only)");
   o.cacert = "/nonexistent/ca.pem";
   EXPECT_EQ(refusal(o), "--cacert: cannot read /nonexistent/ca.pem");
-  o.cacert = std::string(C2C_SOURCE_DIR) + "/README.md";
+  o.cacert = c2c::test::source_dir() + "/README.md";
   EXPECT_NE(refusal(o).find("is not PEM"), std::string::npos);
 }
 

@@ -3,11 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "cli/manifests.hpp"
+#include "source_dir.hpp"
 
 namespace c2c::cli {
 namespace {
 
-std::string example(const std::string& name) { return std::string(C2C_SOURCE_DIR) + "/examples/policies/" + name; }
+std::string example(const std::string& name) { return c2c::test::source_dir() + "/examples/policies/" + name; }
 
 std::string refusal(std::string_view text, const std::string& name = "vllm.yaml") {
   try {
@@ -165,7 +166,7 @@ TEST(CliManifests, MissingFileAndDirectoryAreNamed) {
     EXPECT_STREQ(e.what(), "/nonexistent/vllm.yaml: cannot open");
   }
   try {
-    load_policy_manifests(std::string(C2C_SOURCE_DIR) + "/examples/policies");
+    load_policy_manifests(c2c::test::source_dir() + "/examples/policies");
     FAIL();
   } catch (const ManifestError& e) {
     EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos);

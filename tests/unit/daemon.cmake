@@ -18,7 +18,7 @@ if(TARGET c2c_daemon)
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_task_roles_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_node_labels_test.cpp)
   target_link_libraries(daemon_state_tests PRIVATE c2c_daemon GTest::gtest_main)
-  target_compile_definitions(daemon_state_tests PRIVATE C2C_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  target_link_libraries(daemon_state_tests PRIVATE c2c_test_source_dir)
   c2c_warnings(daemon_state_tests)
   gtest_discover_tests(daemon_state_tests TEST_PREFIX "daemon." DISCOVERY_TIMEOUT 30)
   add_executable(daemon_host_feed_tests ${CMAKE_CURRENT_LIST_DIR}/daemon_host_feed_test.cpp)

@@ -15,6 +15,7 @@
 #include "daemon/intents.hpp"
 #include "daemon/logging.hpp"
 #include "daemon/watchers.hpp"
+#include "source_dir.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -292,7 +293,7 @@ TEST(DaemonConfig, DefaultsAndEveryErrorNamesItsField) {
 // The config takes the bounded YAML path like every YAML input (issue #12): the yaml-cpp 0.7 hang
 // input is refused instead of hanging the daemon at start or on SIGHUP.
 TEST(DaemonConfig, TheYamlCppHangInputIsRefused) {
-  std::ifstream in(std::string(C2C_SOURCE_DIR) + "/fuzz/findings/yaml-cpp-loadall-hang.yaml", std::ios::binary);
+  std::ifstream in(c2c::test::source_dir() + "/fuzz/findings/yaml-cpp-loadall-hang.yaml", std::ios::binary);
   ASSERT_TRUE(in);
   std::stringstream ss;
   ss << in.rdbuf();

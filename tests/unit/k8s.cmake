@@ -7,10 +7,9 @@ if(TARGET c2c_k8s)
     ${CMAKE_CURRENT_LIST_DIR}/k8s_config_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/k8s_cache_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/k8s_cli_test.cpp)
-  target_link_libraries(k8s_unit_tests PRIVATE c2c_k8s GTest::gtest_main)
-  # The fixtures live in the repository (tests/fixtures/dra); C2C_FIXTURES overrides at run time.
-  target_compile_definitions(k8s_unit_tests PRIVATE
-    C2C_FIXTURES_DEFAULT="${PROJECT_SOURCE_DIR}/tests/fixtures/dra" C2C_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  # The fixtures live in the repository (tests/fixtures/dra, found through c2c::test::source_dir());
+  # C2C_FIXTURES overrides at run time.
+  target_link_libraries(k8s_unit_tests PRIVATE c2c_k8s c2c_test_source_dir GTest::gtest_main)
   c2c_warnings(k8s_unit_tests)
   gtest_discover_tests(k8s_unit_tests TEST_PREFIX "k8s." DISCOVERY_TIMEOUT 30)
 endif()

@@ -3,6 +3,7 @@
 
 #include "k8s/bindings.hpp"
 #include "k8s/decode.hpp"
+#include "source_dir.hpp"
 
 namespace c2c::k8s {
 namespace {
@@ -250,7 +251,7 @@ status:
 
 TEST(K8sBindings, CpuDriverGroupedModeWithoutOpaqueCpusetIsUnknownWithWarning) {
   Decoded d = parse(kSharedGrouped);
-  Decoded slices = decode_path(std::string(C2C_FIXTURES_DEFAULT) + "/resourceslice-v1-nodename-dra-driver-cpu-grouped-numa.yaml");
+  Decoded slices = decode_path(c2c::test::source_dir() + "/tests/fixtures/dra/resourceslice-v1-nodename-dra-driver-cpu-grouped-numa.yaml");
   if (slices.slices.empty()) { GTEST_SKIP() << "DRA fixtures not found"; }
   d.slices = slices.slices;
   BindingSet s = bind_all(d, "dra-driver-cpu-worker");

@@ -8,6 +8,7 @@
 #include "k8s/cli.hpp"
 #include "k8s_fixture_path.hpp"
 #include <nlohmann/json.hpp>
+#include "source_dir.hpp"
 
 namespace c2c::k8s {
 namespace {
@@ -52,7 +53,7 @@ TEST(K8sCli, BindingsJsonForTheTutorialAndCpuClaims) {
 TEST(K8sCli, BindingsRefuseTheYamlCppHangInputInsteadOfHanging) {
   // fuzz/findings/yaml-cpp-loadall-hang.yaml never returns from yaml-cpp 0.7's LoadAll; `preview -f`
   // refused it through the bounded parser while `k8s bindings -f` hung (issue #12).
-  const std::string hang = std::string(C2C_SOURCE_DIR) + "/fuzz/findings/yaml-cpp-loadall-hang.yaml";
+  const std::string hang = c2c::test::source_dir() + "/fuzz/findings/yaml-cpp-loadall-hang.yaml";
   std::string out = run({"k8s", "bindings", "-f", hang, "--node", "kind-worker", "-o", "json"});
   nlohmann::json j = nlohmann::json::parse(out);
   ASSERT_EQ(j["refused"].size(), 1u) << out;

@@ -6,12 +6,17 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <string>
+
+#include "source_dir.hpp"
 
 namespace c2c::k8s::testing {
 
+inline std::string default_fixture_dir() { return c2c::test::source_dir() + "/tests/fixtures/dra"; }
+
 inline std::optional<std::filesystem::path> fixture_dir() {
   const char* env = std::getenv("C2C_FIXTURES");
-  std::filesystem::path p = env && *env ? env : C2C_FIXTURES_DEFAULT;
+  std::filesystem::path p = env && *env ? std::filesystem::path(env) : std::filesystem::path(default_fixture_dir());
   std::error_code ec;
   if (!std::filesystem::is_directory(p, ec)) return std::nullopt;
   return p;
@@ -21,5 +26,5 @@ inline std::optional<std::filesystem::path> fixture_dir() {
 
 #define C2C_REQUIRE_FIXTURES(dir)                                                                      \
   auto dir##_opt = ::c2c::k8s::testing::fixture_dir();                                                \
-  if (!dir##_opt) { FAIL() << "DRA fixtures not found at " C2C_FIXTURES_DEFAULT " (or $C2C_FIXTURES)"; } \
+  if (!dir##_opt) { FAIL() << "DRA fixtures not found at " << ::c2c::k8s::testing::default_fixture_dir() << " (or $C2C_FIXTURES)"; } \
   const std::filesystem::path dir = *dir##_opt
