@@ -38,6 +38,19 @@ def stop_processes(procs, *dirs):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def wait_for(pred, timeout=10.0, step=0.1):
+    """pred() until it is truthy (that value is returned) or `timeout` seconds pass (then its last
+    value): how every integration test waits for the daemon to converge."""
+    import time
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return pred()
+
+
 def checker(failures):
     """check(ok, what): prints `ok` or `FAIL` and the check, records a failure in `failures`."""
     def check(ok, what):

@@ -9,6 +9,7 @@ Usage (ctest runs one test class per entry):
   daemon_test.py <claim2cored> <proto> <thread-churn helper> <work dir> [unittest names...]
 Environment: C2C_LOAD_SECONDS (default 5) for the load test; the full run uses 30.
 """
+import functools
 import json
 import os
 import shutil
@@ -30,6 +31,7 @@ os.makedirs(GEN, exist_ok=True)
 subprocess.run(["protoc", "--proto_path=" + os.path.dirname(PROTO), "--python_out=" + GEN, PROTO], check=True)
 sys.path.insert(0, GEN)
 import claim2core_pb2 as pb  # noqa: E402
+import c2c_it  # noqa: E402
 from c2c_it import bpf_skip_reason  # noqa: E402
 
 SERVICE = "/claim2core.v1.Claim2Core/"
@@ -214,14 +216,8 @@ def scrape_metrics(port):
     return metrics
 
 
-def wait_for(pred, timeout=10, step=0.02):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(step)
-    return pred()
+# The shared wait, polling faster: these checks watch single map writes.
+wait_for = functools.partial(c2c_it.wait_for, step=0.02)
 
 
 class DaemonCase(unittest.TestCase):

@@ -34,7 +34,7 @@ import tempfile
 import time
 import urllib.request
 
-from c2c_it import require_bpf
+from c2c_it import require_bpf, wait_for
 
 SCENARIO, FAKE, OBSERVER, DAEMON, CLI = sys.argv[1:6]
 NODE = "kind-worker"
@@ -57,14 +57,6 @@ def check(ok, what):
     return ok
 
 
-def wait_until(pred, timeout=20.0):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.1)
-    return pred()
 
 
 # ---- processes -------------------------------------------------------------------------------------
@@ -81,7 +73,7 @@ def start_daemon(state="state"):
                           "--pin-root", pin_root, "--task-discovery", "scan", "--config", "/dev/null"],
                          stdout=log, stderr=subprocess.STDOUT)
     procs["daemon"] = p
-    if not wait_until(lambda: cli("status")[0] == 0):
+    if not wait_for(lambda: cli("status")[0] == 0, timeout=20):
         raise SystemExit("claim2cored did not answer on its socket: " + open(os.path.join(work, "daemon.log")).read())
     return p
 
@@ -222,7 +214,7 @@ def scenario_bindings():
     start_daemon()
     start_observer(url)
 
-    check(wait_until(lambda: claim_devices() == {"uid-a": ["gpu-0"]}) is not None and claim_devices() == {"uid-a": ["gpu-0"]},
+    check(wait_for(lambda: claim_devices() == {"uid-a": ["gpu-0"]}, timeout=20) is not None and claim_devices() == {"uid-a": ["gpu-0"]},
           f"the claim allocated to a pod on {NODE} reaches the daemon, the other node's does not: {claim_devices()}")
     b = bindings() or {}
     gen, _, pods = b.get("uid-a", (0, [], {}))
@@ -237,16 +229,16 @@ def scenario_bindings():
     apply(url, "resourceclaims", claim("claim-b", "uid-b", "gpu-1", "pod-b"))
     apply(url, "resourceclaims", claim("claim-a", "uid-a", "gpu-2", "pod-a"))
     want = {"uid-a": ["gpu-2"], "uid-b": ["gpu-1"]}
-    check(wait_until(lambda: claim_devices() == want) and True, f"a new claim and a changed one arrive: {claim_devices()}")
+    check(wait_for(lambda: claim_devices() == want, timeout=20) and True, f"a new claim and a changed one arrive: {claim_devices()}")
     check((bindings() or {}).get("uid-a", (0,))[0] > gen, "the changed claim has a newer generation")
 
     # Deallocation (INV-1 end to end): the claim leaves the daemon.
     apply(url, "resourceclaims", deallocated(claim("claim-a", "uid-a", "gpu-2", "pod-a")))
-    check(wait_until(lambda: claim_devices() == {"uid-b": ["gpu-1"]}) and True,
+    check(wait_for(lambda: claim_devices() == {"uid-b": ["gpu-1"]}, timeout=20) and True,
           f"a deallocated claim is deleted from the daemon (INV-1): {claim_devices()}")
     # Deleting the claim object does the same.
     delete(url, "resourceclaims", "claim-b", "ml")
-    check(wait_until(lambda: claim_devices() == {}) == {} or claim_devices() == {},
+    check(wait_for(lambda: claim_devices() == {}, timeout=20) == {} or claim_devices() == {},
           f"a deleted claim is deleted from the daemon: {claim_devices()}")
     st = daemon_json("status")
     check(st is not None and not st.get("violations"), f"no invariant violations in the daemon: {st and st.get('violations')}")
@@ -259,11 +251,11 @@ def scenario_policies():
     start_daemon()
     start_observer(url)
     want = {"NodeSchedulingPolicy/vllm-enginecore@1", "DRAExecutionPolicy/llm-serving@1"}
-    check(wait_until(lambda: policy_view() == want) and True, f"both CRD kinds arrive at generation 1: {policy_view()}")
+    check(wait_for(lambda: policy_view() == want, timeout=20) and True, f"both CRD kinds arrive at generation 1: {policy_view()}")
 
     apply(url, "nodeschedulingpolicies", node_policy("vllm-enginecore", "^EngineCore_DP[0-9]+$", priority=5))
     want = {"NodeSchedulingPolicy/vllm-enginecore@2", "DRAExecutionPolicy/llm-serving@1"}
-    check(wait_until(lambda: policy_view() == want) and True, f"a modified policy updates to generation 2: {policy_view()}")
+    check(wait_for(lambda: policy_view() == want, timeout=20) and True, f"a modified policy updates to generation 2: {policy_view()}")
     m = (policies() or {}).get(("NodeSchedulingPolicy", "vllm-enginecore"), {})
     check(m.get("spec", {}).get("commandRegex") == "^EngineCore_DP[0-9]+$" and m.get("spec", {}).get("priority") == 5,
           f"the daemon holds the new spec: {m.get('spec')}")
@@ -273,7 +265,7 @@ def scenario_policies():
     apply(url, "nodeschedulingpolicies", node_policy("comm-helpers", "^helper-[0-9]+$"))
     want = {"NodeSchedulingPolicy/vllm-enginecore@2", "DRAExecutionPolicy/llm-serving@1",
             "NodeSchedulingPolicy/comm-helpers@1"}
-    check(wait_until(lambda: policy_view() == want) and True, f"a good policy after a malformed one arrives: {policy_view()}")
+    check(wait_for(lambda: policy_view() == want, timeout=20) and True, f"a good policy after a malformed one arrives: {policy_view()}")
     check("NodeSchedulingPolicy broken: spec.commandRegex: invalid RE2 regex" in observer_log(),
           "the malformed object is logged with kind, name and field")
     check(("NodeSchedulingPolicy", "broken") not in (policies() or {}), "the malformed object is not in the daemon")
@@ -282,7 +274,7 @@ def scenario_policies():
     delete(url, "nodeschedulingpolicies", "vllm-enginecore")
     delete(url, "draexecutionpolicies", "llm-serving")
     want = {"NodeSchedulingPolicy/comm-helpers@1"}
-    check(wait_until(lambda: policy_view() == want) and True, f"deleted policies disappear: {policy_view()}")
+    check(wait_for(lambda: policy_view() == want, timeout=20) and True, f"deleted policies disappear: {policy_view()}")
 
 
 def scenario_restart():
@@ -293,7 +285,7 @@ def scenario_restart():
     apply(url, "nodeschedulingpolicies", node_policy("p1", "^one$"))
     start_daemon()
     start_observer(url)
-    check(wait_until(lambda: claim_devices() == {"uid-a": ["gpu-0"]} and policy_view() == {"NodeSchedulingPolicy/p1@1"})
+    check(wait_for(lambda: claim_devices() == {"uid-a": ["gpu-0"]} and policy_view() == {"NodeSchedulingPolicy/p1@1"}, timeout=20)
           and True, f"initial state delivered: {claim_devices()} {policy_view()}")
 
     # 1. kill -9, change the cluster while the daemon is down, restart on the same state directory.
@@ -305,7 +297,7 @@ def scenario_restart():
     time.sleep(1.5)  # the feed's calls fail and back off meanwhile
     start_daemon()
     want_b, want_p = {"uid-b": ["gpu-1"]}, {"NodeSchedulingPolicy/p1@2", "NodeSchedulingPolicy/p2@1"}
-    check(wait_until(lambda: claim_devices() == want_b and policy_view() == want_p) and True,
+    check(wait_for(lambda: claim_devices() == want_b and policy_view() == want_p, timeout=20) and True,
           f"after kill -9 and restart the daemon has what changed while it was down: {claim_devices()} {policy_view()}")
 
     # 2. A clean stop and a restart that lost its state (empty state directory): nothing failed, so
@@ -315,7 +307,7 @@ def scenario_restart():
     print(f"[{time.time() - T0:5.1f}s] stopped", flush=True)
     start_daemon(state="state-fresh")
     print(f"[{time.time() - T0:5.1f}s] started", flush=True)
-    check(wait_until(lambda: claim_devices() == want_b and policy_view() == want_p) and True,
+    check(wait_for(lambda: claim_devices() == want_b and policy_view() == want_p, timeout=20) and True,
           f"a daemon restarted on an empty state gets the whole state again: {claim_devices()} {policy_view()}")
     check(observer_log().count("connected to claim2cored: sending the whole current state") > resends,
           "the feed logged the resend on the new connection")
@@ -324,7 +316,7 @@ def scenario_restart():
     stop("observer")
     apply(url, "resourceclaims", deallocated(claim("claim-b", "uid-b", "gpu-1", "pod-b")))
     start_observer(url)
-    check(wait_until(lambda: claim_devices() == {}) == {} or claim_devices() == {},
+    check(wait_for(lambda: claim_devices() == {}, timeout=20) == {} or claim_devices() == {},
           f"a claim deallocated while the feed was down is pruned (INV-1): {claim_devices()}")
     check(policy_view() == want_p, f"policies unchanged: {policy_view()}")
 
@@ -359,16 +351,16 @@ def scenario_nodelabels():
         code, out, _ = cli("explain", tid)
         return code == 0 and "by-pool" in out
 
-    check(wait_until(has_entry), "a policy selected by the Node's label (matchExpressions In) applies")
+    check(wait_for(has_entry, timeout=20), "a policy selected by the Node's label (matchExpressions In) applies")
     apply(url, "nodes", node_object("other-node", {"claim2core.io/pool": "inference"}))
     apply(url, "nodes", node_object(NODE, {"claim2core.io/pool": "batch", "kubernetes.io/hostname": NODE}))
-    check(wait_until(lambda: not has_entry()), "a label change on this node's Node re-derives: the entry leaves")
+    check(wait_for(lambda: not has_entry(), timeout=20), "a label change on this node's Node re-derives: the entry leaves")
     code, out, err = cli("preview", "-f", manifest)
     want = ("node not selected: nodeSelectors.matchExpressions[0]: claim2core.io/pool In [inference], "
             "but the node has claim2core.io/pool=batch")
     check(want in out + err, f"preview names the failed requirement: {out + err!r}")
     apply(url, "nodes", node_object(NODE, {"claim2core.io/pool": "inference", "kubernetes.io/hostname": NODE}))
-    check(wait_until(has_entry), "the label back: the entry is back")
+    check(wait_for(has_entry, timeout=20), "the label back: the entry is back")
     st = daemon_json("status")
     check(st is not None and not st.get("violations"), f"no invariant violations in the daemon: {st and st.get('violations')}")
 

@@ -30,7 +30,7 @@ import tempfile
 import time
 import urllib.request
 
-from c2c_it import checker, cli_runner, require_bpf, stop_processes
+from c2c_it import checker, cli_runner, require_bpf, stop_processes, wait_for
 
 SCENARIO, SRC, OBSERVER, DAEMON, CLI = sys.argv[1:6]
 FAKE = os.path.join(SRC, "tests", "integration", "k8s_fake_apiserver.py")
@@ -52,15 +52,6 @@ GROUP = "scheduling.gthulhu.io/v1alpha1"
 
 check = checker(failures)
 
-
-def wait_for(pred, timeout=15.0):
-    """pred() until truthy (returned) or timeout (the last value returned)."""
-    deadline = time.time() + timeout
-    v = pred()
-    while not v and time.time() < deadline:
-        time.sleep(0.1)
-        v = pred()
-    return v
 
 
 # ---- processes -------------------------------------------------------------------------------------
@@ -84,7 +75,7 @@ current-context: fake
         [DAEMON, "--node-name", NODE, "--socket", sock, "--state-dir", os.path.join(work, "state"),
          "--pin-root", pin_root, "--task-discovery", "scan", "--config", "/dev/null"],
         stdout=log, stderr=subprocess.STDOUT)
-    if not wait_for(lambda: cli("status")[0] == 0, 20):
+    if not wait_for(lambda: cli("status")[0] == 0, timeout=20):
         raise SystemExit("claim2cored did not answer on its socket: " + read(os.path.join(work, "daemon.log")))
     for n in (NODE, OTHER):
         apply(url, "nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": n}})
@@ -189,7 +180,7 @@ def scenario_status():
         return e if e and e["observedGeneration"] == gen and entry_matches_intent(
             e, daemon_intent("NODE_SCHEDULING_POLICY", "engine")) else None
 
-    e = wait_for(lambda: mine_follows(1))
+    e = wait_for(lambda: mine_follows(1), timeout=15)
     check(bool(e), f"{NODE}'s entry (kubectl get -o json) equals the daemon's intent at generation 1: {e} "
                    f"vs {daemon_intent('NODE_SCHEDULING_POLICY', 'engine')}")
     check(bool(e) and e.get("lastTransitionTime", "").endswith("Z"), f"lastTransitionTime is RFC 3339: {e}")
@@ -210,7 +201,7 @@ def scenario_status():
 
     # A policy change: generation 2; this node's entry follows, the other node's is kept as it was.
     apply(url, NSP, node_policy("engine", "^c2c-status-none-v2$"))
-    e = wait_for(lambda: mine_follows(2))
+    e = wait_for(lambda: mine_follows(2), timeout=15)
     check(bool(e), f"after the spec change {NODE}'s entry is at observedGeneration 2: {entries(NSP, 'engine').get(NODE)}")
     check(entries(NSP, "engine").get(OTHER) == theirs, f"{OTHER}'s entry is untouched: {entries(NSP, 'engine').get(OTHER)}")
 
@@ -222,7 +213,7 @@ def scenario_status():
     request(url, "/_control/race", {"resource": NSP, "name": "engine", "status": {"nodes": nodes}, "count": 2})
     conflicts_before = request(url, "/_control/stats", method="GET")[1]["conflicts"]
     apply(url, NSP, node_policy("engine", "^c2c-status-none-v3$"))
-    e = wait_for(lambda: mine_follows(3))
+    e = wait_for(lambda: mine_follows(3), timeout=15)
     check(bool(e), f"despite two 409s {NODE}'s entry reaches observedGeneration 3: {entries(NSP, 'engine').get(NODE)}")
     check(entries(NSP, "engine").get(OTHER) == raced,
           f"the racing writer's entry survives the retries: {entries(NSP, 'engine').get(OTHER)}")
@@ -263,14 +254,14 @@ def scenario_status():
         json.dump(node_policy("engine", "^c2c-status-none-v4$"), f)
     code, out, err = cli("apply", "-f", manifest)
     check(code == 0, f"the policy moved on the daemon by hand ({code}: {out.strip()} {err.strip()})")
-    check(bool(wait_for(lambda: mine_follows(4))), f"{NODE}'s entry follows: {entries(NSP, 'engine').get(NODE)}")
+    check(bool(wait_for(lambda: mine_follows(4), timeout=15)), f"{NODE}'s entry follows: {entries(NSP, 'engine').get(NODE)}")
     check(entries(NSP, "engine").get(NEW) == joined,
           f"{NEW} joined after the cache was filled: its entry is kept (its Node answers): {sorted(entries(NSP, 'engine'))}")
     request(url, "/_control/cut", {})  # watches reconnect and catch up
 
     # A node leaves: its Node object is deleted; the first node (by name) prunes its entries.
     request(url, "/_control/delete", {"resource": "nodes", "name": OTHER})
-    gone = wait_for(lambda: OTHER not in entries(NSP, "engine") and {NODE, NEW} <= set(entries(NSP, "engine")))
+    gone = wait_for(lambda: OTHER not in entries(NSP, "engine") and {NODE, NEW} <= set(entries(NSP, "engine")), timeout=15)
     check(bool(gone), f"{OTHER} left: its entry is removed, {NODE}'s and {NEW}'s stay: {sorted(entries(NSP, 'engine'))}")
     check(kget(NSP, "engine")["status"]["applied"].endswith("/2 nodes"),
           f"APPLIED counts the remaining nodes: {kget(NSP, 'engine')['status']['applied']}")
@@ -302,7 +293,7 @@ def scenario_ack():
     def reason():
         return (entries(DXP, "serving").get(NODE) or {}).get("reason", "")
 
-    r = wait_for(lambda: waiting + " 1" in reason() and reason())
+    r = wait_for(lambda: waiting + " 1" in reason() and reason(), timeout=15)
     check(bool(r), f"the requirePreview policy waits, and its status entry says so: {reason()!r}")
 
     manifest = os.path.join(work, "serving.yaml")
@@ -332,7 +323,7 @@ def scenario_ack():
     check(code == 0 and "generation 1 acknowledged in the cluster" in out, f"acknowledged (exit {code}): {out.strip()}")
     check(annotation() == "1", f"the object carries claim2core.io/acknowledged-generation: {annotation()!r}")
     check(kget(DXP, "serving")["metadata"]["generation"] == 1, "the annotation did not move metadata.generation")
-    r = wait_for(lambda: reason() and waiting not in reason() and reason())
+    r = wait_for(lambda: reason() and waiting not in reason() and reason(), timeout=15)
     check(bool(r), f"the feed passed it to its daemon: the entry no longer waits: {reason()!r}")
     check("the cluster's acknowledgement of generation 1 recorded by the daemon" in observer_log(),
           "the feed logged the acknowledgement")
@@ -345,12 +336,12 @@ def scenario_ack():
     apply(url, DXP, dict(dra_policy("serving", "^EngineCore_DP"),
                          metadata={"name": "serving", "creationTimestamp": "2026-01-01T00:00:00Z",
                                    "annotations": {"claim2core.io/acknowledged-generation": "1"}}))
-    r = wait_for(lambda: waiting + " 2" in reason() and reason())
+    r = wait_for(lambda: waiting + " 2" in reason() and reason(), timeout=15)
     check(bool(r), f"generation 2 waits although generation 1 was acknowledged: {reason()!r}")
     write_manifest("^EngineCore_DP")
     code, out = acknowledge()
     check(code == 0 and annotation() == "2", f"generation 2 acknowledged (exit {code}): {out.strip()}")
-    r = wait_for(lambda: reason() and waiting not in reason() and reason())
+    r = wait_for(lambda: reason() and waiting not in reason() and reason(), timeout=15)
     check(bool(r), f"and generation 2 goes live on the node: {reason()!r}")
 
 

@@ -23,7 +23,7 @@ import time
 
 import grpc
 
-from c2c_it import checker, cli_runner, require_bpf, stop_processes
+from c2c_it import checker, cli_runner, require_bpf, stop_processes, wait_for
 
 SRC, CLI, DAEMON, C_EXAMPLE = sys.argv[1:5]
 require_bpf("BPF maps, bpffs pins, a pod cgroup")
@@ -86,15 +86,6 @@ def map_tids():
     out = subprocess.run(["bpftool", "-j", "map", "dump", "pinned", pin_root + "/c2c_policy"],
                          check=True, capture_output=True, text=True).stdout
     return {int.from_bytes(bytes(int(b, 16) for b in e["key"]), "little") for e in json.loads(out)}
-
-
-def wait_for(pred, seconds=10):
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        if pred():
-            return True
-        time.sleep(0.1)
-    return pred()
 
 
 def worker_view(pid):

@@ -25,9 +25,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
-from c2c_it import checker, cli_runner, require_bpf, stop_processes
+from c2c_it import checker, cli_runner, require_bpf, stop_processes, wait_for
 
 SRC, CLI, DAEMON, FAKE = sys.argv[1:5]
 require_bpf("BPF maps, bpffs pins")
@@ -56,15 +55,6 @@ SEED_INTENT = {k: tuple(v) if v else None for k, v in _intended["seed_fixture"].
 
 check = checker(failures)
 cli, cli_json = cli_runner(CLI, sock)
-
-
-def wait_until(secs, fn):
-    deadline = time.time() + secs
-    while time.time() < deadline:
-        if fn():
-            return True
-        time.sleep(0.2)
-    return fn()
 
 
 def descendants(root_pid):
@@ -109,7 +99,7 @@ try:
                                "--state-dir", os.path.join(work, "state"), "--pin-root", pin_root],
                               stdout=open(log_path, "w"), stderr=subprocess.STDOUT)
     procs.append(daemon)
-    if not check(wait_until(20, lambda: cli("status")[0] == 0), "claim2cored answers on its socket"):
+    if not check(wait_for(timeout=20, pred=lambda: cli("status")[0] == 0), "claim2cored answers on its socket"):
         raise SystemExit(1)
 
     # The realistic stand-in: API server, EngineCore per DP rank (2), Workers per TP rank (2 each).
@@ -138,7 +128,7 @@ try:
             for t in cli_json("get", "tasks", "--tgid", str(tgid))["items"]:
                 known[t["tid"]] = (t["comm"], t["title"])
         return all(known.get(tid) == (comm, title) for tid, (_, comm, title) in expected.items())
-    check(wait_until(30, titles_known), "get tasks --tgid: every thread of the stand-in with its comm and process title")
+    check(wait_for(timeout=30, pred=titles_known), "get tasks --tgid: every thread of the stand-in with its comm and process title")
     rescans = sum("rescanning" in line for line in open(log_path))
     print(f"     (ring-buffer drops forced {rescans} rescan(s) meanwhile: 0 means every title came from the events)")
 
@@ -173,7 +163,7 @@ try:
             break
         tid, comm = line.split()
         expected[int(tid)] = (SEED_INTENT[comm], comm, None)
-    check(wait_until(20, lambda: len(cli_json("get", "tasks", "--tgid", str(fake.pid))["items"]) == 6),
+    check(wait_for(timeout=20, pred=lambda: len(cli_json("get", "tasks", "--tgid", str(fake.pid))["items"]) == 6),
           "the daemon sees the seed fixture's 6 threads")
 
     # Apply the adapter.
@@ -187,7 +177,7 @@ try:
         m = map_entries()
         return all(tid in m and m[tid]["exec_class"] == i[2] and m[tid]["slice_ns"] == i[3] for tid, i in wanted.items()) \
             and not [tid for tid in trees if tid not in wanted and tid in m]
-    ok = wait_until(30, map_as_intended)
+    ok = wait_for(timeout=30, pred=map_as_intended)
     m = map_entries()
     wrong = {tid: (expected.get(tid, (None,))[0], m.get(tid, {}).get("exec_class"), m.get(tid, {}).get("slice_ns"))
              for tid in trees if (tid in m) != (tid in wanted) or
@@ -215,7 +205,7 @@ try:
 
     # The workloads exit: their entries leave.
     stop_processes([fake, standin])
-    check(wait_until(30, lambda: not set(trees) & set(map_entries())), "the entries of our threads leave the map on exit")
+    check(wait_for(timeout=30, pred=lambda: not set(trees) & set(map_entries())), "the entries of our threads leave the map on exit")
 except SystemExit:
     pass
 finally:
