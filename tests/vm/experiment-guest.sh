@@ -50,6 +50,11 @@ EXT_CG=/sys/fs/cgroup/traffic  # the UPF's peers: the radio side and the data ne
 uptime_ms() { awk '{ split($1, a, "."); printf "%d", a[1] * 1000 + substr(a[2] "00", 1, 2) * 10 }' /proc/uptime; }
 ctxt_total() { awk '$1=="ctxt"{print $2}' /proc/stat; }
 cg_usage_us() { awk '$1=="usage_usec"{print $2}' "$1/cpu.stat"; }
+# Idle (+ iowait) time of all CPUs in ms (USER_HZ is 100 on x86): a CPU left idle while the
+# background is runnable is what a scheduler that is not work-conserving costs the background.
+idle_ms() { awk '$1=="cpu"{print ($5 + $6) * 10}' /proc/stat; }
+# CPU time (user + system, ms) of a process: what claim2cored itself costs the node in a window.
+proc_cpu_ms() { awk '{print ($14 + $15) * 10}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 retry() {  # retry <tenths of seconds> <command...>
   r_n=$1; shift; r_i=0
   while [ $r_i -lt "$r_n" ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; r_i=$((r_i + 1)); done
@@ -192,11 +197,11 @@ exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
     echo "$apply" | grep -q '"first_dispatch_ms":[0-9]' || failed="$failed entry-$cell-$4-$w"
   fi
   s0=$(c2c-vm-tool stats --pin-root $EXP_PIN 2>/dev/null || echo '{}')
-  c0=$(ctxt_total); w0=$(uptime_ms); b0=$(cg_usage_us $BG_POD)
+  c0=$(ctxt_total); w0=$(uptime_ms); b0=$(cg_usage_us $BG_POD); l0=$(cg_usage_us $LC_POD); i0=$(idle_ms); d0=$(proc_cpu_ms $DPID)
   touch "$go"
   wait $WPID; wrc=$?
   [ -n "$sink" ] && { wait $gen; kill $sink 2>/dev/null; wait $sink 2>/dev/null; }
-  c1=$(ctxt_total); w1=$(uptime_ms); b1=$(cg_usage_us $BG_POD)
+  c1=$(ctxt_total); w1=$(uptime_ms); b1=$(cg_usage_us $BG_POD); l1=$(cg_usage_us $LC_POD); i1=$(idle_ms); d1=$(proc_cpu_ms $DPID)
   s1=$(c2c-vm-tool stats --pin-root $EXP_PIN 2>/dev/null || echo '{}')
   smig=null  # the scheduler's own counter: only while it runs
   [ "$3" = on ] && smig=$(( $(echo "$s1" | jq '.migrations // 0') - $(echo "$s0" | jq '.migrations // 0') ))
@@ -218,7 +223,7 @@ exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
     *) res=$(tail -n 1 $EXP_DIR/w.out) ;;
   esac
   echo "$res" | jq -e . >/dev/null 2>&1 || res="{\"error\":$(echo "$res" | jq -R -s .)}"
-  echo "C2C-RESULT {\"experiment\":\"2x2\",\"cell\":\"$cell\",\"alloc\":\"$2\",\"sched\":\"$3\",\"rep\":$4,\"workload\":\"$w\",\"rc\":$wrc,\"result\":$res,\"apply\":$apply,\"sys_ctx_switches\":$((c1 - c0)),\"sched_migrations\":$smig,\"bg_cpu_us\":$((b1 - b0)),\"window_ms\":$((w1 - w0))}"
+  echo "C2C-RESULT {\"experiment\":\"2x2\",\"cell\":\"$cell\",\"alloc\":\"$2\",\"sched\":\"$3\",\"rep\":$4,\"workload\":\"$w\",\"rc\":$wrc,\"result\":$res,\"apply\":$apply,\"sys_ctx_switches\":$((c1 - c0)),\"sched_migrations\":$smig,\"bg_cpu_us\":$((b1 - b0)),\"lc_cpu_us\":$((l1 - l0)),\"idle_ms\":$((i1 - i0)),\"daemon_cpu_ms\":$((d1 - d0)),\"window_ms\":$((w1 - w0))}"
   samples_out "$cell" "$4" "$w" "$smp"
   [ $wrc -eq 0 ] || failed="$failed $w-$cell-$4"
 }
@@ -338,7 +343,9 @@ run_experiment() {
   mkdir -p $EXP_DIR
   set -- $EXP_CELLS; ncells=$#
   set -- $EXP_WORKLOADS; EXP_STEPS=$#
-  echo "C2C-RESULT {\"experiment\":\"plan\",\"runs\":$EXP_RUNS,\"cells\":$ncells,\"workloads\":$EXP_STEPS,\"ms\":$EXP_MS,\"hackbench\":$EXP_HB}"
+  # The preemption model the kernel booted with (PREEMPT_DYNAMIC prints it; experiment.sh --preempt).
+  preempt_model=$(dmesg | sed -n 's/.*Dynamic Preempt: \([a-z]*\).*/\1/p' | tail -n 1)
+  echo "C2C-RESULT {\"experiment\":\"plan\",\"runs\":$EXP_RUNS,\"cells\":$ncells,\"workloads\":$EXP_STEPS,\"ms\":$EXP_MS,\"hackbench\":$EXP_HB,\"preempt\":\"${preempt_model:-unknown}\"}"
   exp_topology
   exp_cgroups
   if echo " $EXP_WORKLOADS " | grep -q " upf "; then

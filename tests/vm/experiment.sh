@@ -10,7 +10,13 @@
 #
 #   tests/vm/experiment.sh --build-dir DIR [--runs N] [--ms MILLISECONDS] [--out DIR]
 #                          [--cells "A B C D"] [--workloads "probe decode upf cyclictest"]
-#                          [--no-hackbench] [--no-host-rt] [--smoke]
+#                          [--no-hackbench] [--no-host-rt] [--preempt full|voluntary] [--smoke]
+#
+# --preempt (default full): the guest kernel's preemption model at boot (PREEMPT_DYNAMIC, as in
+# Debian's kernel, whose default is voluntary). Under voluntary preemption a latency-critical
+# thread that wakes on a CPU busy in another task's long system call waits for that call's next
+# cond_resched even when the scheduler asked for the CPU at once (SCX_ENQ_PREEMPT); with the
+# allocation's cpuset it has no other CPU to go to, which was D's p99.9 (tests/vm/README.md).
 #
 # --smoke (the default suite's vm.experiment_smoke): cell D once, the probe only, 500 ms, no
 # hackbench, into a temporary directory; checks the runner end to end (guest results, samples,
@@ -22,7 +28,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-build="" runs=3 ms=3000 host_rt=1 lifecycle=1 out="" cells="A B C D" workloads="probe decode upf cyclictest" hb=1 smoke=0
+build="" runs=3 ms=3000 host_rt=1 lifecycle=1 out="" cells="A B C D" workloads="probe decode upf cyclictest" hb=1 smoke=0 preempt=full
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift 2 ;;
@@ -34,10 +40,12 @@ while [ $# -gt 0 ]; do
     --no-hackbench) hb=0; shift ;;
     --no-host-rt) host_rt=0; shift ;;
     --smoke) smoke=1; shift ;;
+    --preempt) preempt=$2; shift 2 ;;
     *) echo "experiment: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [ -n "$build" ] || { echo "experiment: --build-dir required" >&2; exit 2; }
+case "$preempt" in full|voluntary) ;; *) echo "experiment: --preempt must be full or voluntary, not '$preempt'" >&2; exit 2 ;; esac
 if [ $smoke = 1 ]; then
   runs=1 ms=500 cells=D workloads=probe hb=0 lifecycle=0
   # No latency is judged: the first boot's timer is good enough (no LAPIC-check retries).
@@ -60,7 +68,7 @@ start=$(date +%s)
 # Lists go to the guest's environment (kernel command line) with commas for spaces.
 set +e +o pipefail
 "$here/run-scenarios.sh" --build-dir "$build" --mode experiment --timeout "$timeout_s" \
-  --append "EXP_RUNS=$runs EXP_MS=$ms EXP_HB=$hb EXP_LIFECYCLE=$lifecycle EXP_CELLS=${cells// /,} EXP_WORKLOADS=${workloads// /,}" \
+  --append "preempt=$preempt EXP_RUNS=$runs EXP_MS=$ms EXP_HB=$hb EXP_LIFECYCLE=$lifecycle EXP_CELLS=${cells// /,} EXP_WORKLOADS=${workloads// /,}" \
   --results "$raw/results.jsonl" 2>&1 | {
   : >"$raw/samples.txt"
   done_steps=0
@@ -89,10 +97,10 @@ commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$repo" diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
 jq -n --arg lb "$load_before" --arg la "$load_after" --arg commit "$commit" --arg date "$(date -u +%FT%TZ)" \
   --arg guest "$(cat "$raw/guest.txt" 2>/dev/null)" --arg host "$(uname -r)" --arg cpus "$(nproc)" \
-  --arg cmd "tests/vm/experiment.sh --runs $runs --ms $ms --cells '$cells' --workloads '$workloads'$([ $hb = 1 ] || echo ' --no-hackbench')" \
-  --argjson secs $(( $(date +%s) - start )) --argjson host_rt "$host_rt" \
+  --arg cmd "tests/vm/experiment.sh --runs $runs --ms $ms --cells '$cells' --workloads '$workloads' --preempt $preempt$([ $hb = 1 ] || echo ' --no-hackbench')" \
+  --argjson secs $(( $(date +%s) - start )) --argjson host_rt "$host_rt" --arg preempt "$preempt" \
   '{date: $date, commit: $commit, command: $cmd, host_kernel: $host, host_cpus: $cpus, host_load_before: $lb,
-    host_load_after: $la, guest: $guest, wall_seconds: $secs, qemu_main_loop_fifo: ($host_rt == 1)}' >"$raw/metadata.json"
+    host_load_after: $la, guest: $guest, wall_seconds: $secs, qemu_main_loop_fifo: ($host_rt == 1), guest_preempt: $preempt}' >"$raw/metadata.json"
 judge=(--goals)
 [ $smoke = 1 ] && judge=(--smoke)
 trc=0

@@ -118,6 +118,14 @@ def summarize(results, pooled):
                                    if r.get("sched_migrations") is not None and r.get("window_ms")])
         row["sys_ctxsw/s"] = med([r["sys_ctx_switches"] * 1000 / r["window_ms"] for r in cr if r.get("window_ms")])
         row["bg_cpus"] = med([r["bg_cpu_us"] / (r["window_ms"] * 1000) for r in cr if r.get("window_ms")])
+        # Where the rest of the two CPUs went: the latency-critical pod, and idle time (a CPU left
+        # idle while the background was runnable). Older runs have neither: shown as "-".
+        row["lc_cpus"] = med([r["lc_cpu_us"] / (r["window_ms"] * 1000) for r in cr
+                              if r.get("window_ms") and r.get("lc_cpu_us") is not None])
+        row["idle_cpus"] = med([r["idle_ms"] / r["window_ms"] for r in cr
+                                if r.get("window_ms") and r.get("idle_ms") is not None])
+        row["daemon_cpus"] = med([r["daemon_cpu_ms"] / r["window_ms"] for r in cr
+                                  if r.get("window_ms") and r.get("daemon_cpu_ms") is not None])
         row["tokens/s"] = med([x.get("tokens_per_s") for x in res("decode")])
         row["jitter_us"] = med([x.get("jitter_us") for x in res("upf")])
         row["loss_%"] = med([100 * x["loss"] for x in res("upf") if x.get("loss") is not None])
@@ -199,7 +207,7 @@ def summarize(results, pooled):
 
 
 COLUMNS = [c for c, _, _, _ in LATENCY_KPIS] + [
-    "probe_ctxsw", "lc_migrations", "lc_numa_migr", "sched_migr/s", "sys_ctxsw/s", "bg_cpus", "starve_max_ms",
+    "probe_ctxsw", "lc_migrations", "lc_numa_migr", "sched_migr/s", "sys_ctxsw/s", "bg_cpus", "lc_cpus", "idle_cpus", "daemon_cpus", "starve_max_ms",
     "tokens/s", "jitter_us", "loss_%", "apply_ms", "rollback_ms", "restart_ms", "stale_entries", "dev_local_%"]
 
 
@@ -332,6 +340,8 @@ def main(argv=None):
         with open(a.metadata) as f:
             meta = json.load(f)
     meta["topology"] = next(iter(by(results, "topology")), None)
+    # What the guest kernel says it booted with, beside what the runner asked for (guest_preempt).
+    meta["guest_preempt_booted"] = next((p.get("preempt") for p in by(results, "plan")), None)
     os.makedirs(a.out, exist_ok=True)
     s = summarize(results, pooled)
     write_csvs(a.out, results, rows, s)
