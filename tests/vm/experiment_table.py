@@ -356,6 +356,10 @@ def main(argv=None):
     if not s["table"]:
         print("experiment: no results")
         return 3
+    asked, booted = meta.get("guest_preempt"), meta.get("guest_preempt_booted")
+    if asked and booted and booted != "unknown" and asked != booted:
+        print(f"experiment: the guest booted with preempt={booted}, not the preempt={asked} asked for")
+        return 3
     if a.smoke:
         runs = by(results, "2x2")
         problems = []

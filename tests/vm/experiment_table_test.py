@@ -143,6 +143,23 @@ class ExperimentTableTest(unittest.TestCase):
                 f.write("\n".join(json.dumps(r) for r in results))
             self.assertEqual(T.main(["--results", rp, "--samples", sp, "--out", out, "--goals"]), 1)
 
+    def test_a_guest_that_booted_another_preemption_model_is_a_failed_run(self):
+        results, lines = good()
+        results.append({"experiment": "plan", "preempt": "voluntary"})
+        with tempfile.TemporaryDirectory() as d:
+            rp, sp, mp = (os.path.join(d, n) for n in ("r.jsonl", "s.txt", "m.json"))
+            with open(rp, "w") as f:
+                f.write("\n".join(json.dumps(r) for r in results))
+            with open(sp, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            args = ["--results", rp, "--samples", sp, "--metadata", mp, "--out", os.path.join(d, "out"), "--goals"]
+            with open(mp, "w") as f:
+                json.dump({"guest_preempt": "full"}, f)
+            self.assertEqual(T.main(args), 3)
+            with open(mp, "w") as f:
+                json.dump({"guest_preempt": "voluntary"}, f)
+            self.assertEqual(T.main(args), 0)
+
 
 if __name__ == "__main__":
     sys.exit(unittest.main())
