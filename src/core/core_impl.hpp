@@ -108,7 +108,7 @@ struct PolicyOverride {
 // map may be live across the call.
 template <class Map>
 void shrink_if_sparse(Map& m) {
-  if (m.bucket_count() > 64 && m.size() * 8 < m.bucket_count()) m.rehash(0);
+  if ((m.bucket_count() > 64 && m.size() * 8 < m.bucket_count()) || (m.empty() && m.bucket_count() > 1)) m.rehash(0);
 }
 
 class CoreImpl {
