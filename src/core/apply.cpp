@@ -114,7 +114,7 @@ std::unordered_set<uint32_t> CoreImpl::tasks_under_cgroup(const std::string& cgr
   for (auto it = cgroups_in_order.lower_bound(cgroup); it != cgroups_in_order.end(); ++it) {
     if (it->compare(0, cgroup.size(), cgroup) != 0) break;
     if (!cgroup_within(*it, cgroup)) continue;
-    const TidSet& members = tids_by_cgroup.at(*it);
+    const TidSet& members = tids_by_cgroup.at(*it).tids;
     out.insert(members.begin(), members.end());
   }
   return out;
@@ -142,11 +142,11 @@ void CoreImpl::index_task(uint32_t tid, uint8_t keys) {
   const std::string& cgroup = cgroup_of(t);
   auto [cg, fresh] = tids_by_cgroup.try_emplace(cgroup);
   if (fresh) cgroups_in_order.insert(cgroup);
-  cg->second.insert(tid);
+  cg->second.tids.insert(tid);
   // The record's pod: a moved cgroup starts without one (TaskSeen), so nothing is released here.
-  const std::string& pod_uid = resolve_pod(cgroup);
-  t.pod = intern(pod_uid);
-  if (!pod_uid.empty()) pods.at(pod_uid).tids.insert(tid);
+  t.pod = cgroup_pod(cg->second, cgroup);
+  strings.retain(t.pod);
+  if (t.pod != 0) pods.at(pod_of(t)).tids.insert(tid);
 }
 
 void CoreImpl::unindex_task(uint32_t tid, uint8_t keys) {
@@ -165,8 +165,9 @@ void CoreImpl::unindex_task(uint32_t tid, uint8_t keys) {
   if (keys & kByTgid) drop(tids_by_tgid, t.tgid);
   if (!(keys & kByCgroup)) return;
   if (auto cg = tids_by_cgroup.find(cgroup_of(t)); cg != tids_by_cgroup.end()) {
-    cg->second.erase(tid);
-    if (cg->second.empty()) {
+    cg->second.tids.erase(tid);
+    if (cg->second.tids.empty()) {
+      strings.release(cg->second.pod);
       cgroups_in_order.erase(cg->first);
       tids_by_cgroup.erase(cg);
       shrink_if_sparse(tids_by_cgroup);
@@ -174,6 +175,22 @@ void CoreImpl::unindex_task(uint32_t tid, uint8_t keys) {
   }
   if (t.pod != 0)
     if (auto p = pods.find(pod_of(t)); p != pods.end()) p->second.tids.erase(tid);
+}
+
+uint32_t CoreImpl::cgroup_pod(CgroupTasks& cg, const std::string& cgroup) {
+  if (!cg.resolved) {
+    cg.pod = intern(resolve_pod(cgroup));
+    cg.resolved = true;
+  }
+  return cg.pod;
+}
+
+void CoreImpl::forget_cgroup_pods() {
+  for (auto& [path, cg] : tids_by_cgroup) {
+    strings.release(cg.pod);
+    cg.pod = 0;
+    cg.resolved = false;
+  }
 }
 
 std::unordered_set<uint32_t> CoreImpl::tasks_of_pods(const std::unordered_set<std::string>& pod_uids) const {
@@ -428,17 +445,18 @@ struct Handlers {
 
   // Re-resolves which pod each task belongs to after pod cgroups changed.
   void reresolve(const std::unordered_set<uint32_t>& tids) {
+    s.forget_cgroup_pods();
     for (uint32_t tid : tids) {
       auto it = s.tasks.find(tid);
       if (it == s.tasks.end()) continue;
       TaskState& t = it->second;
       if (t.pod != 0)
         if (auto p = s.pods.find(s.pod_of(t)); p != s.pods.end()) p->second.tids.erase(tid);
-      const std::string& pod_uid = s.resolve_pod(s.cgroup_of(t));
       const uint32_t was = t.pod;
-      t.pod = s.intern(pod_uid);
+      t.pod = s.cgroup_pod(s.tids_by_cgroup.at(s.cgroup_of(t)), s.cgroup_of(t));
+      s.strings.retain(t.pod);
       s.strings.release(was);
-      if (!pod_uid.empty()) s.pods.at(pod_uid).tids.insert(tid);
+      if (t.pod != 0) s.pods.at(s.pod_of(t)).tids.insert(tid);
     }
   }
 

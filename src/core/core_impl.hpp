@@ -163,7 +163,14 @@ class CoreImpl {
   // Tasks by cgroup: hashed for the per-task updates (a path compares in one pass, not once per
   // tree level), plus the cgroups in order for subtree scans (it changes only when a cgroup
   // gains its first task or loses its last).
-  absl::flat_hash_map<std::string, TidSet> tids_by_cgroup;
+  // Each cgroup also keeps the pod its path resolves to, so that a task joining a known cgroup
+  // (most new threads) costs no walk of its path's prefixes through pod_by_cgroup.
+  struct CgroupTasks {
+    TidSet tids;
+    uint32_t pod = 0;       // strings[]: the resolved pod uid (a reference of its own), 0 = none
+    bool resolved = false;  // false until resolved, and again whenever pod bindings change
+  };
+  absl::flat_hash_map<std::string, CgroupTasks> tids_by_cgroup;
   absl::btree_set<std::string> cgroups_in_order;  // a B-tree: a few cache lines per lookup, not one per level
   std::map<std::string, std::string, std::less<>> pod_by_cgroup;  // transparent: resolve_pod looks up prefixes by view
   std::unordered_map<std::string, std::unordered_set<std::string>> pods_by_claim;  // claim uid -> pod uids
@@ -239,6 +246,8 @@ class CoreImpl {
   void index_task(uint32_t tid, uint8_t keys = kAllKeys);
   void unindex_task(uint32_t tid, uint8_t keys = kAllKeys);
   const std::string& resolve_pod(const std::string& cgroup) const;  // the pod uid, "" when none
+  uint32_t cgroup_pod(CgroupTasks& cg, const std::string& cgroup);  // resolve_pod, cached in cg
+  void forget_cgroup_pods();  // pod bindings changed: every cgroup resolves again
   std::unordered_set<uint32_t> tasks_under_cgroup(const std::string& cgroup) const;
   void add_thread_group(std::unordered_set<uint32_t>& tids, uint32_t leader_tgid) const;
   void add_thread_group(std::vector<uint32_t>& tids, uint32_t leader_tgid) const;
