@@ -43,9 +43,9 @@ std::shared_ptr<const RE2> compile_regex(const std::string& pattern) {
   return std::make_shared<const RE2>(pattern, opts);
 }
 
-bool TitleAndComm::matches(const Task& t) const {
+bool TitleAndComm::matches(const std::string& c, const std::string& t) const {
   if (empty()) return false;
-  return (!comm || RE2::PartialMatch(t.comm, *comm)) && (!title || RE2::PartialMatch(t.title, *title));
+  return (!comm || RE2::PartialMatch(c, *comm)) && (!title || RE2::PartialMatch(t, *title));
 }
 
 DraPolicyState DraPolicyState::of(const DraExecutionPolicy& p) {
@@ -60,9 +60,42 @@ NodePolicyState NodePolicyState::of(const NodeSchedulingPolicy& p) {
   return NodePolicyState{p, TitleAndComm{compile_regex(p.command_regex), compile_regex(p.process_regex)}};
 }
 
+// ---- the task record ---------------------------------------------------------------------------
+
+TaskState CoreImpl::make_task_state(const Task& t) {
+  TaskState r;
+  r.key = t.key;
+  r.tgid = t.tgid;
+  r.epoch = epoch;
+  r.comm = intern(t.comm);
+  r.cgroup = intern(t.cgroup);
+  r.title = intern(t.title);
+  r.role = intern(t.role);
+  if (t.cpuset) r.cpuset = cpusets.acquire(*t.cpuset);
+  return r;
+}
+
+void CoreImpl::release_task_state(const TaskState& t) {
+  for (uint32_t id : {t.comm, t.cgroup, t.title, t.role, t.pod}) strings.release(id);
+  cpusets.release(t.cpuset);
+}
+
+Task CoreImpl::task_of(const TaskState& t) const {
+  Task out;
+  out.key = t.key;
+  out.tgid = t.tgid;
+  out.comm = str(t.comm);
+  out.cgroup = str(t.cgroup);
+  out.role = str(t.role);
+  if (t.cpuset) out.cpuset = cpusets[t.cpuset];
+  out.title = str(t.title);
+  return out;
+}
+
 // ---- indexes ---------------------------------------------------------------------------------
 
-std::string CoreImpl::resolve_pod(const std::string& cgroup) const {
+const std::string& CoreImpl::resolve_pod(const std::string& cgroup) const {
+  static const std::string none;
   // The deepest pod cgroup that contains the task's cgroup (prefixes are views: no copy per task).
   std::string_view path = cgroup;
   while (!path.empty()) {
@@ -72,7 +105,7 @@ std::string CoreImpl::resolve_pod(const std::string& cgroup) const {
     if (slash == std::string_view::npos || slash == 0) break;
     path = path.substr(0, slash);
   }
-  return {};
+  return none;
 }
 
 std::unordered_set<uint32_t> CoreImpl::tasks_under_cgroup(const std::string& cgroup) const {
@@ -81,7 +114,7 @@ std::unordered_set<uint32_t> CoreImpl::tasks_under_cgroup(const std::string& cgr
   for (auto it = cgroups_in_order.lower_bound(cgroup); it != cgroups_in_order.end(); ++it) {
     if (it->compare(0, cgroup.size(), cgroup) != 0) break;
     if (!cgroup_within(*it, cgroup)) continue;
-    const TidSet& members = tids_by_cgroup.at(*it);
+    const TidSet& members = tids_by_cgroup.at(*it).tids;
     out.insert(members.begin(), members.end());
   }
   return out;
@@ -99,18 +132,21 @@ void CoreImpl::add_thread_group(std::vector<uint32_t>& tids, uint32_t tgid) cons
 
 void CoreImpl::index_task(uint32_t tid, uint8_t keys) {
   TaskState& t = tasks.at(tid);
-  if (keys & kByComm) tids_by_comm[t.task.comm].insert(tid);
+  if (keys & kByComm) tids_by_comm[comm_of(t)].insert(tid);
   // Untitled tasks (most threads on a node where nothing sets a title) are not indexed: one set of
   // every task would cost each task event a cache miss in a 100k-member array; tasks_matching
   // finds them by a scan in the rare case that a title-only pattern matches the empty title.
-  if ((keys & kByTitle) && !t.task.title.empty()) tids_by_title[t.task.title].insert(tid);
-  if (keys & kByTgid) tids_by_tgid[t.task.tgid].insert(tid);
+  if ((keys & kByTitle) && t.title != 0) tids_by_title[title_of(t)].insert(tid);
+  if (keys & kByTgid) tids_by_tgid[t.tgid].insert(tid);
   if (!(keys & kByCgroup)) return;
-  auto [cg, fresh] = tids_by_cgroup.try_emplace(t.task.cgroup);
-  if (fresh) cgroups_in_order.insert(t.task.cgroup);
-  cg->second.insert(tid);
-  t.pod_uid = resolve_pod(t.task.cgroup);
-  if (!t.pod_uid.empty()) pods.at(t.pod_uid).tids.insert(tid);
+  const std::string& cgroup = cgroup_of(t);
+  auto [cg, fresh] = tids_by_cgroup.try_emplace(cgroup);
+  if (fresh) cgroups_in_order.insert(cgroup);
+  cg->second.tids.insert(tid);
+  // The record's pod: a moved cgroup starts without one (TaskSeen), so nothing is released here.
+  t.pod = cgroup_pod(cg->second, cgroup);
+  strings.retain(t.pod);
+  if (t.pod != 0) pods.at(pod_of(t)).tids.insert(tid);
 }
 
 void CoreImpl::unindex_task(uint32_t tid, uint8_t keys) {
@@ -124,20 +160,37 @@ void CoreImpl::unindex_task(uint32_t tid, uint8_t keys) {
       shrink_if_sparse(index);
     }
   };
-  if (keys & kByComm) drop(tids_by_comm, t.task.comm);
-  if ((keys & kByTitle) && !t.task.title.empty()) drop(tids_by_title, t.task.title);
-  if (keys & kByTgid) drop(tids_by_tgid, t.task.tgid);
+  if (keys & kByComm) drop(tids_by_comm, comm_of(t));
+  if ((keys & kByTitle) && t.title != 0) drop(tids_by_title, title_of(t));
+  if (keys & kByTgid) drop(tids_by_tgid, t.tgid);
   if (!(keys & kByCgroup)) return;
-  if (auto cg = tids_by_cgroup.find(t.task.cgroup); cg != tids_by_cgroup.end()) {
-    cg->second.erase(tid);
-    if (cg->second.empty()) {
+  if (auto cg = tids_by_cgroup.find(cgroup_of(t)); cg != tids_by_cgroup.end()) {
+    cg->second.tids.erase(tid);
+    if (cg->second.tids.empty()) {
+      strings.release(cg->second.pod);
       cgroups_in_order.erase(cg->first);
       tids_by_cgroup.erase(cg);
       shrink_if_sparse(tids_by_cgroup);
     }
   }
-  if (!t.pod_uid.empty())
-    if (auto p = pods.find(t.pod_uid); p != pods.end()) p->second.tids.erase(tid);
+  if (t.pod != 0)
+    if (auto p = pods.find(pod_of(t)); p != pods.end()) p->second.tids.erase(tid);
+}
+
+uint32_t CoreImpl::cgroup_pod(CgroupTasks& cg, const std::string& cgroup) {
+  if (!cg.resolved) {
+    cg.pod = intern(resolve_pod(cgroup));
+    cg.resolved = true;
+  }
+  return cg.pod;
+}
+
+void CoreImpl::forget_cgroup_pods() {
+  for (auto& [path, cg] : tids_by_cgroup) {
+    strings.release(cg.pod);
+    cg.pod = 0;
+    cg.resolved = false;
+  }
 }
 
 std::unordered_set<uint32_t> CoreImpl::tasks_of_pods(const std::unordered_set<std::string>& pod_uids) const {
@@ -153,7 +206,7 @@ std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const Ti
   std::unordered_set<uint32_t> out;
   auto take = [&](uint32_t tid) {
     out.insert(tid);
-    if (tasks.at(tid).task.tgid == tid) add_thread_group(out, tid);
+    if (tasks.at(tid).tgid == tid) add_thread_group(out, tid);
   };
   for (const TitleAndComm* p : patterns) {
     if (!p || p->empty()) continue;
@@ -161,12 +214,14 @@ std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const Ti
     const RE2& first = p->comm ? *p->comm : *p->title;
     for (const auto& [text, tids] : index) {
       if (!RE2::PartialMatch(text, first)) continue;
-      for (uint32_t tid : tids)
-        if (p->matches(tasks.at(tid).task)) take(tid);
+      for (uint32_t tid : tids) {
+        const TaskState& t = tasks.at(tid);
+        if (p->matches(comm_of(t), title_of(t))) take(tid);
+      }
     }
     if (!p->comm && RE2::PartialMatch("", first))  // the untitled tasks, which the title index leaves out
       for (const auto& [tid, t] : tasks)
-        if (t.task.title.empty() && p->matches(t.task)) take(tid);
+        if (t.title == 0 && p->matches(comm_of(t), title_of(t))) take(tid);
   }
   return out;
 }
@@ -390,14 +445,18 @@ struct Handlers {
 
   // Re-resolves which pod each task belongs to after pod cgroups changed.
   void reresolve(const std::unordered_set<uint32_t>& tids) {
+    s.forget_cgroup_pods();
     for (uint32_t tid : tids) {
       auto it = s.tasks.find(tid);
       if (it == s.tasks.end()) continue;
       TaskState& t = it->second;
-      if (!t.pod_uid.empty())
-        if (auto p = s.pods.find(t.pod_uid); p != s.pods.end()) p->second.tids.erase(tid);
-      t.pod_uid = s.resolve_pod(t.task.cgroup);
-      if (!t.pod_uid.empty()) s.pods.at(t.pod_uid).tids.insert(tid);
+      if (t.pod != 0)
+        if (auto p = s.pods.find(s.pod_of(t)); p != s.pods.end()) p->second.tids.erase(tid);
+      const uint32_t was = t.pod;
+      t.pod = s.cgroup_pod(s.tids_by_cgroup.at(s.cgroup_of(t)), s.cgroup_of(t));
+      s.strings.retain(t.pod);
+      s.strings.release(was);
+      if (t.pod != 0) s.pods.at(s.pod_of(t)).tids.insert(tid);
     }
   }
 
@@ -414,32 +473,46 @@ struct Handlers {
   }
 
   ApplyResult operator()(const TaskSeen& ev) {
-    Task t = ev.task;
+    const Task& t = ev.task;
     const uint32_t tid = t.key.tid, tgid = t.tgid;
     auto existing = s.tasks.find(tid);
     bool reused = false;
     uint8_t moved = CoreImpl::kAllKeys;  // the index keys that change
     std::vector<uint32_t> affected{tid};
     if (existing != s.tasks.end()) {
-      const Task& old = existing->second.task;
+      const TaskState& old = existing->second;
       // The host plane does not observe roles: a re-observation of the same (tid, start) keeps the
       // registered role; a new start is a new task and starts without it (INV-2).
-      if (t.role.empty() && t.key.start == old.key.start) t.role = old.role;
-      if (old == t && existing->second.epoch == s.epoch) return ignored("task " + std::to_string(t.key.tid) + " unchanged");
+      const bool keep_role = t.role.empty() && t.key.start == old.key.start;
+      const std::string& role = keep_role ? s.str(old.role) : t.role;
+      const CpuSet* old_cpuset = s.cpuset_of(old);
+      const bool same_cpuset = old_cpuset ? (t.cpuset && *t.cpuset == *old_cpuset) : !t.cpuset;
+      moved = static_cast<uint8_t>(
+          (s.comm_of(old) != t.comm ? CoreImpl::kByComm : 0) | (s.title_of(old) != t.title ? CoreImpl::kByTitle : 0) |
+          (old.tgid != t.tgid ? CoreImpl::kByTgid : 0) | (s.cgroup_of(old) != t.cgroup ? CoreImpl::kByCgroup : 0));
+      if (moved == 0 && old.key == t.key && role == s.str(old.role) && same_cpuset && old.epoch == s.epoch)
+        return ignored("task " + std::to_string(t.key.tid) + " unchanged");
       if (t.key.start < old.key.start)
         return ignored("INV-2: task " + std::to_string(t.key.tid) + " start " + std::to_string(t.key.start) +
                        " is older than the live task's start " + std::to_string(old.key.start));
       reused = t.key.start != old.key.start;
       if (old.key.tid == old.tgid) s.add_thread_group(affected, old.tgid);
-      moved = static_cast<uint8_t>(
-          (old.comm != t.comm ? CoreImpl::kByComm : 0) | (old.title != t.title ? CoreImpl::kByTitle : 0) |
-          (old.tgid != t.tgid ? CoreImpl::kByTgid : 0) | (old.cgroup != t.cgroup ? CoreImpl::kByCgroup : 0));
       s.unindex_task(tid, moved);
+      // New values are interned before the old are released, so an unchanged one stays in place.
+      TaskState fresh = s.make_task_state(t);
+      if (keep_role) {
+        fresh.role = old.role;
+        s.strings.retain(old.role);
+      }
       // The same cgroup resolves to the same pod (pod bindings did not change in this event).
-      std::string pod_uid = moved & CoreImpl::kByCgroup ? std::string() : std::move(existing->second.pod_uid);
-      existing->second = TaskState{std::move(t), std::move(pod_uid), s.epoch};
+      if (!(moved & CoreImpl::kByCgroup)) {
+        fresh.pod = old.pod;
+        s.strings.retain(old.pod);
+      }
+      s.release_task_state(old);
+      existing->second = fresh;
     } else {
-      s.tasks.emplace(tid, TaskState{std::move(t), {}, s.epoch});
+      s.tasks.emplace(tid, s.make_task_state(t));
     }
     s.index_task(tid, moved);
     if (tid == tgid) s.add_thread_group(affected, tgid);
@@ -452,18 +525,20 @@ struct Handlers {
 
   ApplyResult operator()(const TaskRenamed& ev) {
     auto it = s.tasks.find(ev.key.tid);
-    if (it == s.tasks.end() || it->second.task.key.start != ev.key.start)
+    if (it == s.tasks.end() || it->second.key.start != ev.key.start)
       return ignored("INV-2: rename of task (" + std::to_string(ev.key.tid) + ", " + std::to_string(ev.key.start) +
                      ") which is not live");
-    if (it->second.task.comm == ev.comm) return ignored("comm unchanged");
+    if (s.comm_of(it->second) == ev.comm) return ignored("comm unchanged");
     // Only the comm index depends on the name.
-    auto ci = s.tids_by_comm.find(it->second.task.comm);
+    auto ci = s.tids_by_comm.find(s.comm_of(it->second));
     ci->second.erase(ev.key.tid);
     if (ci->second.empty()) s.tids_by_comm.erase(ci);
-    it->second.task.comm = ev.comm;
+    const uint32_t was = it->second.comm;
+    it->second.comm = s.intern(ev.comm);
+    s.strings.release(was);
     s.tids_by_comm[ev.comm].insert(ev.key.tid);
     std::vector<uint32_t> affected{ev.key.tid};
-    if (ev.key.tid == it->second.task.tgid) s.add_thread_group(affected, ev.key.tid);
+    if (ev.key.tid == it->second.tgid) s.add_thread_group(affected, ev.key.tid);
     ApplyResult r;
     s.rederive(std::move(affected), r, [&] { return "task renamed to '" + ev.comm + "'"; });
     return r;
@@ -471,11 +546,12 @@ struct Handlers {
 
   ApplyResult operator()(const TaskExited& ev) {
     auto it = s.tasks.find(ev.key.tid);
-    if (it == s.tasks.end() || it->second.task.key.start != ev.key.start)
+    if (it == s.tasks.end() || it->second.key.start != ev.key.start)
       return ignored("INV-2: exit of task (" + std::to_string(ev.key.tid) + ", " + std::to_string(ev.key.start) +
                      ") which is not live");
-    const uint32_t tgid = it->second.task.tgid;
+    const uint32_t tgid = it->second.tgid;
     s.unindex_task(ev.key.tid);
+    s.release_task_state(it->second);
     s.tasks.erase(it);
     shrink_if_sparse(s.tasks);
     std::vector<uint32_t> affected{ev.key.tid};
@@ -487,11 +563,13 @@ struct Handlers {
 
   ApplyResult operator()(const TaskRoleSet& ev) {
     auto it = s.tasks.find(ev.key.tid);
-    if (it == s.tasks.end() || it->second.task.key.start != ev.key.start)
+    if (it == s.tasks.end() || it->second.key.start != ev.key.start)
       return ignored("INV-2: role of task (" + std::to_string(ev.key.tid) + ", " + std::to_string(ev.key.start) +
                      ") which is not live");
-    if (it->second.task.role == ev.role) return ignored("role unchanged");
-    it->second.task.role = ev.role;
+    if (s.str(it->second.role) == ev.role) return ignored("role unchanged");
+    const uint32_t was = it->second.role;
+    it->second.role = s.intern(ev.role);
+    s.strings.release(was);
     // Only DRA task roles read the role, and only of the task itself (the TGID fallback is for
     // node policies, which have no role selector).
     ApplyResult r;
@@ -678,6 +756,8 @@ struct Handlers {
     s.claims.clear();
     s.pods.clear();
     s.tasks.clear();
+    s.strings.clear();
+    s.cpusets.clear();
     s.tids_by_comm.clear();
     s.tids_by_title.clear();
     s.tids_by_tgid.clear();
@@ -708,7 +788,7 @@ struct Handlers {
   }
 
   ApplyResult operator()(const BpfObserved& ev) {
-    std::unordered_map<uint32_t, RuntimeValue> next;
+    Core::ActualTable next;
     for (size_t i = 0; i < ev.entries.size(); ++i) {
       const auto& e = ev.entries[i];
       std::string f = "entries[" + std::to_string(i) + "]";
@@ -752,8 +832,10 @@ struct Handlers {
   }
 
   void forget_reasons() {
-    for (auto it = s.removal_reasons.begin(); it != s.removal_reasons.end();)
-      it = s.actual.count(it->first) ? std::next(it) : s.removal_reasons.erase(it);
+    for (auto it = s.removal_reasons.begin(); it != s.removal_reasons.end();) {
+      if (s.actual.count(it->first)) ++it;
+      else s.removal_reasons.erase(it++);  // a flat map's erase leaves the other iterators valid
+    }
   }
 };
 

@@ -15,19 +15,19 @@ namespace {
 // CoreImpl::envelope() or the pod indexes, so that a bug in either cannot hide from INV-6: the
 // task's own cpuset, else that of the pod whose cgroup is the deepest ancestor of the task's,
 // else the node's CPUs; nullopt when none is known. (A walk over the pods: there are few.)
-std::optional<CpuSet> independent_envelope(const Task& t, const std::unordered_map<std::string, PodState>& pods,
-                                           const NodeInfo& node) {
-  if (t.cpuset) return t.cpuset;
+std::optional<CpuSet> independent_envelope(const CoreImpl& s, const TaskState& task) {
+  if (const CpuSet* own = s.cpuset_of(task)) return *own;
+  const std::string& cgroup = s.cgroup_of(task);
   const Pod* best = nullptr;
-  for (const auto& [uid, ps] : pods) {
+  for (const auto& [uid, ps] : s.pods) {
     const std::string& c = ps.pod.cgroup;
-    const bool contains = !c.empty() && (t.cgroup == c || (t.cgroup.size() > c.size() &&
-                                                           t.cgroup.compare(0, c.size(), c) == 0 &&
-                                                           t.cgroup[c.size()] == '/'));
+    const bool contains = !c.empty() && (cgroup == c || (cgroup.size() > c.size() &&
+                                                         cgroup.compare(0, c.size(), c) == 0 &&
+                                                         cgroup[c.size()] == '/'));
     if (contains && (!best || c.size() > best->cgroup.size())) best = &ps.pod;
   }
   if (best && best->cpuset) return best->cpuset;
-  if (!node.cpus.empty()) return node.cpus;
+  if (!s.node.cpus.empty()) return s.node.cpus;
   return std::nullopt;
 }
 
@@ -50,9 +50,9 @@ using TaskIt = decltype(CoreImpl::tasks)::const_iterator;
 // INV-2: the entry belongs to the live task with exactly this (tid, start).
 void entry_inv2(const CoreImpl& s, uint32_t tid, const DesiredEntry& e, TaskIt t, const Reporter& report) {
   if (t == s.tasks.end()) report("INV-2", tid, who(tid) + ": entry for a task that is not live");
-  else if (t->second.task.key.start != e.value.start)
+  else if (t->second.key.start != e.value.start)
     report("INV-2", tid, who(tid) + ": entry start " + std::to_string(e.value.start) +
-                             " but the live task started at " + std::to_string(t->second.task.key.start));
+                             " but the live task started at " + std::to_string(t->second.key.start));
 }
 
 // INV-1: every claim in the lineage is allocated, at that generation, for that pod, here.
@@ -82,7 +82,7 @@ void entry_inv1(const CoreImpl& s, uint32_t tid, const DesiredEntry& e, TaskIt t
     }
   }
   if (pod == s.pods.end()) report("INV-1", tid, who(tid) + ": derived through pod " + o.pod_uid + " which is gone");
-  else if (t != s.tasks.end() && t->second.pod_uid != o.pod_uid)
+  else if (t != s.tasks.end() && s.pod_of(t->second) != o.pod_uid)
     report("INV-1", tid, who(tid) + ": task is no longer in pod " + o.pod_uid);
 }
 
@@ -119,7 +119,7 @@ void entry_inv4(const CoreImpl& s, uint32_t tid, const DesiredEntry& e, const Re
 void entry_inv6(const CoreImpl& s, uint32_t tid, const DesiredEntry& e, TaskIt t, const Reporter& report) {
   const RuntimeValue& v = e.value;
   if (t != s.tasks.end()) {
-    auto env = independent_envelope(t->second.task, s.pods, s.node);
+    auto env = independent_envelope(s, t->second);
     if (env && !v.allowed.subset_of(*env))
       report("INV-6", tid, who(tid) + ": allowed CPUs " + v.allowed.to_string() + " widen the envelope " + env->to_string());
     if (env && !(v.flags & kFlagAllowedCpus))
@@ -246,7 +246,7 @@ void kernel_uncovered(const CoreImpl& s, const std::vector<uint32_t>& tids, cons
     auto why = s.removal_reasons.find(tid);
     if (why != s.removal_reasons.end() && why->second.find("INV-1") != std::string::npos)
       report("INV-1", tid, what + " outlives its deallocated claim and no plan removes it");
-    if (auto t = s.tasks.find(tid); t != s.tasks.end() && t->second.task.key.start != v.start)
+    if (auto t = s.tasks.find(tid); t != s.tasks.end() && t->second.key.start != v.start)
       report("INV-2", tid, what + " (start " + std::to_string(v.start) + ") would apply to the task that reused the tid");
     report("INV-5", tid, what + " is unexplained and no plan op covers it");
   }

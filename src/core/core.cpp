@@ -35,8 +35,8 @@ Nanos Core::now() const { return impl_->now; }
 bool Core::loading() const { return impl_->loading; }
 uint32_t Core::restart_epoch() const { return impl_->epoch; }
 size_t Core::desired_size() const { return impl_->desired.size(); }
-const std::unordered_map<uint32_t, DesiredEntry>& Core::desired() const { return impl_->desired; }
-const std::unordered_map<uint32_t, RuntimeValue>& Core::actual() const { return impl_->actual; }
+const Core::DesiredTable& Core::desired() const { return impl_->desired; }
+const Core::ActualTable& Core::actual() const { return impl_->actual; }
 const NodeInfo& Core::node() const { return impl_->node; }
 std::optional<std::string> Core::node_not_selected(const NodeSchedulingPolicy& p) const {
   return impl_->node_not_selected(p);
@@ -46,7 +46,7 @@ std::string Core::digest() const { return impl_->digest(); }
 std::vector<Task> Core::tasks() const {
   std::vector<Task> out;
   out.reserve(impl_->tasks.size());
-  for (const auto& [tid, t] : impl_->tasks) out.push_back(t.task);
+  for (const auto& [tid, t] : impl_->tasks) out.push_back(impl_->task_of(t));
   std::sort(out.begin(), out.end(), [](const Task& a, const Task& b) { return a.key < b.key; });
   return out;
 }
@@ -54,7 +54,7 @@ std::vector<Task> Core::tasks() const {
 std::optional<TaskKey> Core::task_key(uint32_t tid) const {
   const auto it = impl_->tasks.find(tid);
   if (it == impl_->tasks.end()) return std::nullopt;
-  return it->second.task.key;
+  return it->second.key;
 }
 
 std::vector<Lineage> Core::desired_table() const {
@@ -180,7 +180,7 @@ void CoreImpl::expand_scope(const StepContext& ctx, std::vector<uint32_t>& out) 
     out.push_back(tid);
     // A leader's entry decides its threads' (TGID strategy).
     auto t = tasks.find(tid);
-    if (t != tasks.end() && t->second.task.tgid == tid)
+    if (t != tasks.end() && t->second.tgid == tid)
       if (auto g = tids_by_tgid.find(tid); g != tids_by_tgid.end()) out.insert(out.end(), g->second.begin(), g->second.end());
   }
   if (ctx.claims.empty() && ctx.pods.empty() && ctx.policies.empty()) return;
@@ -287,9 +287,9 @@ std::optional<Lineage> CoreImpl::lineage(uint32_t tid) const {
   l.task = TaskKey{tid, e.value.start};
   l.tgid = e.value.tgid;
   if (auto t = tasks.find(tid); t != tasks.end()) {
-    l.comm = t->second.task.comm;
-    l.cgroup = t->second.task.cgroup;
-    if (t->second.task.key.start == l.task.start) l.title = t->second.task.title;
+    l.comm = comm_of(t->second);
+    l.cgroup = cgroup_of(t->second);
+    if (t->second.key.start == l.task.start) l.title = title_of(t->second);
   }
   return l;
 }
@@ -356,9 +356,9 @@ std::string CoreImpl::digest() const {
     for (const auto& [k, v] : p.pod.task_roles) o << " role:" << k << '=' << v;
   });
   put_sorted(o, tasks, [&](const TaskState& t) {
-    o << t.task.key.start << ' ' << t.task.tgid << ' ' << t.task.comm << ' ' << t.task.cgroup << ' ' << t.task.role
-      << ' ' << (t.task.cpuset ? t.task.cpuset->to_string() : "-") << ' ' << t.pod_uid << ' ' << t.epoch << " t:"
-      << t.task.title;
+    const CpuSet* cpuset = cpuset_of(t);
+    o << t.key.start << ' ' << t.tgid << ' ' << comm_of(t) << ' ' << cgroup_of(t) << ' ' << str(t.role) << ' '
+      << (cpuset ? cpuset->to_string() : "-") << ' ' << pod_of(t) << ' ' << t.epoch << " t:" << title_of(t);
   });
   for (const auto& [name, st] : dra_policies) {
     const auto& p = st.policy;

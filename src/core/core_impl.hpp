@@ -16,14 +16,29 @@
 #include <vector>
 
 #include "core/core.hpp"
+#include "core/intern_pool.hpp"
 #include "core/tid_set.hpp"
 
 namespace c2c {
 
+// One live task, compact (issue #13 item 2): its strings and cpuset are ids in CoreImpl's intern
+// pools (strings[], cpusets[]; 0 = empty / none), so that a slot of the flat task table is 48 bytes
+// instead of ~260 and an event copies no strings. CoreImpl::task_of() gives the Task back.
 struct TaskState {
-  Task task;
-  std::string pod_uid;  // resolved from the cgroup; empty when the task is in no known pod
+  TaskKey key;
+  uint32_t tgid = 0;
   uint32_t epoch = 0;   // restart epoch of the last observation (INV-7)
+  uint32_t comm = 0;    // strings[]: the thread's comm
+  uint32_t cgroup = 0;  // strings[]: the task's cgroup path
+  uint32_t title = 0;   // strings[]: the process title, 0 when unknown
+  uint32_t role = 0;    // strings[]: the registered role, 0 when none
+  uint32_t pod = 0;     // strings[]: the pod uid resolved from the cgroup, 0 when in no known pod
+  uint32_t cpuset = 0;  // cpusets[]: the effective cpuset of the task's cgroup, 0 when unknown
+};
+
+// A CpuSet's hash for its intern pool.
+struct CpuSetHash {
+  size_t operator()(const CpuSet& c) const { return absl::Hash<std::array<uint64_t, CpuSet::kWords>>{}(c.words()); }
 };
 
 struct ClaimState {
@@ -47,7 +62,8 @@ struct TitleAndComm {
   std::shared_ptr<const RE2> comm;
   std::shared_ptr<const RE2> title;
   bool empty() const { return !comm && !title; }
-  bool matches(const Task& t) const;
+  bool matches(const std::string& comm, const std::string& title) const;
+  bool matches(const Task& t) const { return matches(t.comm, t.title); }
 };
 
 struct DraPolicyState {
@@ -92,7 +108,7 @@ struct PolicyOverride {
 // map may be live across the call.
 template <class Map>
 void shrink_if_sparse(Map& m) {
-  if (m.bucket_count() > 64 && m.size() * 8 < m.bucket_count()) m.rehash(0);
+  if ((m.bucket_count() > 64 && m.size() * 8 < m.bucket_count()) || (m.empty() && m.bucket_count() > 1)) m.rehash(0);
 }
 
 class CoreImpl {
@@ -119,6 +135,20 @@ class CoreImpl {
   // (itself, its leader for the TGID fallback), and a node-based map costs a chain of cache misses
   // per lookup at 100k tasks (issue #13's profile). It never shrinks by itself: shrink_if_sparse().
   absl::flat_hash_map<uint32_t, TaskState> tasks;
+  // The tasks' interned values (TaskState's ids), counted per task: given back as tasks leave.
+  InternPool<std::string> strings;
+  InternPool<CpuSet, CpuSetHash> cpusets;
+  uint32_t intern(const std::string& s) { return s.empty() ? 0 : strings.acquire(s); }
+  const std::string& str(uint32_t id) const { return strings[id]; }
+  const std::string& comm_of(const TaskState& t) const { return strings[t.comm]; }
+  const std::string& title_of(const TaskState& t) const { return strings[t.title]; }
+  const std::string& cgroup_of(const TaskState& t) const { return strings[t.cgroup]; }
+  const std::string& pod_of(const TaskState& t) const { return strings[t.pod]; }
+  const CpuSet* cpuset_of(const TaskState& t) const { return t.cpuset ? &cpusets[t.cpuset] : nullptr; }
+  // A task record from an observed task (its values interned), and back.
+  TaskState make_task_state(const Task& t);
+  void release_task_state(const TaskState& t);
+  Task task_of(const TaskState& t) const;
 
   // ---- indexes ----
   // The member sets are flat (TidSet): a task costs a few bytes in each, not a hash node.
@@ -133,19 +163,28 @@ class CoreImpl {
   // Tasks by cgroup: hashed for the per-task updates (a path compares in one pass, not once per
   // tree level), plus the cgroups in order for subtree scans (it changes only when a cgroup
   // gains its first task or loses its last).
-  absl::flat_hash_map<std::string, TidSet> tids_by_cgroup;
+  // Each cgroup also keeps the pod its path resolves to, so that a task joining a known cgroup
+  // (most new threads) costs no walk of its path's prefixes through pod_by_cgroup.
+  struct CgroupTasks {
+    TidSet tids;
+    uint32_t pod = 0;       // strings[]: the resolved pod uid (a reference of its own), 0 = none
+    bool resolved = false;  // false until resolved, and again whenever pod bindings change
+  };
+  absl::flat_hash_map<std::string, CgroupTasks> tids_by_cgroup;
   absl::btree_set<std::string> cgroups_in_order;  // a B-tree: a few cache lines per lookup, not one per level
   std::map<std::string, std::string, std::less<>> pod_by_cgroup;  // transparent: resolve_pod looks up prefixes by view
   std::unordered_map<std::string, std::unordered_set<std::string>> pods_by_claim;  // claim uid -> pod uids
 
   // ---- the desired table and the kernel side ----
-  std::unordered_map<uint32_t, DesiredEntry> desired;  // Core::desired() hands it out as is
+  // Flat (Core::DesiredTable): a task event looks its entry up several times (rederive, set_entry,
+  // touch); one slot, one cache line. Handed out as is by Core::desired().
+  Core::DesiredTable desired;
   // (renew_at, tid) of boosted entries, in order. A B-tree, not std::set: a boosted entry appearing
   // or leaving is an insert/erase here on every such task event, and a red-black tree costs one
   // cache miss per level (~17 at 100k entries) and a 48-byte node per entry; the B-tree a few.
   absl::btree_set<std::pair<Nanos, uint32_t>> lease_renewals;
-  std::unordered_map<uint32_t, RuntimeValue> actual;
-  std::unordered_map<uint32_t, std::string> removal_reasons;  // why a tid left the desired table
+  Core::ActualTable actual;
+  absl::flat_hash_map<uint32_t, std::string> removal_reasons;  // why a tid left the desired table
   absl::flat_hash_map<uint32_t, Conflict> conflicts;          // tids matched by more than one policy
   std::unordered_map<std::string, std::weak_ptr<const Origin>> origin_pool;  // shared lineage origins
   size_t origin_pool_swept_size = 0;
@@ -206,7 +245,9 @@ class CoreImpl {
   };
   void index_task(uint32_t tid, uint8_t keys = kAllKeys);
   void unindex_task(uint32_t tid, uint8_t keys = kAllKeys);
-  std::string resolve_pod(const std::string& cgroup) const;
+  const std::string& resolve_pod(const std::string& cgroup) const;  // the pod uid, "" when none
+  uint32_t cgroup_pod(CgroupTasks& cg, const std::string& cgroup);  // resolve_pod, cached in cg
+  void forget_cgroup_pods();  // pod bindings changed: every cgroup resolves again
   std::unordered_set<uint32_t> tasks_under_cgroup(const std::string& cgroup) const;
   void add_thread_group(std::unordered_set<uint32_t>& tids, uint32_t leader_tgid) const;
   void add_thread_group(std::vector<uint32_t>& tids, uint32_t leader_tgid) const;

@@ -49,9 +49,9 @@ std::optional<std::string> CoreImpl::node_not_selected(const NodeSchedulingPolic
 }
 
 std::optional<CpuSet> CoreImpl::envelope(const TaskState& t) const {
-  if (t.task.cpuset) return t.task.cpuset;
-  if (!t.pod_uid.empty()) {
-    auto it = pods.find(t.pod_uid);
+  if (t.cpuset) return cpusets[t.cpuset];
+  if (t.pod != 0) {
+    auto it = pods.find(pod_of(t));
     if (it != pods.end() && it->second.pod.cpuset) return it->second.pod.cpuset;
   }
   if (!node.cpus.empty()) return node.cpus;
@@ -78,13 +78,14 @@ namespace {
 
 // The role a task has: the one it registered (TaskRoleSet), else the first of its pod's
 // annotated roles whose comm pattern matches. `source` says which, for the lineage.
-std::string task_role(const PodState& pod, const Task& t, std::string* source) {
-  if (!t.role.empty()) {
-    *source = "registered role " + t.role;
-    return t.role;
+std::string task_role(const PodState& pod, const std::string& registered, const std::string& comm,
+                      std::string* source) {
+  if (!registered.empty()) {
+    *source = "registered role " + registered;
+    return registered;
   }
   for (const auto& [role, re] : pod.role_regex)
-    if (re && RE2::PartialMatch(t.comm, *re)) {
+    if (re && RE2::PartialMatch(comm, *re)) {
       *source = "pod annotation role " + role;
       return role;
     }
@@ -92,13 +93,14 @@ std::string task_role(const PodState& pod, const Task& t, std::string* source) {
 }
 
 // The role of a DRA policy that matches the task: a registered role first, then the patterns.
-const TaskRole* matching_role(const DraPolicyState& st, const std::string& role, const Task& t, bool* by_role) {
+const TaskRole* matching_role(const DraPolicyState& st, const std::string& role, const std::string& comm,
+                              const std::string& title, bool* by_role) {
   const DraExecutionPolicy& p = st.policy;
   for (size_t i = 0; i < p.task_roles.size(); ++i) {
     const TaskRole& r = p.task_roles[i];
     *by_role = !r.registered_role.empty() && r.registered_role == role;
     if (*by_role) return &r;
-    if (st.role_regex[i].matches(t)) return &r;
+    if (st.role_regex[i].matches(comm, title)) return &r;
   }
   return nullptr;
 }
@@ -157,7 +159,7 @@ bool place_dra_cpus(const CoreImpl& s, const DraExecutionPolicy& p, const TaskSt
   if (p.respect_allocated_cpuset && claim_cpus) allowed = env ? (*env & *claim_cpus) : *claim_cpus;
   if (allowed && allowed->empty()) {
     warn(warnings, "DRAExecutionPolicy/" + p.name + ": allocated CPUs " + claim_cpus->to_string() +
-                       " lie outside the envelope of task " + std::to_string(t.task.key.tid) +
+                       " lie outside the envelope of task " + std::to_string(t.key.tid) +
                        " (INV-6); no entry");
     return false;
   }
@@ -195,14 +197,14 @@ bool place_dra_cpus(const CoreImpl& s, const DraExecutionPolicy& p, const TaskSt
 std::optional<Candidate> dra_candidate(const CoreImpl& s, const DraPolicyState& st, const TaskState& t,
                                        const std::optional<CpuSet>& env, std::vector<std::string>* warnings) {
   const DraExecutionPolicy& p = st.policy;
-  auto pit = s.pods.find(t.pod_uid);
+  auto pit = s.pods.find(s.pod_of(t));
   if (pit == s.pods.end()) return std::nullopt;
   const Pod& pod = pit->second.pod;
   if (!labels_match(p.match_labels, pod.labels)) return std::nullopt;
   std::string source;
-  const std::string has_role = task_role(pit->second, t.task, &source);
+  const std::string has_role = task_role(pit->second, s.str(t.role), s.comm_of(t), &source);
   bool by_role = false;
-  const TaskRole* role = matching_role(st, has_role, t.task, &by_role);
+  const TaskRole* role = matching_role(st, has_role, s.comm_of(t), s.title_of(t), &by_role);
   if (!role) return std::nullopt;
 
   Candidate c;
@@ -273,22 +275,23 @@ void node_candidates(const CoreImpl& s, const TaskState& t, const PolicyOverride
   };
   std::vector<const std::string*> exact_node;  // node policies that match this thread itself
   for_each_node_policy([&](const NodePolicyState& st) {
-    if (s.node_selected(st.policy) && st.regex.matches(t.task)) {
+    if (s.node_selected(st.policy) && st.regex.matches(s.comm_of(t), s.title_of(t))) {
       out.push_back(node_candidate(s, st, Strategy::ExactTid, env));
       exact_node.push_back(&st.policy.name);
     }
   });
-  if (t.task.key.tid != t.task.tgid) {
+  if (t.key.tid != t.tgid) {
     // Only a real thread-group leader (tid == tgid) lends its match to the group. The TGID
     // candidates are kept even when an exact one exists: they lose by rule 1 and show up as a
     // conflict (preview names the policy whose inherited match is shadowed). A policy that matches
     // the thread itself is not its own TGID loser.
-    auto leader = s.tasks.find(t.task.tgid);
-    if (leader != s.tasks.end() && leader->second.task.tgid == leader->first) {
+    auto leader = s.tasks.find(t.tgid);
+    if (leader != s.tasks.end() && leader->second.tgid == leader->first) {
+      const TaskState& l = leader->second;
       for_each_node_policy([&](const NodePolicyState& st) {
         const bool itself = std::any_of(exact_node.begin(), exact_node.end(),
                                         [&](const std::string* n) { return *n == st.policy.name; });
-        if (!itself && s.node_selected(st.policy) && st.regex.matches(leader->second.task))
+        if (!itself && s.node_selected(st.policy) && st.regex.matches(s.comm_of(l), s.title_of(l)))
           out.push_back(node_candidate(s, st, Strategy::Tgid, env));
       });
     }
@@ -301,7 +304,7 @@ std::vector<Candidate> CoreImpl::candidates(const TaskState& t, const PolicyOver
                                             std::vector<std::string>* warnings) const {
   std::vector<Candidate> out;
   const std::optional<CpuSet> env = envelope(t);
-  if (!t.pod_uid.empty()) {
+  if (t.pod != 0) {
     auto consider = [&](const DraPolicyState& st) {
       if (auto c = dra_candidate(*this, st, t, env, warnings)) out.push_back(std::move(*c));
     };
@@ -313,8 +316,8 @@ std::vector<Candidate> CoreImpl::candidates(const TaskState& t, const PolicyOver
   }
   node_candidates(*this, t, ov, env, out);
   for (auto& c : out) {
-    c.value.start = t.task.key.start;
-    c.value.tgid = t.task.tgid;
+    c.value.start = t.key.start;
+    c.value.tgid = t.tgid;
   }
   return out;
 }
@@ -374,7 +377,7 @@ void CoreImpl::rederive(std::vector<uint32_t> tids, ApplyResult& out, const std:
       warnings.insert(w.begin(), w.end());
     }
     if (win && !conflict.losers.empty()) {
-      conflict.task = tit->second.task.key;
+      conflict.task = tit->second.key;
       conflicts[tid] = conflict;
     } else {
       conflicts.erase(tid);

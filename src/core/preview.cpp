@@ -37,10 +37,10 @@ PreviewResult preview_with(const CoreImpl& s, PolicyKind kind, const std::string
     auto mine = std::find_if(cands.begin(), cands.end(), [&](const Candidate& c) { return c.kind == kind && c.policy == name; });
     if (mine == cands.end()) continue;
     MatchedTask m;
-    m.key = t.task.key;
-    m.tgid = t.task.tgid;
-    m.comm = t.task.comm;
-    m.title = t.task.title;
+    m.key = t.key;
+    m.tgid = t.tgid;
+    m.comm = s.comm_of(t);
+    m.title = s.title_of(t);
     m.strategy = mine->strategy;
     m.role = mine->role;
     m.role_source = mine->role_source;
@@ -53,7 +53,7 @@ PreviewResult preview_with(const CoreImpl& s, PolicyKind kind, const std::string
       m.intended = v;
     }
     if (!conflict.losers.empty()) {
-      conflict.task = t.task.key;
+      conflict.task = t.key;
       r.conflicts.push_back(conflict);
     }
     if (auto a = s.actual.find(tid); a != s.actual.end()) m.actual = a->second;

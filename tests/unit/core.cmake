@@ -7,6 +7,8 @@ add_executable(core_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/core_cpuset_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_incremental_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_tid_set_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/core_intern_pool_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/core_task_record_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_memory_return_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_node_labels_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/codec_node_selectors_test.cpp
