@@ -79,6 +79,8 @@ class BenchDaemon {
 
   bool ready() const { return ready_; }
   double ready_ms() const { return ready_ms_; }
+  // The daemon's process id, for /proc/<pid> figures (its CPU time, its RSS).
+  pid_t pid() const { return pid_; }
   claim2core::v1::Claim2Core::Stub& stub() { return *stub_; }
   std::string pin(const char* map) const { return pin_ + "/" + map; }
   std::string log() const { return root_ + "/daemon.log"; }

@@ -20,3 +20,19 @@ if(TARGET claim2cored)
            COMMAND daemon_rpc_latency_bench --iterations 3 $<TARGET_FILE:claim2cored>)
   set_tests_properties(bench_rpc_latency_smoke PROPERTIES LABELS bench TIMEOUT 60)
 endif()
+# Issue 13's daemon rows at scale: N live matching tasks and entries (1k, 10k, 100k), new-thread ->
+# map p50/p99, the daemon's CPU per task event, its RSS per task/entry and after the tasks exit,
+# each beside the 1k figure with the load average. Run bench/daemon-scale (raises pid_max etc. for
+# 100k), or build/bench/daemon_scale_bench <claim2cored> [--tasks 1000,10000] [--samples S] [--churn K].
+if(TARGET claim2cored)
+  add_executable(daemon_scale_bench ${CMAKE_CURRENT_LIST_DIR}/daemon_scale_bench.cpp)
+  target_link_libraries(daemon_scale_bench PRIVATE c2c_api c2c_mirror)
+  add_dependencies(daemon_scale_bench claim2cored)
+  c2c_warnings(daemon_scale_bench)
+  # End to end at a tiny N (a few seconds; no figure is judged): every step must complete (tasks
+  # seen, entries in, the churn window's marker, tasks and entries gone after the exit).
+  add_test(NAME bench_daemon_scale_smoke
+           COMMAND daemon_scale_bench $<TARGET_FILE:claim2cored> --tasks 40 --samples 5 --churn 30 --quick)
+  set_tests_properties(bench_daemon_scale_smoke PROPERTIES LABELS bench TIMEOUT 60
+    PASS_REGULAR_EXPRESSION "RSS held after exit|skipped: needs root")
+endif()

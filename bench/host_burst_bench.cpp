@@ -9,8 +9,6 @@
 // threads pid_max and threads-max must allow them (bench/thread-burst raises them).
 // Run: build-<dir>/bench/host_burst_bench <claim2cored> [--threads N] [--buffer BYTES]
 #include <bpf/bpf.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,13 +36,6 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-struct Shared {
-  std::atomic<int> ready{0};
-  std::atomic<int> created{0};  // set once the creating loop is done (-1: failed)
-  std::atomic<int> release{0};
-  uint32_t tids[1];  // n of them
-};
 
 size_t count_lines(const std::string& path, const char* needle) {
   std::ifstream in(path);
@@ -113,33 +104,21 @@ int main(int argc, char** argv) {
   const size_t rescans_before = count_lines(log, "rescanning");
 
   // The farm is its own process: its threads are one tgid, and this process only watches.
-  const size_t bytes = sizeof(Shared) + sizeof(uint32_t) * static_cast<size_t>(n);
-  auto* sh = static_cast<Shared*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
-  new (sh) Shared();
   const auto t_start = Clock::now();
-  pid_t farm = fork();
-  if (farm == 0) {
-    prctl(PR_SET_NAME, "c2cburst-main", 0, 0, 0);  // does not match: only the named threads do
-    c2c::bench::ThreadFarm threads(n, [](int) { return std::string("c2cburst"); }, sh->tids, &sh->ready, 32 * 1024);
-    sh->created.store(static_cast<int>(threads.size()) == n ? n : -1);
-    while (sh->release.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    threads.release();
-    _exit(0);
-  }
-  while (sh->created.load() == 0 || (sh->created.load() > 0 && sh->ready.load() < n))
-    std::this_thread::sleep_for(std::chrono::microseconds(500));
-  const auto t_burst = Clock::now();
-  if (sh->created.load() < 0) {
+  c2c::bench::ForkedFarm farm(n, "c2cburst", "c2cburst-main");  // the main thread does not match
+  if (!farm.wait_ready()) {
     std::fprintf(stderr, "the farm could not create %d threads (pid_max, threads-max, memory?)\n", n);
     rc = 1;
   }
+  const auto t_burst = Clock::now();
+  const uint32_t* tids = farm.tids();
   // Every tid's entry, in tid order of creation; polled gently (1 ms) to leave the CPUs to the daemon.
   size_t have = 0;
   Clock::time_point t_all{};
   const auto give_up = t_burst + std::chrono::seconds(60);
   while (rc == 0 && have < static_cast<size_t>(n)) {
     c2c_policy_value v{};
-    if (bpf_map_lookup_elem(fd, &sh->tids[have], &v) == 0 && v.slice_ns == 3'000'000) {
+    if (bpf_map_lookup_elem(fd, &tids[have], &v) == 0 && v.slice_ns == 3'000'000) {
       ++have;
       continue;
     }
@@ -157,8 +136,7 @@ int main(int argc, char** argv) {
   const double ps_ms = ms(Clock::now() - t_ps0);
   double load[3] = {0, 0, 0};
   getloadavg(load, 3);
-  sh->release.store(1);
-  waitpid(farm, nullptr, 0);
+  farm.release();
   if (rc == 0) {
     const double after = ms(t_all - t_burst);
     std::printf("%d threads starting at once (each: fork + rename record), ring buffer %u bytes (daemon ready in %.0f ms)\n",
@@ -173,7 +151,6 @@ int main(int argc, char** argv) {
     std::printf("  load average %.2f %.2f %.2f on %u CPUs\n", load[0], load[1], load[2],
                 std::thread::hardware_concurrency());
   }
-  munmap(sh, bytes);
   close(fd);
   if (rc == 0) d.remove_root();
   return rc;

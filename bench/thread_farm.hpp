@@ -6,11 +6,14 @@
 #pragma once
 
 #include <pthread.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -95,6 +98,67 @@ class ThreadFarm {
   int park_[2] = {-1, -1};
   std::vector<Arg> args_;
   std::vector<pthread_t> threads_;
+};
+
+// A ThreadFarm in a child process of its own (fork): its threads are one tgid apart from the
+// benchmark's, and the benchmark only watches. The child's main thread is named `main_name`
+// (give it one the policy under test does not match); tids() fills in as threads start.
+class ForkedFarm {
+ public:
+  ForkedFarm(int n, const std::string& thread_name, const std::string& main_name, size_t stack_bytes = 32 * 1024)
+      : n_(n), bytes_(sizeof(Shared) + sizeof(uint32_t) * static_cast<size_t>(n)) {
+    void* m = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) {
+      std::fprintf(stderr, "mmap: %s\n", std::strerror(errno));
+      return;
+    }
+    sh_ = new (m) Shared();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::prctl(PR_SET_NAME, main_name.c_str(), 0, 0, 0);
+      ThreadFarm threads(n, [&](int) { return thread_name; }, sh_->tids, &sh_->ready, stack_bytes);
+      sh_->created.store(static_cast<int>(threads.size()) == n ? n : -1);
+      while (sh_->release.load() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      threads.release();
+      ::_exit(0);
+    }
+  }
+  ~ForkedFarm() {
+    release();
+    if (sh_ != nullptr) ::munmap(sh_, bytes_);
+  }
+  ForkedFarm(const ForkedFarm&) = delete;
+  ForkedFarm& operator=(const ForkedFarm&) = delete;
+
+  // Waits (0.5 ms between looks) until all n threads are named and parked; false when the child
+  // could not create them (pid_max, threads-max, vm.max_map_count, memory).
+  bool wait_ready() const {
+    if (sh_ == nullptr || pid_ < 0) return false;
+    while (sh_->created.load() == 0 || (sh_->created.load() > 0 && sh_->ready.load() < n_))
+      std::this_thread::sleep_for(std::chrono::microseconds(500));
+    return sh_->created.load() > 0;
+  }
+  const uint32_t* tids() const { return sh_->tids; }
+  pid_t pid() const { return pid_; }
+  // Every thread exits; returns once the child is reaped.
+  void release() {
+    if (pid_ <= 0) return;
+    sh_->release.store(1);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+  }
+
+ private:
+  struct Shared {
+    std::atomic<int> ready{0};
+    std::atomic<int> created{0};  // set once the creating loop is done (-1: failed)
+    std::atomic<int> release{0};
+    uint32_t tids[1];  // n of them
+  };
+  int n_;
+  size_t bytes_;
+  Shared* sh_ = nullptr;
+  pid_t pid_ = -1;
 };
 
 }  // namespace c2c::bench
