@@ -13,6 +13,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "daemon/confirm_pass.hpp"
 #include "daemon/event_log.hpp"
 #include "daemon/intent_reasons.hpp"
 #include "host/durable_file.hpp"
@@ -651,6 +652,7 @@ void Engine::reconcile() {
   for (const auto& op : report.ops) {
     if (op.success() || op.state == mirror::OpState::Skipped) retry_.resolved(op.tid);
     else retry_.failed(op.tid, now);
+    written_.add(op.tid);  // read back by the next pass, whatever happened to it
   }
   std::string error;
   if (report.ok() && retry_.empty()) {
@@ -737,16 +739,37 @@ void Engine::restore_pins() {
   }
 }
 
+// The map holds what the core believes it holds: every entry in it as desired is read back
+// (counted from the current tables first; the reconcile that follows re-derives the same TIDs).
+void Engine::confirm_read_back() {
+  if (recount_) facts_.recount(core_);
+  else facts_.update(core_, dirty_);
+  recount_ = false;
+  facts_.confirm();
+}
+
 void Engine::readback(bool full) {
   next_confirm_ns_ = UINT64_MAX;
   if (full) {
     next_readback_ns_ = boottime_ns() + cfg_.readback_interval_ns;
     restore_pins();
   }
-  auto r = applier_->read_actual();
-  if (!r) {
+  // The short pass reads back only the keys written since the last read-back (confirm_pass.hpp);
+  // the full pass, too many keys, or drift among them: the whole map, as before.
+  bool written_clean = false;
+  if (!full && !written_.too_many()) {
+    if (auto k = applier_->read_keys(written_.tids()); !k)
+      spdlog::warn("reading the written keys back: {}", k.error());
+    else
+      written_clean = drift_among(written_.tids(), k->entries, core_.actual()) == 0;
+  }
+  if (written_clean) {
+    written_.clear();
+    confirm_read_back();
+  } else if (auto r = applier_->read_actual(); !r) {
     spdlog::warn("reading the policy map back: {}", r.error());
   } else {
+    written_.clear();
     const auto& known = core_.actual();
     size_t drift = 0;
     for (const auto& e : r->entries) {
@@ -762,12 +785,7 @@ void Engine::readback(bool full) {
       recount_ = true;
       turn_changed_ = true;  // the plan must run now to repair it
     } else {
-      // The map holds what the core believes it holds: every entry in it as desired is read back
-      // (counted from the current tables first; the reconcile that follows re-derives the same TIDs).
-      if (recount_) facts_.recount(core_);
-      else facts_.update(core_, dirty_);
-      recount_ = false;
-      facts_.confirm();
+      confirm_read_back();
     }
   }
   if (full) refresh_intents();

@@ -27,6 +27,7 @@
 #include "daemon/metrics.hpp"
 #include "daemon/node_labels.hpp"
 #include "daemon/policy_facts.hpp"
+#include "daemon/confirm_pass.hpp"
 #include "daemon/retry_queue.hpp"
 #include "daemon/task_listing.hpp"
 #include "daemon/state_log.hpp"
@@ -131,6 +132,7 @@ class Engine {
   // and check() and the intents' selection and reasons (every readback_interval); a short pass
   // (read back and confirm only) follows soon after a write leaves an intent SENT.
   void readback(bool full = true);
+  void confirm_read_back();
   // The intents' facts from the counts and, after an apply, its failed ops.
   std::map<PolicyId, PolicyApplyFacts> intent_facts(const mirror::ApplyReport* report) const;
   void settle_intents(const mirror::ApplyReport* report, const std::string& owed_error);
@@ -202,6 +204,7 @@ class Engine {
   PolicyFacts facts_;
   bool recount_ = true;
   RetryQueue retry_{mirror::RetryPolicy{1, std::chrono::milliseconds(1), std::chrono::seconds(1)}};
+  WrittenKeys written_;  // the keys the next short read-back reads (confirm_pass.hpp)
   bool turn_changed_ = false;  // an input changed the core in this turn
   std::vector<uint32_t> violations_seen_;  // count of violations by INV id last turn (log once)
   std::vector<std::string> last_violations_;

@@ -442,6 +442,19 @@ std::string Applier::read_raw(bool* batched) {
   return "";
 }
 
+namespace {
+// An entry read back, with a warning for one not laid out for this ABI (the first 20 named).
+void add_entry(ReadResult& out, uint32_t tid, const c2c_policy_value& v, size_t& bad) {
+  out.entries.push_back(ActualEntry{tid, from_abi(v)});
+  if (auto why = check_decoded(v)) {
+    if (++bad <= 20) out.warnings.push_back("tid " + std::to_string(tid) + ": " + *why);
+  }
+}
+void end_warnings(ReadResult& out, size_t bad) {
+  if (bad > 20) out.warnings.push_back("... and " + std::to_string(bad - 20) + " more entries not laid out for this ABI");
+}
+}  // namespace
+
 Result<ReadResult> Applier::read_actual() {
   using R = Result<ReadResult>;
   ReadResult out;
@@ -456,12 +469,27 @@ Result<ReadResult> Applier::read_actual() {
     const uint32_t tid = static_cast<uint32_t>(o >> 32);
     const c2c_policy_value& v = raw_vals_[o & 0xffffffffu];
     if (!out.entries.empty() && out.entries.back().tid == tid) continue;  // a restarted walk
-    out.entries.push_back(ActualEntry{tid, from_abi(v)});
-    if (auto why = check_decoded(v)) {
-      if (++bad <= 20) out.warnings.push_back("tid " + std::to_string(tid) + ": " + *why);
-    }
+    add_entry(out, tid, v, bad);
   }
-  if (bad > 20) out.warnings.push_back("... and " + std::to_string(bad - 20) + " more entries not laid out for this ABI");
+  end_warnings(out, bad);
+  return R::ok(std::move(out));
+}
+
+Result<ReadResult> Applier::read_keys(const std::vector<uint32_t>& tids) {
+  using R = Result<ReadResult>;
+  std::vector<uint32_t> keys(tids);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  ReadResult out;
+  size_t bad = 0;
+  for (uint32_t tid : keys) {
+    c2c_policy_value v{};
+    const int e = map_.lookup(tid, &v);
+    if (e == ENOENT) continue;
+    if (e != 0) return R::fail("lookup of tid " + std::to_string(tid) + ": " + bpf_errno_text(e));
+    add_entry(out, tid, v, bad);
+  }
+  end_warnings(out, bad);
   return R::ok(std::move(out));
 }
 

@@ -93,6 +93,9 @@ class Applier {
   ApplyReport apply(const Plan& plan);
   // The whole map: lookup_batch, else get_next_key iteration (keys first, then lookups).
   Result<ReadResult> read_actual();
+  // Only these keys, one lookup each (a key not in the map is left out): for a read-back of a
+  // few keys in a large map, where one batched pass over the whole map would cost O(map).
+  Result<ReadResult> read_keys(const std::vector<uint32_t>& tids);
 
  private:
   int with_retry(OpStatus& st, const std::function<int()>& call);

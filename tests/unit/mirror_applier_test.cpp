@@ -329,5 +329,25 @@ TEST_F(MirrorApply, ReportAsJsonListsProblemsForTheDaemon) {
   EXPECT_EQ(to_json(rep, false)["entries"].size(), 3u);
 }
 
+// The short read-back's read (daemon/confirm_pass.hpp): only the keys asked for, one lookup each,
+// never a pass over the whole map; absent keys left out; a failed lookup fails the read.
+TEST_F(MirrorApply, ReadKeysLooksUpOnlyTheGivenKeys) {
+  for (uint32_t t = 1; t <= 1000; ++t) map.entries[t] = to_abi(val(t * 10, 1));
+  Applier a = make();
+  map.batch_calls = map.single_calls = 0;
+  auto read = a.read_keys({700, 5, 5, 2000});
+  ASSERT_TRUE(read.ok()) << read.error();
+  EXPECT_EQ(map.batch_calls, 0u);
+  EXPECT_EQ(map.single_calls, 3u) << "one lookup per distinct key";
+  ASSERT_EQ(read->entries.size(), 2u) << "2000 is not in the map";
+  EXPECT_EQ(read->entries[0].tid, 5u);
+  EXPECT_EQ(read->entries[0].value, val(50, 1));
+  EXPECT_EQ(read->entries[1].tid, 700u);
+  map.fault = [](char op, uint32_t tid) { return op == 'l' && tid == 700 ? EPERM : 0; };
+  auto failed = a.read_keys({5, 700});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_NE(failed.error().find("tid 700"), std::string::npos) << failed.error();
+}
+
 }  // namespace
 }  // namespace c2c::mirror

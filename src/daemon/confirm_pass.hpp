@@ -1,0 +1,41 @@
+// The short read-back after a write (spec/daemon.md, "Incremental reconcile"): a turn that writes
+// leaves intents SENT and a read-back about 100 ms later confirms them (APPLIED). That pass reads
+// back only the keys written since the last read-back, one lookup each: a batched read of the
+// whole map costs O(map) (30-60 ms at 100k entries on this host), and under steady thread churn it
+// ran every 100 ms, most of the daemon's CPU and the loop's longest stall. The full read-back
+// (readback_interval) still reads everything, so drift on keys nobody wrote is found there.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "core/runtime_entry.hpp"
+
+namespace c2c::daemon {
+
+class WrittenKeys {
+ public:
+  // Beyond `limit` keys one batched read of the whole map is cheaper than a lookup per key.
+  explicit WrittenKeys(size_t limit = 4096) : limit_(limit) {}
+  void add(uint32_t tid) {
+    if (keys_.size() <= limit_) keys_.push_back(tid);  // duplicates are cheap; read_keys folds them
+  }
+  void clear() { keys_.clear(); }
+  bool too_many() const { return keys_.size() > limit_; }
+  bool empty() const { return keys_.empty(); }
+  const std::vector<uint32_t>& tids() const { return keys_; }
+
+ private:
+  size_t limit_;
+  std::vector<uint32_t> keys_;
+};
+
+// How many of `keys` differ between what the map holds (`read`: the entries among them; a key
+// not in it is absent from the map) and `known` (what the core believes it holds): present on one
+// side only, or with different values.
+size_t drift_among(const std::vector<uint32_t>& keys, const std::vector<ActualEntry>& read,
+                   const std::unordered_map<uint32_t, RuntimeValue>& known);
+
+}  // namespace c2c::daemon
