@@ -299,8 +299,10 @@ bool run_one(const std::string& exe, int n, int samples, int churn, std::chrono:
   if (!row.returned_all)
     std::fprintf(stderr, "120 s after the farm exited the daemon still has %u tasks (%u before it) and %u entries\n",
                  tasks_left, tasks0, entries_left);
-  std::this_thread::sleep_for(settle);
+  std::this_thread::sleep_for(settle + std::chrono::milliseconds(300));  // it trims 200 ms after the exits stop
   row.b_held = (rss_bytes(pid) - rss0) / n;
+  // C2C_BENCH_HOLD_S: keep the daemon that long after the row (to look at it: gdb, /proc).
+  if (const char* hold = std::getenv("C2C_BENCH_HOLD_S")) std::this_thread::sleep_for(std::chrono::seconds(std::atoi(hold)));
   std::printf(
       "%7d tasks: new-thread -> map p50 %.0f us p99 %.0f us max %.0f us (%d samples); CPU per event %.2f us "
       "(/proc stat %.2f us; per host record %.2f us; idle %.2f ms/s); policy -> %d entries %.0f ms; RSS %.0f B/task %.0f B/entry, "

@@ -1,6 +1,7 @@
 #include "daemon/engine.hpp"
 
 #include <spdlog/spdlog.h>
+#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -95,6 +96,7 @@ void Engine::note_applied(const Event& e, const ApplyResult& r) {
                                                                  : std::get<TaskSeen>(e).task.key.tid;
     if (const TaskRoleSet* role = durable_.role(tid); role && core_.task_key(tid) != role->key) durable_.delete_role(tid);
   }
+  if (std::holds_alternative<TaskExited>(e) && r.status == ApplyResult::Status::Applied) heap_trim_.exited(boottime_ns());
   if (r.status == ApplyResult::Status::Applied && (!r.changed_tids.empty() || !is_host_or_internal(e))) {
     changes_.push_back(Change{event_kind(e), r.changed_tids, event_fields(e)});
     if (!std::holds_alternative<TimeAdvance>(e)) turn_changed_ = true;
@@ -388,8 +390,8 @@ void Engine::reload(const DaemonConfig& cfg) {
 
 // One timer for everything the loop waits on by time: the read-back, the rescan, the core's next
 // deadline (a boost lease at half-life, renewed by TimeAdvance: spec/state-machine.md, "Boost
-// leases") and the first due retry. O(1) here (the core keeps its deadlines); the timerfd is set
-// only when the time changes.
+// leases"), the first due retry and the heap trim after a mass exit (heap_trim.hpp). O(1) here
+// (the core keeps its deadlines); the timerfd is set only when the time changes.
 void Engine::arm_timer() {
   uint64_t next = std::min(next_readback_ns_, next_confirm_ns_);
   if (feed_->mode() != TaskDiscovery::Off) next = std::min(next, next_rescan_ns_);
@@ -397,6 +399,7 @@ void Engine::arm_timer() {
   next_renewal_ns_ = deadline ? static_cast<uint64_t>(*deadline) : UINT64_MAX;
   next = std::min(next, next_renewal_ns_);
   if (auto r = retry_.next_due()) next = std::min(next, *r);
+  if (auto t = heap_trim_.deadline()) next = std::min(next, *t);
   if (next == 0) next = 1;
   if (next == armed_ns_) return;
   armed_ns_ = next;
@@ -530,6 +533,7 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   if (log_ && log_->size() > kCompactLogBytes) {
     if (auto e = compact(); !e.empty()) spdlog::warn("compacting the durable state log: {} (the log keeps growing)", e);
   }
+  if (heap_trim_.due(now)) malloc_trim(0);
   metrics_.set_entries(static_cast<double>(core_.desired_size()), static_cast<double>(core_.actual().size()));
   for (auto st : {IntentState::Pending, IntentState::Sent, IntentState::Applied, IntentState::Failed})
     metrics_.set_intents(to_string(st), static_cast<double>(intents_.count(st)));

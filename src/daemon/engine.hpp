@@ -28,6 +28,7 @@
 #include "daemon/node_labels.hpp"
 #include "daemon/policy_facts.hpp"
 #include "daemon/confirm_pass.hpp"
+#include "daemon/heap_trim.hpp"
 #include "daemon/retry_queue.hpp"
 #include "daemon/task_listing.hpp"
 #include "daemon/state_log.hpp"
@@ -205,6 +206,7 @@ class Engine {
   bool recount_ = true;
   RetryQueue retry_{mirror::RetryPolicy{1, std::chrono::milliseconds(1), std::chrono::seconds(1)}};
   WrittenKeys written_;  // the keys the next short read-back reads (confirm_pass.hpp)
+  HeapTrim heap_trim_;   // freed heap back to the kernel after mass exits (heap_trim.hpp)
   bool turn_changed_ = false;  // an input changed the core in this turn
   std::vector<uint32_t> violations_seen_;  // count of violations by INV id last turn (log once)
   std::vector<std::string> last_violations_;
