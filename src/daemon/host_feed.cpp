@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <filesystem>
 #include <unordered_map>
 
@@ -91,7 +92,7 @@ void HostFeed::complete(const Core& core, host::TaskEvent e, std::vector<Event>&
 
 void HostFeed::poll(std::deque<host::TaskEvent>& out) {
   if (!stream_) return;
-  cgroups_.begin_pass();
+  cgroups_.begin_batch(static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
   stream_->poll(0, [&](const host::TaskEvent& te) { out.push_back(te); });
 }
 

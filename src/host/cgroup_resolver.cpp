@@ -22,6 +22,15 @@ CgroupResolver::CgroupResolver(const CgroupMounts* mounts) : mounts_(mounts) {
 void CgroupResolver::begin_pass() {
   cpusets_.clear();
   walked_this_pass_ = false;
+  cpusets_fresh_ = false;
+}
+
+void CgroupResolver::begin_batch(uint64_t now_ns, uint64_t max_age_ns) {
+  walked_this_pass_ = false;
+  if (cpusets_fresh_ && now_ns >= cpusets_since_ns_ && now_ns - cpusets_since_ns_ < max_age_ns) return;
+  cpusets_.clear();
+  cpusets_since_ns_ = now_ns;
+  cpusets_fresh_ = true;
 }
 
 bool CgroupResolver::fill(TaskInfo& t) {

@@ -70,6 +70,36 @@ TEST_F(HostCgroupResolver, FillsPathAndCpusetFromTheIdWithOneReadPerCgroup) {
   EXPECT_EQ(r.cpuset_reads(), 2u);
 }
 
+TEST_F(HostCgroupResolver, BatchesWithinTheMaxAgeShareOneCpusetReadAndAnUnknownIdStillGetsAWalk) {
+  CgroupResolver r(&mounts_);
+  const auto ctr = ino(root_ / "kubepods.slice/pod.slice/ctr.scope");
+  r.begin_batch(1'000, 100);
+  auto t = task(ctr);
+  ASSERT_TRUE(r.fill(t));
+  EXPECT_EQ(t.cpuset->to_string(), "2-3");
+  std::ofstream(root_ / "kubepods.slice/pod.slice/cpuset.cpus.effective") << "3\n";
+  fs::create_directories(root_ / "kubepods.slice/pod3.slice");
+  r.begin_batch(1'099, 100);  // still within the age: the cpuset read is reused
+  t = task(ctr);
+  ASSERT_TRUE(r.fill(t));
+  EXPECT_EQ(t.cpuset->to_string(), "2-3");
+  EXPECT_EQ(r.cpuset_reads(), 1u);
+  auto fresh = task(ino(root_ / "kubepods.slice/pod3.slice"));
+  ASSERT_TRUE(r.fill(fresh)) << "a cgroup created since the walk: one more walk in this batch";
+  EXPECT_EQ(r.walks(), 2u);
+  r.begin_batch(1'100, 100);  // the age reached: read again
+  t = task(ctr);
+  ASSERT_TRUE(r.fill(t));
+  EXPECT_EQ(t.cpuset->to_string(), "3");
+  EXPECT_EQ(r.cpuset_reads(), 3u);  // pod3's and ctr's again
+  std::ofstream(root_ / "kubepods.slice/pod.slice/cpuset.cpus.effective") << "2\n";
+  r.begin_pass();  // a rescan reads everything afresh, whatever the age
+  r.begin_batch(1'101, 100);
+  t = task(ctr);
+  ASSERT_TRUE(r.fill(t));
+  EXPECT_EQ(t.cpuset->to_string(), "2");
+}
+
 TEST_F(HostCgroupResolver, ACgroupCreatedSinceTheWalkIsFoundByOneMoreWalkPerPass) {
   CgroupResolver r(&mounts_);
   r.begin_pass();
