@@ -13,7 +13,6 @@ if(TARGET c2c_daemon)
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_metrics_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_event_log_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_reconcile_test.cpp
-                                    ${CMAKE_CURRENT_LIST_DIR}/daemon_heap_trim_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_state_log_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_command_queue_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_task_roles_test.cpp

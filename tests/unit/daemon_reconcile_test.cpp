@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "core_fixture.hpp"
-#include "daemon/confirm_pass.hpp"
 #include "daemon/policy_facts.hpp"
 #include "daemon/retry_queue.hpp"
 
@@ -86,37 +85,6 @@ TEST(RetryQueue, BacksOffPerTidAndForgetsResolvedOnes) {
   q.resolved(7);
   EXPECT_TRUE(q.empty());
   EXPECT_FALSE(q.next_due());
-}
-
-// The short read-back compares only the keys written since the last read-back: every kind of
-// difference among them counts once (a value changed, an entry the core does not know, an entry
-// written and gone), keys nobody wrote are not looked at.
-TEST(ConfirmPass, DriftAmongTheWrittenKeysOnly) {
-  RuntimeValue a, b;
-  a.slice_ns = 1'000'000;
-  b.slice_ns = 2'000'000;
-  const std::unordered_map<uint32_t, RuntimeValue> known{{1, a}, {2, a}, {3, a}, {4, a}};
-  EXPECT_EQ(drift_among({1, 2}, {{1, a}, {2, a}}, known), 0u);
-  EXPECT_EQ(drift_among({}, {}, known), 0u) << "nothing written: nothing to compare";
-  EXPECT_EQ(drift_among({1, 2}, {{1, a}, {2, b}}, known), 1u) << "2 holds another value";
-  EXPECT_EQ(drift_among({1, 9}, {{1, a}, {9, a}}, known), 1u) << "9 is in the map, not in the core";
-  EXPECT_EQ(drift_among({1, 2, 2}, {{1, a}}, known), 1u) << "2 was written and is gone (counted once)";
-  EXPECT_EQ(drift_among({7}, {}, known), 0u) << "7 deleted, and absent on both sides";
-}
-
-TEST(ConfirmPass, WrittenKeysGiveUpBeyondTheirLimit) {
-  WrittenKeys w(3);
-  EXPECT_TRUE(w.empty());
-  for (uint32_t t = 1; t <= 3; ++t) w.add(t);
-  EXPECT_FALSE(w.too_many());
-  EXPECT_EQ(w.tids(), (std::vector<uint32_t>{1, 2, 3}));
-  w.add(4);
-  EXPECT_TRUE(w.too_many()) << "a batched read of the whole map is cheaper now";
-  w.add(5);
-  EXPECT_EQ(w.tids().size(), 4u) << "nothing kept beyond the limit";
-  w.clear();
-  EXPECT_TRUE(w.empty());
-  EXPECT_FALSE(w.too_many());
 }
 
 }  // namespace
