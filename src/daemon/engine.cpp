@@ -768,11 +768,13 @@ void Engine::readback(bool full) {
       written_clean = drift_among(written_.tids(), k->entries, core_.actual()) == 0;
   }
   if (written_clean) {
+    metrics_.readback("written_keys");
     written_.clear();
     confirm_read_back();
   } else if (auto r = applier_->read_actual(); !r) {
     spdlog::warn("reading the policy map back: {}", r.error());
   } else {
+    metrics_.readback("whole_map");
     written_.clear();
     const auto& known = core_.actual();
     size_t drift = 0;

@@ -50,6 +50,9 @@ class Metrics {
   }
   void set_intents(const std::string& state, double n) { intents_->Add({{"state", state}}).Set(n); }
   void rescan() { rescans_.Increment(); }
+  // A read-back pass, by what it read: "written_keys" (the short pass, confirm_pass.hpp) or
+  // "whole_map" (the full pass, or a short one that fell back to it).
+  void readback(const char* read) { readbacks_->Add({{"read", read}}).Increment(); }
   void persisted() { persists_.Increment(); }
   void watcher_dropped() { watchers_dropped_.Increment(); }
   void pin_restored() { pins_restored_.Increment(); }
@@ -75,6 +78,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* rpcs_;
   prometheus::Family<prometheus::Gauge>* intents_;
   prometheus::Counter& rescans_;
+  prometheus::Family<prometheus::Counter>* readbacks_;
   prometheus::Counter& persists_;
   prometheus::Counter& watchers_dropped_;
   prometheus::Counter& pins_restored_;

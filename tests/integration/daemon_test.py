@@ -681,6 +681,33 @@ class DriftAndMetrics(unittest.TestCase):
             d.cleanup()
 
 
+    def test_under_thread_churn_the_short_read_back_reads_only_the_written_keys(self):
+        # A matching thread every ~50 ms: each write leaves the intent SENT, and a short read-back
+        # follows 100 ms later. It reads the keys written (one lookup each); the whole map is read
+        # only by the full pass (readback_interval: 1s). Before, every short pass read the whole
+        # map: ~10 per second of churn instead of ~1.
+        port = free_port()
+        d = Daemon("rbkeys", extra="metrics:\n  address: 127.0.0.1:%d\n" % port)
+        try:
+            d.start()
+            d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("rb", "^c2c-rb-")))
+            before = scrape_metrics(port)
+            t0 = time.monotonic()
+            churn = subprocess.run([CHURN, "churn", "c2c-rb-", "60", "3", "4"], capture_output=True, text=True,
+                                   timeout=60)
+            self.assertEqual(churn.returncode, 0, churn.stderr)
+            time.sleep(0.3)  # the last short pass
+            elapsed = time.monotonic() - t0
+            after = scrape_metrics(port)
+            key = lambda read: 'claim2core_readback_passes_total{read="%s"}' % read
+            keys = after.get(key("written_keys"), 0) - before.get(key("written_keys"), 0)
+            whole = after[key("whole_map")] - before.get(key("whole_map"), 0)
+            self.assertLessEqual(whole, elapsed / 1.0 + 2, "whole-map reads during %.1f s of churn" % elapsed)
+            self.assertGreaterEqual(keys, 3, "short passes during %.1f s of churn" % elapsed)
+        finally:
+            d.cleanup()
+
+
 class Restart(DaemonCase):
     def test_kill9_keeps_intents_and_generation_and_the_map_converges(self):
         d = self.d
