@@ -5,7 +5,7 @@
 namespace c2c::daemon {
 
 size_t drift_among(const std::vector<uint32_t>& keys, const std::vector<ActualEntry>& read,
-                   const std::unordered_map<uint32_t, RuntimeValue>& known) {
+                   const Core::ActualTable& known) {
   std::unordered_set<uint32_t> seen;
   size_t drift = 0;
   for (const auto& e : read) {

@@ -8,10 +8,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
-#include "core/runtime_entry.hpp"
+#include "core/core.hpp"
 
 namespace c2c::daemon {
 
@@ -36,6 +35,6 @@ class WrittenKeys {
 // not in it is absent from the map) and `known` (what the core believes it holds): present on one
 // side only, or with different values.
 size_t drift_among(const std::vector<uint32_t>& keys, const std::vector<ActualEntry>& read,
-                   const std::unordered_map<uint32_t, RuntimeValue>& known);
+                   const Core::ActualTable& known);
 
 }  // namespace c2c::daemon

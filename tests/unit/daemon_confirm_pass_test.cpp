@@ -18,7 +18,7 @@ TEST(ConfirmPass, DriftAmongTheWrittenKeysOnly) {
   RuntimeValue a, b;
   a.slice_ns = 1'000'000;
   b.slice_ns = 2'000'000;
-  const std::unordered_map<uint32_t, RuntimeValue> known{{1, a}, {2, a}, {3, a}, {4, a}};
+  const Core::ActualTable known{{1, a}, {2, a}, {3, a}, {4, a}};
   EXPECT_EQ(drift_among({1, 2}, {{1, a}, {2, a}}, known), 0u);
   EXPECT_EQ(drift_among({}, {}, known), 0u) << "nothing written: nothing to compare";
   EXPECT_EQ(drift_among({1, 2}, {{1, a}, {2, b}}, known), 1u) << "2 holds another value";
