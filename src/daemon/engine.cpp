@@ -390,7 +390,8 @@ void Engine::reload(const DaemonConfig& cfg) {
 
 // One timer for everything the loop waits on by time: the read-back, the rescan, the core's next
 // deadline (a boost lease at half-life, renewed by TimeAdvance: spec/state-machine.md, "Boost
-// leases"), the first due retry and the heap trim after a mass exit (heap_trim.hpp). O(1) here
+// leases"), the first due retry, the heap trim after a mass exit (heap_trim.hpp) and an owed look
+// at the ring buffer's drop counter (HostFeed::lost_events). O(1) here
 // (the core keeps its deadlines); the timerfd is set only when the time changes.
 void Engine::arm_timer() {
   uint64_t next = std::min(next_readback_ns_, next_confirm_ns_);
@@ -400,6 +401,7 @@ void Engine::arm_timer() {
   next = std::min(next, next_renewal_ns_);
   if (auto r = retry_.next_due()) next = std::min(next, *r);
   if (auto t = heap_trim_.deadline()) next = std::min(next, *t);
+  if (auto t = feed_->drop_check_deadline()) next = std::min(next, *t);
   if (next == 0) next = 1;
   if (next == armed_ns_) return;
   armed_ns_ = next;
@@ -497,7 +499,7 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     spdlog::warn("{} task events pending: dropping them and rescanning", pending_host_.size());
     pending_host_.clear();
   }
-  if (feed_->mode() != TaskDiscovery::Off && (overflow || feed_->lost_events() || now >= next_rescan_ns_)) {
+  if (feed_->mode() != TaskDiscovery::Off && (overflow || feed_->lost_events(now) || now >= next_rescan_ns_)) {
     std::vector<Event> snapshot;
     feed_->rescan(core_, snapshot);
     pending_host_.clear();  // polled before the snapshot, which supersedes them (HostFeed::rescan)

@@ -96,8 +96,8 @@ void HostFeed::poll(std::deque<host::TaskEvent>& out) {
   stream_->poll(0, [&](const host::TaskEvent& te) { out.push_back(te); });
 }
 
-bool HostFeed::lost_events() {
-  if (!stream_) return false;
+bool HostFeed::lost_events(uint64_t now_ns) {
+  if (!stream_ || !drop_check_.due(now_ns)) return false;
   uint64_t d = stream_->dropped();
   if (d == dropped_seen_) return false;
   spdlog::warn("task event ring buffer dropped {} records: rescanning", d - dropped_seen_);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/core.hpp"
+#include "daemon/throttle.hpp"
 #include "daemon/config.hpp"
 #include "host/cgroup.hpp"
 #include "host/cgroup_resolver.hpp"
@@ -41,8 +42,12 @@ class HostFeed {
   // (setproctitle renames the calling thread) sends every thread of the process again with the
   // new one (one /proc/<tgid>/task walk, only when the title changed).
   void complete(const Core& core, host::TaskEvent e, std::vector<Event>& out);
-  // The stream lost records since the last call: a rescan is needed.
-  bool lost_events();
+  // The stream lost records since the last look: a rescan is needed. The drop counter is read at
+  // most every 10 ms (`now_ns`: any monotonic clock), not on every turn: a loss is then found
+  // up to 10 ms later, and the rescan it starts supersedes everything polled meanwhile.
+  bool lost_events(uint64_t now_ns);
+  // When a look refused by the 10 ms limit is owed (the engine's timer wakes the loop for it).
+  std::optional<uint64_t> drop_check_deadline() const { return drop_check_.deadline(); }
   // Every task now (completed): TaskSeen for each, TaskExited for tasks the core has that are gone.
   // The ring buffer is drained (discarded) first: its records, like every record polled but not
   // yet completed, predate the snapshot, which supersedes them (the caller drops those).
@@ -66,6 +71,7 @@ class HostFeed {
   // leader, all re-read by each rescan (host/process_title.hpp).
   host::ProcessTitles titles_;
   uint64_t dropped_seen_ = 0;
+  Throttle drop_check_{10'000'000ull};
   bool withheld_logged_ = false;
 };
 

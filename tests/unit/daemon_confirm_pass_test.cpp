@@ -1,12 +1,14 @@
 // The daemon's read-back and memory pieces (pure): the short read-back compares only the keys
 // written since the last one (src/daemon/confirm_pass.hpp), and the heap is given back once after a
 // mass exit, when the exits have stopped for the quiet time, never for a few exits, never in the
-// middle of a burst (src/daemon/heap_trim.hpp). Built into daemon_intents_tests, so
+// middle of a burst (src/daemon/heap_trim.hpp); the drop counter is read at most every 10 ms
+// (src/daemon/throttle.hpp). Built into daemon_intents_tests, so
 // tests/mutants/mirror_run seeds bugs in them.
 #include <gtest/gtest.h>
 
 #include "daemon/confirm_pass.hpp"
 #include "daemon/heap_trim.hpp"
+#include "daemon/throttle.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -60,6 +62,22 @@ TEST(HeapTrim, OnceAfterAMassExitHasGoneQuiet) {
   EXPECT_FALSE(t.deadline());
   t.exited(2000);
   EXPECT_FALSE(t.due(9000)) << "one exit after the trim is not another burst";
+}
+
+// The drop counter's look (HostFeed::lost_events): at most once per interval, and a refused look
+// is owed, so the loop's timer still wakes for it when no other turn comes.
+TEST(Throttle, AtMostOncePerIntervalAndARefusedLookIsOwed) {
+  Throttle t(10);
+  EXPECT_FALSE(t.deadline());
+  EXPECT_TRUE(t.due(100)) << "the first look";
+  EXPECT_FALSE(t.deadline()) << "nothing refused yet";
+  EXPECT_FALSE(t.due(105));
+  ASSERT_TRUE(t.deadline());
+  EXPECT_EQ(*t.deadline(), 110u);
+  EXPECT_FALSE(t.due(109));
+  EXPECT_TRUE(t.due(110));
+  EXPECT_FALSE(t.deadline()) << "paid";
+  EXPECT_TRUE(t.due(500));
 }
 
 }  // namespace
