@@ -46,9 +46,6 @@ BG_POD=/sys/fs/cgroup/kubepods.slice/kubepods-pod$(echo $BG_UID | tr - _).slice
 LC_CG=$LC_POD/cri-containerd-4137150000000000000000000000000000000000000000000000000000000001.scope
 BG_CG=$BG_POD/cri-containerd-4137150000000000000000000000000000000000000000000000000000000002.scope
 EXT_CG=/sys/fs/cgroup/traffic  # the UPF's peers: the radio side and the data network
-# The node's own processes: this runner, claim2cored and the tools it starts (as systemd's
-# system.slice holds kubelet and the agents on a real node).
-SYS_CG=/sys/fs/cgroup/system.slice
 
 uptime_ms() { awk '{ split($1, a, "."); printf "%d", a[1] * 1000 + substr(a[2] "00", 1, 2) * 10 }' /proc/uptime; }
 ctxt_total() { awk '$1=="ctxt"{print $2}' /proc/stat; }
@@ -99,18 +96,6 @@ exp_cgroups() {
   echo +cpuset > /sys/fs/cgroup/kubepods.slice/cgroup.subtree_control
   echo +cpuset > "$LC_POD/cgroup.subtree_control"
   echo +cpuset > "$BG_POD/cgroup.subtree_control"
-  mkdir -p "$SYS_CG"
-  echo $$ > "$SYS_CG/cgroup.procs"
-}
-# The CPUs of list $1 not in list $2 ("0-3" "1,3" -> "0,2"): the node's shared pool once a
-# claim's CPUs are exclusive.
-cpus_minus() {
-  awk -v all="$1" -v sub_="$2" 'function expand(s, set,   n, i, p, r, c) {
-      n = split(s, p, ","); for (i = 1; i <= n; i++) { if (p[i] == "") continue
-        if (split(p[i], r, "-") == 2) { for (c = r[1]; c <= r[2]; c++) set[c] = 1 } else set[p[i] + 0] = 1 } }
-    BEGIN { expand(all, a); expand(sub_, b); s = ""
-      for (c = 0; c < 4096; c++) if ((c in a) && !(c in b)) s = s (s == "" ? "" : ",") c
-      print s }'
 }
 set_cpus() {  # set_cpus <pod dir> <container dir> <cpus>
   echo "$3" > "$1/cpuset.cpus"
@@ -259,17 +244,7 @@ exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
   fi
   set_cpus $LC_POD $LC_CG "$lc_cpus"
   set_cpus $BG_POD $BG_CG "$bg_cpus"
-  # Allocation on: the latency-critical claim's CPUs are exclusive (the CPU driver's promise, as
-  # kubelet's static CPU manager keeps its shared pool and reserved CPUs off them), so the node's
-  # own processes (claim2cored with its rescans, this runner) and the UPF's peers run on the
-  # others. Without it, D's latency-critical thread, which its cpuset keeps on CPU 1, waited there
-  # behind the daemon's system calls, while in C it could take the other CPU (tests/vm/README.md).
-  shared=$ALL_CPUS
-  [ "$2" = on ] && shared=$(cpus_minus "$ALL_CPUS" "$lc_cpus")
-  [ -n "$shared" ] || shared=$ALL_CPUS
-  echo "$shared" > "$SYS_CG/cpuset.cpus"
-  echo "$shared" > "$EXT_CG/cpuset.cpus"
-  echo "C2C-RESULT {\"experiment\":\"cell\",\"cell\":\"$cell\",\"rep\":$4,\"alloc\":\"$2\",\"sched\":\"$3\",\"feed\":$feed,\"lc_cpus\":\"$lc_cpus\",\"bg_cpus\":\"$bg_cpus\",\"system_cpus\":\"$shared\",\"scheduler_state\":\"$(cat /sys/kernel/sched_ext/state)\"}"
+  echo "C2C-RESULT {\"experiment\":\"cell\",\"cell\":\"$cell\",\"rep\":$4,\"alloc\":\"$2\",\"sched\":\"$3\",\"feed\":$feed,\"lc_cpus\":\"$lc_cpus\",\"bg_cpus\":\"$bg_cpus\",\"scheduler_state\":\"$(cat /sys/kernel/sched_ext/state)\"}"
   LC_POLICY=/c2c/exp/node-policy.yaml
   [ "$2" = on ] && LC_POLICY=/c2c/exp/dra-policy.yaml
   FIRST_LC=1
@@ -292,8 +267,6 @@ exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
   [ "$EXP_LIFECYCLE" = 1 ] && exp_cell_end "$cell" "$2" "$3" "$4"
   kill -INT $BG 2>/dev/null; wait $BG 2>/dev/null
   exp_daemon_stop
-  echo "$ALL_CPUS" > "$SYS_CG/cpuset.cpus"
-  echo "$ALL_CPUS" > "$EXT_CG/cpuset.cpus"
 }
 
 exp_cell_end() {  # exp_cell_end <cell> <alloc> <sched> <rep>
@@ -374,7 +347,6 @@ run_experiment() {
   preempt_model=$(dmesg | sed -n 's/.*Dynamic Preempt: \([a-z]*\).*/\1/p' | tail -n 1)
   echo "C2C-RESULT {\"experiment\":\"plan\",\"runs\":$EXP_RUNS,\"cells\":$ncells,\"workloads\":$EXP_STEPS,\"ms\":$EXP_MS,\"hackbench\":$EXP_HB,\"preempt\":\"${preempt_model:-unknown}\"}"
   exp_topology
-  ALL_CPUS=$(cat /sys/devices/system/cpu/online)
   exp_cgroups
   if echo " $EXP_WORKLOADS " | grep -q " upf "; then
     exp_network || { echo "C2C-NOTE network namespaces could not be set up; no UPF workload"; failed="$failed network"
