@@ -1,19 +1,20 @@
 # Part `daemon`: claim2cored end-to-end latencies (RPC -> pinned map entry for policies matching
 # 1 and 1,000 threads; a newly named thread -> its entry), p50/p99 printed side by side with the
 # goals. Needs root and bpffs. Run: build-<dir>/bench/daemon_latency_bench build-<dir>/src/daemon/claim2cored [iterations]
+# One bench binary that drives a real claim2cored through the API and reads the pinned maps.
+function(c2c_daemon_bench name)
+  add_executable(${name} ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/${name}.cpp)
+  target_link_libraries(${name} PRIVATE c2c_api c2c_mirror)
+  add_dependencies(${name} claim2cored)
+  c2c_warnings(${name})
+endfunction()
 if(TARGET claim2cored)
-  add_executable(daemon_latency_bench ${CMAKE_CURRENT_LIST_DIR}/daemon_latency_bench.cpp)
-  target_link_libraries(daemon_latency_bench PRIVATE c2c_api c2c_mirror)
-  add_dependencies(daemon_latency_bench claim2cored)
-  c2c_warnings(daemon_latency_bench)
+  c2c_daemon_bench(daemon_latency_bench)
 endif()
 # RPC -> map at 1 and 16 concurrent clients, several claim2cored binaries side by side (issue #13):
 #   build/bench/daemon_rpc_latency_bench [--iterations N] build/src/daemon/claim2cored [<old claim2cored>]
 if(TARGET claim2cored)
-  add_executable(daemon_rpc_latency_bench ${CMAKE_CURRENT_LIST_DIR}/daemon_rpc_latency_bench.cpp)
-  target_link_libraries(daemon_rpc_latency_bench PRIVATE c2c_api c2c_mirror)
-  add_dependencies(daemon_rpc_latency_bench claim2cored)
-  c2c_warnings(daemon_rpc_latency_bench)
+  c2c_daemon_bench(daemon_rpc_latency_bench)
   # Runs end to end (a few seconds; no figure is judged): exit 1 when a row has no sample, which
   # is what it printed as "met" while every call was counted as failed (the reply says SENT now).
   add_test(NAME bench_rpc_latency_smoke
@@ -25,10 +26,7 @@ endif()
 # each beside the 1k figure with the load average. Run bench/daemon-scale (raises pid_max etc. for
 # 100k), or build/bench/daemon_scale_bench <claim2cored> [--tasks 1000,10000] [--samples S] [--churn K].
 if(TARGET claim2cored)
-  add_executable(daemon_scale_bench ${CMAKE_CURRENT_LIST_DIR}/daemon_scale_bench.cpp)
-  target_link_libraries(daemon_scale_bench PRIVATE c2c_api c2c_mirror)
-  add_dependencies(daemon_scale_bench claim2cored)
-  c2c_warnings(daemon_scale_bench)
+  c2c_daemon_bench(daemon_scale_bench)
   # End to end at a tiny N (a few seconds; no figure is judged): every step must complete (tasks
   # seen, entries in, the churn window's marker, tasks and entries gone after the exit).
   add_test(NAME bench_daemon_scale_smoke
