@@ -47,6 +47,33 @@ LC_CG=$LC_POD/cri-containerd-413715000000000000000000000000000000000000000000000
 BG_CG=$BG_POD/cri-containerd-4137150000000000000000000000000000000000000000000000000000000002.scope
 EXT_CG=/sys/fs/cgroup/traffic  # the UPF's peers: the radio side and the data network
 
+# Where a UPF packet can die: per network namespace (the node, ran, dn) UDP InDatagrams,
+# InErrors and RcvbufErrors (/proc/net/snmp), and the CPUs' backlog drops and time squeezes
+# (/proc/net/softnet_stat, hex, all namespaces), and the ARP table's failures. One "name value"
+# per line.
+udp_counters() {  # udp_counters <prefix> [netns]
+  if [ -n "$2" ]; then $IP netns exec "$2" cat /proc/net/snmp; else cat /proc/net/snmp; fi 2>/dev/null |
+    awk -v p="$1" '$1 == "Udp:" { if (!h) { for (i = 2; i <= NF; i++) col[$i] = i; h = 1; next }
+      print p "_in", $col["InDatagrams"]; print p "_in_errors", $col["InErrors"]; print p "_rcvbuf_errors", $col["RcvbufErrors"] }'
+}
+net_counters() {
+  udp_counters node; udp_counters ran ran; udp_counters dn dn
+  awk 'function hex(s,   v, i, c) { v = 0; s = tolower(s)
+         for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)); v = v * 16 + c - 1 }
+         return v }
+       { d += hex($2); q += hex($3) } END { print "backlog_drops", d; print "time_squeezes", q }' /proc/net/softnet_stat
+  # Packets dropped while their next hop's address was being resolved, and failed resolutions
+  # (the ARP table's per-CPU statistics, summed).
+  awk 'function hex(s,   v, i, c) { v = 0; s = tolower(s)
+         for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)); v = v * 16 + c - 1 }
+         return v }
+       NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+       { f += hex($col["res_failed"]); u += hex($col["unresolved_discards"]) }
+       END { print "arp_res_failed", f; print "arp_unresolved_discards", u }' /proc/net/stat/arp_cache 2>/dev/null
+}
+net_delta() {  # net_delta <before file> <after file>: a JSON object of the differences
+  awk 'NR == FNR { b[$1] = $2; next } { s = s (s == "" ? "" : ",") "\"" $1 "\":" ($2 - b[$1]) } END { print "{" s "}" }' "$1" "$2"
+}
 uptime_ms() { awk '{ split($1, a, "."); printf "%d", a[1] * 1000 + substr(a[2] "00", 1, 2) * 10 }' /proc/uptime; }
 ctxt_total() { awk '$1=="ctxt"{print $2}' /proc/stat; }
 cg_usage_us() { awk '$1=="usage_usec"{print $2}' "$1/cpu.stat"; }
@@ -197,6 +224,7 @@ exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
     echo "$apply" | grep -q '"first_dispatch_ms":[0-9]' || failed="$failed entry-$cell-$4-$w"
   fi
   s0=$(c2c-vm-tool stats --pin-root $EXP_PIN 2>/dev/null || echo '{}')
+  [ $w = upf ] && net_counters >$EXP_DIR/net.before
   c0=$(ctxt_total); w0=$(uptime_ms); b0=$(cg_usage_us $BG_POD); l0=$(cg_usage_us $LC_POD); i0=$(idle_ms); d0=$(proc_cpu_ms $DPID)
   touch "$go"
   wait $WPID; wrc=$?
@@ -207,7 +235,9 @@ exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
   [ "$3" = on ] && smig=$(( $(echo "$s1" | jq '.migrations // 0') - $(echo "$s0" | jq '.migrations // 0') ))
   case $w in
     upf) res=$(tail -n 1 $EXP_DIR/gen.out); fwd=$(tail -n 1 $EXP_DIR/w.out)
-         res=$(echo "$res" | jq -c --argjson f "$fwd" '. + {forwarder: $f}' 2>/dev/null || echo '{"error":"upf output"}') ;;
+         net_counters >$EXP_DIR/net.after; net=$(net_delta $EXP_DIR/net.before $EXP_DIR/net.after)
+         res=$(echo "$res" | jq -c --argjson f "$fwd" --argjson n "$net" '. + {forwarder: $f, net: $n}' 2>/dev/null ||
+               echo '{"error":"upf output"}') ;;
     cyclictest)
       # -v: "<thread>: <cycle>: <latency us>" per cycle; the first half dropped (above).
       awk -F: 'NF == 3 && $2 ~ /^ *[0-9]+ *$/ { a[m++] = $3 + 0 }
