@@ -190,7 +190,15 @@ int cmd_upf_fwd(int duration_ms, const std::string& n3, const std::string& n6, c
   bool have_ran = false;
   wait_start(start);
   c2c::exp::CtxSwitches cs;
-  uint64_t up = 0, down = 0;
+  uint64_t up = 0, down = 0, send_errors = 0;
+  int last_send_errno = 0;
+  // A packet the kernel refused to send is lost here, not on the wire: count it and keep why.
+  const auto forward = [&](int fd, const char* data, ssize_t n, const sockaddr_in& to) {
+    if (sendto(fd, data, static_cast<size_t>(n), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to) < 0) {
+      ++send_errors;
+      last_send_errno = errno;
+    }
+  };
   const uint64_t end = mono_ns() + static_cast<uint64_t>(duration_ms) * 1000000ull;
   char buf[2048];
   loc.begin();
@@ -202,20 +210,21 @@ int cmd_upf_fwd(int duration_ms, const std::string& n3, const std::string& n6, c
       const ssize_t n = recvfrom(a, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&ran), &len);
       if (n > 0) {
         have_ran = true;
-        sendto(b, buf, static_cast<size_t>(n), 0, reinterpret_cast<const sockaddr*>(&dn), sizeof dn);
+        forward(b, buf, n, dn);
         ++up;
       }
     }
     if ((p[1].revents & POLLIN) && have_ran) {
       const ssize_t n = recv(b, buf, sizeof buf, 0);
       if (n > 0) {
-        sendto(a, buf, static_cast<size_t>(n), 0, reinterpret_cast<const sockaddr*>(&ran), sizeof ran);
+        forward(a, buf, n, ran);
         ++down;
       }
     }
     loc.step();
   }
-  json j{{"workload", "upf-fwd"}, {"forwarded_up", up}, {"forwarded_down", down}, {"ctx_switches", cs.delta()}};
+  json j{{"workload", "upf-fwd"}, {"forwarded_up", up}, {"forwarded_down", down}, {"send_errors", send_errors},
+         {"last_send_error", last_send_errno ? std::strerror(last_send_errno) : ""}, {"ctx_switches", cs.delta()}};
   j.update(loc.json());
   std::cout << j.dump() << std::endl;
   return 0;
