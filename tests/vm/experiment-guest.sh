@@ -54,10 +54,18 @@ EXT_CG=/sys/fs/cgroup/traffic  # the UPF's peers: the radio side and the data ne
 udp_counters() {  # udp_counters <prefix> [netns]
   if [ -n "$2" ]; then $IP netns exec "$2" cat /proc/net/snmp; else cat /proc/net/snmp; fi 2>/dev/null |
     awk -v p="$1" '$1 == "Udp:" { if (!h) { for (i = 2; i <= NF; i++) col[$i] = i; h = 1; next }
-      print p "_in", $col["InDatagrams"]; print p "_in_errors", $col["InErrors"]; print p "_rcvbuf_errors", $col["RcvbufErrors"] }'
+      print p "_in", $col["InDatagrams"]; print p "_no_ports", $col["NoPorts"]; print p "_in_errors", $col["InErrors"]; print p "_rcvbuf_errors", $col["RcvbufErrors"] }'
+}
+link_counters() {  # link_counters <prefix> <device> [netns]: the device's packet and drop counters
+  for f in tx_packets tx_dropped rx_packets rx_dropped; do
+    if [ -n "$3" ]; then v=$($IP netns exec "$3" cat /sys/class/net/$2/statistics/$f 2>/dev/null)
+    else v=$(cat /sys/class/net/$2/statistics/$f 2>/dev/null); fi
+    [ -n "$v" ] && echo "$1_$f $v"
+  done
 }
 net_counters() {
   udp_counters node; udp_counters ran ran; udp_counters dn dn
+  link_counters n3 n3; link_counters n6 n6; link_counters n3ran n3-ran ran; link_counters n6dn n6-dn dn
   awk 'function hex(s,   v, i, c) { v = 0; s = tolower(s)
          for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)); v = v * 16 + c - 1 }
          return v }
@@ -191,7 +199,7 @@ exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
     decode) cmd="c2c-exp-work decode --duration-ms $EXP_MS --step-ms 2 --work-us 300 --tokens 40 --burst-every-ms 250 --start-file $go --samples $smp $loc" ;;
     upf)
       cmd="c2c-exp-work upf-fwd --duration-ms $((EXP_MS + 1000)) --start-file $go $loc"
-      sh -c "echo \$\$ > $EXT_CG/cgroup.procs; exec $IP netns exec dn c2c-exp-work upf-sink --duration-ms $((EXP_MS + 3000))" >$EXP_DIR/sink.out 2>&1 &
+      sh -c "echo \$\$ > $EXT_CG/cgroup.procs; exec $IP netns exec dn c2c-exp-work upf-sink --duration-ms $((EXP_MS + 3000)) --start-file $go" >$EXP_DIR/sink.out 2>&1 &
       sink=$!
       sh -c "echo \$\$ > $EXT_CG/cgroup.procs; exec $IP netns exec ran c2c-exp-work upf-gen --duration-ms $EXP_MS --pps 1000 --start-file $go --samples $smp" >$EXP_DIR/gen.out 2>&1 &
       gen=$! ;;

@@ -230,9 +230,13 @@ int cmd_upf_fwd(int duration_ms, const std::string& n3, const std::string& n6, c
   return 0;
 }
 
-int cmd_upf_sink(int duration_ms, const std::string& listen) {
+int cmd_upf_sink(int duration_ms, const std::string& listen, const std::string& start) {
   name_thread("upf-sink");
   const int fd = udp_bound(listen);
+  // Its lifetime counts from the start, as the forwarder's and the generator's do: counted from
+  // its own launch it ended before the traffic whenever the runner's apply took longer than the
+  // margin, and every packet after that met no socket (the "loss" under claim2core, #16).
+  wait_start(start);
   const uint64_t end = mono_ns() + static_cast<uint64_t>(duration_ms) * 1000000ull;
   char buf[2048];
   uint64_t n_echo = 0;
@@ -363,7 +367,7 @@ int main(int argc, char** argv) {
     if (*probe) rc = cmd_probe(duration_ms, period_us, name, start, out, loc);
     else if (*decode) rc = cmd_decode(duration_ms, step_ms, work_us, tokens, burst_ms, start, out, loc);
     else if (*fwd) rc = cmd_upf_fwd(duration_ms, n3, n6, sink, start, loc);
-    else if (*sinkc) rc = cmd_upf_sink(duration_ms, sink);
+    else if (*sinkc) rc = cmd_upf_sink(duration_ms, sink, start);
     else if (*gen) rc = cmd_upf_gen(duration_ms, pps, gen_bind, target, start, out);
     else if (*hog) rc = cmd_hog(duration_ms, start, out);
     if (!samples.empty()) out.write(samples);
