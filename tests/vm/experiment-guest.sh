@@ -63,19 +63,18 @@ link_counters() {  # link_counters <prefix> <device> [netns]: the device's packe
     [ -n "$v" ] && echo "$1_$f $v"
   done
 }
+# The kernel's statistics files print hex counters; busybox awk has no strtonum.
+HEX_AWK='function hex(s,   v, i, c) { v = 0; s = tolower(s)
+  for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)); v = v * 16 + c - 1 }
+  return v }
+'
 net_counters() {
   udp_counters node; udp_counters ran ran; udp_counters dn dn
   link_counters n3 n3; link_counters n6 n6; link_counters n3ran n3-ran ran; link_counters n6dn n6-dn dn
-  awk 'function hex(s,   v, i, c) { v = 0; s = tolower(s)
-         for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)); v = v * 16 + c - 1 }
-         return v }
-       { d += hex($2); q += hex($3) } END { print "backlog_drops", d; print "time_squeezes", q }' /proc/net/softnet_stat
+  awk "$HEX_AWK"'{ d += hex($2); q += hex($3) } END { print "backlog_drops", d; print "time_squeezes", q }' /proc/net/softnet_stat
   # Packets dropped while their next hop's address was being resolved, and failed resolutions
   # (the ARP table's per-CPU statistics, summed).
-  awk 'function hex(s,   v, i, c) { v = 0; s = tolower(s)
-         for (i = 1; i <= length(s); i++) { c = index("0123456789abcdef", substr(s, i, 1)); v = v * 16 + c - 1 }
-         return v }
-       NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+  awk "$HEX_AWK"'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
        { f += hex($col["res_failed"]); u += hex($col["unresolved_discards"]) }
        END { print "arp_res_failed", f; print "arp_unresolved_discards", u }' /proc/net/stat/arp_cache 2>/dev/null
 }
