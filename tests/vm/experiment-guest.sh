@@ -51,17 +51,20 @@ EXT_CG=/sys/fs/cgroup/traffic  # the UPF's peers: the radio side and the data ne
 # InErrors and RcvbufErrors (/proc/net/snmp), and the CPUs' backlog drops and time squeezes
 # (/proc/net/softnet_stat, hex, all namespaces), and the ARP table's failures. One "name value"
 # per line.
+in_ns() {  # in_ns <netns or ""> <command...>: the command in that namespace (the node's if "")
+  n_ns=$1; shift
+  if [ -n "$n_ns" ]; then $IP netns exec "$n_ns" "$@"; else "$@"; fi
+}
 udp_counters() {  # udp_counters <prefix> [netns]
-  if [ -n "$2" ]; then $IP netns exec "$2" cat /proc/net/snmp; else cat /proc/net/snmp; fi 2>/dev/null |
+  in_ns "$2" cat /proc/net/snmp 2>/dev/null |
     awk -v p="$1" '$1 == "Udp:" { if (!h) { for (i = 2; i <= NF; i++) col[$i] = i; h = 1; next }
       print p "_in", $col["InDatagrams"]; print p "_no_ports", $col["NoPorts"]; print p "_in_errors", $col["InErrors"]; print p "_rcvbuf_errors", $col["RcvbufErrors"] }'
 }
 link_counters() {  # link_counters <prefix> <device> [netns]: the device's packet and drop counters
-  for f in tx_packets tx_dropped rx_packets rx_dropped; do
-    if [ -n "$3" ]; then v=$($IP netns exec "$3" cat /sys/class/net/$2/statistics/$f 2>/dev/null)
-    else v=$(cat /sys/class/net/$2/statistics/$f 2>/dev/null); fi
-    [ -n "$v" ] && echo "$1_$f $v"
-  done
+  l_d=/sys/class/net/$2/statistics
+  # One read of all four in the namespace; a missing device prints nothing.
+  in_ns "$3" cat $l_d/tx_packets $l_d/tx_dropped $l_d/rx_packets $l_d/rx_dropped 2>/dev/null |
+    awk -v p="$1" 'BEGIN { split("tx_packets tx_dropped rx_packets rx_dropped", f, " ") } NF { print p "_" f[NR], $1 }'
 }
 # The kernel's statistics files print hex counters; busybox awk has no strtonum.
 HEX_AWK='function hex(s,   v, i, c) { v = 0; s = tolower(s)
