@@ -117,15 +117,15 @@ def summarize(results, pooled):
         row["sched_migr/s"] = med([r["sched_migrations"] * 1000 / r["window_ms"] for r in cr
                                    if r.get("sched_migrations") is not None and r.get("window_ms")])
         row["sys_ctxsw/s"] = med([r["sys_ctx_switches"] * 1000 / r["window_ms"] for r in cr if r.get("window_ms")])
-        row["bg_cpus"] = med([r["bg_cpu_us"] / (r["window_ms"] * 1000) for r in cr if r.get("window_ms")])
-        # Where the rest of the two CPUs went: the latency-critical pod, and idle time (a CPU left
-        # idle while the background was runnable). Older runs have neither: shown as "-".
-        row["lc_cpus"] = med([r["lc_cpu_us"] / (r["window_ms"] * 1000) for r in cr
-                              if r.get("window_ms") and r.get("lc_cpu_us") is not None])
-        row["idle_cpus"] = med([r["idle_ms"] / r["window_ms"] for r in cr
-                                if r.get("window_ms") and r.get("idle_ms") is not None])
-        row["daemon_cpus"] = med([r["daemon_cpu_ms"] / r["window_ms"] for r in cr
-                                  if r.get("window_ms") and r.get("daemon_cpu_ms") is not None])
+        # CPUs' worth of a window's time (`per_ms`: the field's units per ms), median over windows.
+        cpus = lambda key, per_ms: med([r[key] / (r["window_ms"] * per_ms) for r in cr
+                                        if r.get("window_ms") and r.get(key) is not None])
+        row["bg_cpus"] = cpus("bg_cpu_us", 1000)
+        # Where the rest of the two CPUs went: the latency-critical pod, idle time (a CPU left idle
+        # while the background was runnable) and claim2cored. Older runs have none: shown as "-".
+        row["lc_cpus"] = cpus("lc_cpu_us", 1000)
+        row["idle_cpus"] = cpus("idle_ms", 1)
+        row["daemon_cpus"] = cpus("daemon_cpu_ms", 1)
         row["tokens/s"] = med([x.get("tokens_per_s") for x in res("decode")])
         row["jitter_us"] = med([x.get("jitter_us") for x in res("upf")])
         row["loss_%"] = med([100 * x["loss"] for x in res("upf") if x.get("loss") is not None])
