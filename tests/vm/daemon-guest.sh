@@ -58,8 +58,10 @@ run_daemon_scenario() {
     return
   fi
   mkdir -p $DAEMON_DIR
-  # The seed's node name, so examples/policies/vllm-enginecore.yaml applies as written. Rescans
-  # every 500 ms: the guest kernel has no BPF tracepoint events, so discovery falls back to scans.
+  # The seed's node name, so examples/policies/vllm-enginecore.yaml applies as written. No
+  # bpf_dir: the daemon finds no task_events.bpf.o at its default paths and falls back to rescans
+  # (every 500 ms), so this scenario covers the fallback; the experiment (experiment-guest.sh)
+  # runs the tracepoint path with bpf_dir /c2c.
   cat >$DAEMON_DIR/claim2cored.yaml <<EOF
 node_name: dgx-spark-gb10
 socket: $CLAIM2CORE_SOCKET

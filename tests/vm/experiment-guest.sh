@@ -164,13 +164,15 @@ state_dir: $EXP_DIR/state
 pin_root: $EXP_PIN
 scheduler: $1
 scheduler_object: /c2c/claim2core.bpf.o
-task_discovery: scan
-rescan_interval: 250ms
+bpf_dir: /c2c
+task_discovery: events
+rescan_interval: 10s
 readback_interval: 1s
 EOF
   claim2cored --config $EXP_DIR/claim2cored.yaml >"$2" 2>&1 &
   DPID=$!
-  retry 300 claim2core status
+  retry 300 claim2core status || return 1
+  sed -n 's/.*; tasks: /C2C-NOTE daemon task discovery: /p' "$2" | head -n 1
 }
 exp_daemon_stop() {
   kill -TERM $DPID 2>/dev/null; wait $DPID 2>/dev/null
@@ -200,15 +202,19 @@ exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
     probe) cmd="c2c-exp-work probe --duration-ms $EXP_MS --start-file $go --samples $smp $loc" ;;
     decode) cmd="c2c-exp-work decode --duration-ms $EXP_MS --step-ms 2 --work-us 300 --tokens 40 --burst-every-ms 250 --start-file $go --samples $smp $loc" ;;
     upf)
-      cmd="c2c-exp-work upf-fwd --duration-ms $((EXP_MS + 1000)) --start-file $go $loc"
-      sh -c "echo \$\$ > $EXT_CG/cgroup.procs; exec $IP netns exec dn c2c-exp-work upf-sink --duration-ms $((EXP_MS + 3000)) --start-file $go" >$EXP_DIR/sink.out 2>&1 &
+      # The forwarder and the echo run until the generator is done (SIGTERM below; the duration
+      # is a bound only): a generator that fell behind its schedule (a normal task behind the
+      # background) sent its last packets after a fixed window had closed, and they met no
+      # socket (the NoPorts "loss" of cells C and D).
+      cmd="c2c-exp-work upf-fwd --duration-ms $((EXP_MS + 30000)) --start-file $go $loc"
+      sh -c "echo \$\$ > $EXT_CG/cgroup.procs; exec $IP netns exec dn c2c-exp-work upf-sink --duration-ms $((EXP_MS + 30000)) --start-file $go" >$EXP_DIR/sink.out 2>&1 &
       sink=$!
       sh -c "echo \$\$ > $EXT_CG/cgroup.procs; exec $IP netns exec ran c2c-exp-work upf-gen --duration-ms $EXP_MS --pps 1000 --start-file $go --samples $smp" >$EXP_DIR/gen.out 2>&1 &
       gen=$! ;;
     cyclictest)
-      # cyclictest starts its measuring thread itself: it gets its entry at the daemon's next
-      # rescan, so it runs twice as long and the first half of its cycles is dropped (below), in
-      # every cell alike (a fixed count of cycles is not a fixed time on a slow guest).
+      # cyclictest starts its measuring thread itself: it gets its entry once the daemon has its
+      # fork event, so it runs twice as long and the first half of its cycles is dropped (below),
+      # in every cell alike (a fixed count of cycles is not a fixed time on a slow guest).
       cmd="cyclictest -t1 -i1000 -d0 -D$((2 * secs)) -q -v" ;;
   esac
   if [ $w = cyclictest ]; then
@@ -237,16 +243,26 @@ exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
   [ $w = upf ] && net_counters >$EXP_DIR/net.before
   c0=$(ctxt_total); w0=$(uptime_ms); b0=$(cg_usage_us $BG_POD); l0=$(cg_usage_us $LC_POD); i0=$(idle_ms); d0=$(proc_cpu_ms $DPID)
   touch "$go"
-  wait $WPID; wrc=$?
-  [ -n "$sink" ] && { wait $gen; kill $sink 2>/dev/null; wait $sink 2>/dev/null; }
+  if [ -n "$sink" ]; then
+    wait $gen; sleep 0.2  # the generator waits 300 ms for stragglers itself
+    kill -TERM $WPID 2>/dev/null; wait $WPID; wrc=$?
+    kill -TERM $sink 2>/dev/null; wait $sink 2>/dev/null
+  else
+    wait $WPID; wrc=$?
+  fi
   c1=$(ctxt_total); w1=$(uptime_ms); b1=$(cg_usage_us $BG_POD); l1=$(cg_usage_us $LC_POD); i1=$(idle_ms); d1=$(proc_cpu_ms $DPID)
   s1=$(c2c-vm-tool stats --pin-root $EXP_PIN 2>/dev/null || echo '{}')
   smig=null  # the scheduler's own counter: only while it runs
   [ "$3" = on ] && smig=$(( $(echo "$s1" | jq '.migrations // 0') - $(echo "$s0" | jq '.migrations // 0') ))
+  # Every counter of the scheduler over the window (rescues, budget exhaustion, spills...): what
+  # a cell's tail is made of.
+  sdelta=$(jq -cn --argjson a "$s0" --argjson b "$s1" \
+    '$b | with_entries(select(.value | type == "number") | .value -= ($a[.key] // 0) | select(.value != 0))' 2>/dev/null || echo null)
   case $w in
     upf) res=$(tail -n 1 $EXP_DIR/gen.out); fwd=$(tail -n 1 $EXP_DIR/w.out)
+         sk=$(tail -n 1 $EXP_DIR/sink.out | jq -c . 2>/dev/null || echo null)
          net_counters >$EXP_DIR/net.after; net=$(net_delta $EXP_DIR/net.before $EXP_DIR/net.after)
-         res=$(echo "$res" | jq -c --argjson f "$fwd" --argjson n "$net" '. + {forwarder: $f, net: $n}' 2>/dev/null ||
+         res=$(echo "$res" | jq -c --argjson f "$fwd" --argjson n "$net" --argjson s "$sk" '. + {forwarder: $f, sink: $s, net: $n}' 2>/dev/null ||
                echo '{"error":"upf output"}') ;;
     cyclictest)
       # -v: "<thread>: <cycle>: <latency us>" per cycle; the first half dropped (above).
@@ -263,7 +279,7 @@ exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
     *) res=$(tail -n 1 $EXP_DIR/w.out) ;;
   esac
   echo "$res" | jq -e . >/dev/null 2>&1 || res="{\"error\":$(echo "$res" | jq -R -s .)}"
-  echo "C2C-RESULT {\"experiment\":\"2x2\",\"cell\":\"$cell\",\"alloc\":\"$2\",\"sched\":\"$3\",\"rep\":$4,\"workload\":\"$w\",\"rc\":$wrc,\"result\":$res,\"apply\":$apply,\"sys_ctx_switches\":$((c1 - c0)),\"sched_migrations\":$smig,\"bg_cpu_us\":$((b1 - b0)),\"lc_cpu_us\":$((l1 - l0)),\"idle_ms\":$((i1 - i0)),\"daemon_cpu_ms\":$((d1 - d0)),\"window_ms\":$((w1 - w0))}"
+  echo "C2C-RESULT {\"experiment\":\"2x2\",\"cell\":\"$cell\",\"alloc\":\"$2\",\"sched\":\"$3\",\"rep\":$4,\"workload\":\"$w\",\"rc\":$wrc,\"result\":$res,\"apply\":$apply,\"sys_ctx_switches\":$((c1 - c0)),\"sched_migrations\":$smig,\"sched_counters\":$sdelta,\"bg_cpu_us\":$((b1 - b0)),\"lc_cpu_us\":$((l1 - l0)),\"idle_ms\":$((i1 - i0)),\"daemon_cpu_ms\":$((d1 - d0)),\"window_ms\":$((w1 - w0))}"
   samples_out "$cell" "$4" "$w" "$smp"
   [ $wrc -eq 0 ] || failed="$failed $w-$cell-$4"
 }
@@ -320,7 +336,7 @@ exp_cell_end() {  # exp_cell_end <cell> <alloc> <sched> <rep>
   samples_out "$cell" "$4" hog $EXP_DIR/samples.hog
   wait $LCP
   if [ "$3" = on ]; then
-    sleep 1.5  # two rescans: the exited workloads' entries must be gone
+    sleep 1.5  # the exit events (or the rescan): the exited workloads' entries must be gone
     echo "C2C-RESULT {\"experiment\":\"stale\",\"cell\":\"$cell\",\"rep\":$4,\"result\":$(c2c-exp-watch --pin-root $EXP_PIN stale)}"
     exp_lifecycle "$cell" "$4"
   fi

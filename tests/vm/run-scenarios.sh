@@ -57,7 +57,7 @@ fi
 # when this build dir has them (C2C_PARTS with src/daemon and src/cli), or taken as built from
 # $C2C_VM_DAEMON_BUILD_DIR (another build dir of this tree, not rebuilt here).
 # It is opt-in (--mode daemon, or --with-daemon): it adds 35-75 s to a guest run.
-daemon_targets=(claim2cored claim2core c2c-fake-vllm)
+daemon_targets=(claim2cored claim2core c2c-fake-vllm c2c_bpf_task_events c2c_bpf_task_iter)
 daemon_build=${C2C_VM_DAEMON_BUILD_DIR:-$build}
 [ "$mode" = daemon ] && with_daemon=true
 # The experiment drives claim2cored with the CLI in every cell (experiment-guest.sh).
@@ -112,6 +112,11 @@ if ! $with_daemon; then
 elif [ -z "$missing" ]; then
   append="$append c2c.daemon=1"
   for f in "${daemon_bins[@]}"; do bins+=(--bin "$f"); done
+  # The daemon's task discovery programs (tracepoints into a ring buffer, the task iterator for
+  # rescans): bpf_dir /c2c in the experiment's daemon config.
+  for o in task_events task_iter; do
+    [ -f "$build/bpf/$o.bpf.o" ] && extra_files+=(--file "$build/bpf/$o.bpf.o:/c2c/$o.bpf.o")
+  done
   extra_files+=(--file "$here/daemon-guest.sh:/c2c/daemon-guest.sh"
                 --file "$here/../../examples/policies/vllm-enginecore.yaml:/c2c/vllm-enginecore.yaml")
 else

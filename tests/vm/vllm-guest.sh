@@ -1,6 +1,6 @@
 # The vLLM adapter's guest figure (issue #15 item 5), sourced by guest-init.sh (c2c.mode=vllm).
 # One boot, one configuration after the other, each with its own claim2cored (private socket,
-# state dir and pin root, task_discovery: scan, as in the experiment), the C++ vLLM stand-in
+# state dir and pin root, task_discovery: scan: a process title changes without a tracepoint), the C++ vLLM stand-in
 # (c2c-vllm-standin: DP 2 x TP 2, stock vLLM's names) and `stress-ng --cpu $VLLM_HOGS` on both vCPUs:
 #   eevdf-idle  scheduler: off, no policies, no stress-ng (the floor under TCG)
 #   eevdf       scheduler: off, no policies (the kernel's EEVDF)

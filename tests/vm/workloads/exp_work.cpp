@@ -17,6 +17,7 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -52,6 +53,18 @@ void wait_start(const std::string& file) {
   if (file.empty()) return;
   while (access(file.c_str(), F_OK) != 0) usleep(5000);
 }
+
+// The calling thread's time runnable but not running since construction (schedstat), in ms: which
+// hop of the UPF path waited for a CPU.
+class WaitedMs {
+ public:
+  WaitedMs() : start_(reader_.read().value_or(0)) {}
+  double ms() const { return static_cast<double>(reader_.read().value_or(start_) - start_) / 1e6; }
+
+ private:
+  c2c::vm::RunDelayReader reader_;
+  uint64_t start_;
+};
 
 void sleep_until(uint64_t t) {
   timespec ts{static_cast<time_t>(t / 1000000000ull), static_cast<long>(t % 1000000000ull)};
@@ -181,15 +194,27 @@ struct Packet {
 };
 
 // The forwarder (the UPF's user-plane thread): N3 side (from the generator) <-> N6 side (sink).
+// The UPF's forwarder and echo run until the runner's SIGTERM (once the generator is done) and
+// still report; --duration-ms only bounds them.
+volatile sig_atomic_t stop_requested = 0;
+
+void stop_on_sigterm() {
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { stop_requested = 1; };
+  sigaction(SIGTERM, &sa, nullptr);  // no SA_RESTART: poll() returns EINTR and the loop ends
+}
+
 int cmd_upf_fwd(int duration_ms, const std::string& n3, const std::string& n6, const std::string& sink,
                 const std::string& start, Locality& loc) {
   name_thread("upf-fwd");
+  stop_on_sigterm();
   const int a = udp_bound(n3), b = udp_bound(n6);
   const sockaddr_in dn = addr_of(sink);
   sockaddr_in ran{};
   bool have_ran = false;
   wait_start(start);
   c2c::exp::CtxSwitches cs;
+  WaitedMs waited;
   uint64_t up = 0, down = 0, send_errors = 0;
   int last_send_errno = 0;
   // A packet the kernel refused to send is lost here, not on the wire: count it and keep why.
@@ -202,7 +227,7 @@ int cmd_upf_fwd(int duration_ms, const std::string& n3, const std::string& n6, c
   const uint64_t end = mono_ns() + static_cast<uint64_t>(duration_ms) * 1000000ull;
   char buf[2048];
   loc.begin();
-  while (mono_ns() < end) {
+  while (!stop_requested && mono_ns() < end) {
     pollfd p[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
     if (poll(p, 2, 50) <= 0) continue;
     if (p[0].revents & POLLIN) {
@@ -224,7 +249,8 @@ int cmd_upf_fwd(int duration_ms, const std::string& n3, const std::string& n6, c
     loc.step();
   }
   json j{{"workload", "upf-fwd"}, {"forwarded_up", up}, {"forwarded_down", down}, {"send_errors", send_errors},
-         {"last_send_error", last_send_errno ? std::strerror(last_send_errno) : ""}, {"ctx_switches", cs.delta()}};
+         {"last_send_error", last_send_errno ? std::strerror(last_send_errno) : ""}, {"ctx_switches", cs.delta()},
+         {"waited_ms", waited.ms()}};
   j.update(loc.json());
   std::cout << j.dump() << std::endl;
   return 0;
@@ -232,6 +258,7 @@ int cmd_upf_fwd(int duration_ms, const std::string& n3, const std::string& n6, c
 
 int cmd_upf_sink(int duration_ms, const std::string& listen, const std::string& start) {
   name_thread("upf-sink");
+  stop_on_sigterm();
   const int fd = udp_bound(listen);
   // Its lifetime counts from the start, as the forwarder's and the generator's do: counted from
   // its own launch it ended before the traffic whenever the runner's apply took longer than the
@@ -240,7 +267,9 @@ int cmd_upf_sink(int duration_ms, const std::string& listen, const std::string& 
   const uint64_t end = mono_ns() + static_cast<uint64_t>(duration_ms) * 1000000ull;
   char buf[2048];
   uint64_t n_echo = 0;
-  while (mono_ns() < end) {
+  c2c::exp::CtxSwitches cs;
+  WaitedMs waited;
+  while (!stop_requested && mono_ns() < end) {
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, 50) <= 0) continue;
     sockaddr_in from{};
@@ -248,7 +277,8 @@ int cmd_upf_sink(int duration_ms, const std::string& listen, const std::string& 
     const ssize_t n = recvfrom(fd, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len);
     if (n > 0 && sendto(fd, buf, static_cast<size_t>(n), 0, reinterpret_cast<sockaddr*>(&from), len) == n) ++n_echo;
   }
-  std::cout << json{{"workload", "upf-sink"}, {"echoed", n_echo}}.dump() << std::endl;
+  std::cout << json{{"workload", "upf-sink"}, {"echoed", n_echo}, {"ctx_switches", cs.delta()}, {"waited_ms", waited.ms()}}.dump()
+            << std::endl;
   return 0;
 }
 
@@ -262,8 +292,11 @@ int cmd_upf_gen(int duration_ms, int pps, const std::string& bind_to, const std:
   auto& rtt = out.metric("rtt_us");
   std::atomic<bool> done{false};
   std::atomic<uint64_t> received{0};
+  double rx_waited_ms = 0;
+  WaitedMs waited;
   std::thread rx([&] {
     name_thread("upf-gen-rx");
+    WaitedMs rx_waited;
     Packet pk{};
     while (!done) {
       pollfd p{fd, POLLIN, 0};
@@ -273,6 +306,7 @@ int cmd_upf_gen(int duration_ms, int pps, const std::string& bind_to, const std:
         ++received;
       }
     }
+    rx_waited_ms = rx_waited.ms();
   });
   const uint64_t period = 1000000000ull / static_cast<uint64_t>(std::max(pps, 1));
   const uint64_t t0 = mono_ns(), end = t0 + static_cast<uint64_t>(duration_ms) * 1000000ull;
@@ -290,7 +324,7 @@ int cmd_upf_gen(int duration_ms, int pps, const std::string& bind_to, const std:
   if (rtt.size() > 1) jitter /= static_cast<double>(rtt.size() - 1);
   json j{{"workload", "upf"}, {"pps", pps}, {"sent", sent}, {"received", received.load()},
          {"loss", sent ? 1.0 - static_cast<double>(received.load()) / static_cast<double>(sent) : 1.0},
-         {"rtt", c2c::exp::summary(rtt)}, {"jitter_us", jitter}};
+         {"rtt", c2c::exp::summary(rtt)}, {"jitter_us", jitter}, {"waited_ms", waited.ms()}, {"rx_waited_ms", rx_waited_ms}};
   std::cout << j.dump() << std::endl;
   return sent == 0 ? 1 : 0;
 }
