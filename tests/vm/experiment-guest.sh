@@ -401,7 +401,9 @@ run_experiment() {
   set -- $EXP_WORKLOADS; EXP_STEPS=$#
   # The preemption model the kernel booted with (PREEMPT_DYNAMIC prints it; experiment.sh --preempt).
   preempt_model=$(dmesg | sed -n 's/.*Dynamic Preempt: \([a-z]*\).*/\1/p' | tail -n 1)
-  echo "C2C-RESULT {\"experiment\":\"plan\",\"runs\":$EXP_RUNS,\"cells\":$ncells,\"workloads\":$EXP_STEPS,\"ms\":$EXP_MS,\"hackbench\":$EXP_HB,\"preempt\":\"${preempt_model:-unknown}\"}"
+  # How idle CPUs wait: idle=poll on the command line, else they halt (experiment.sh --guest-idle).
+  idle_mode=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^idle=//p' | tail -n 1)
+  echo "C2C-RESULT {\"experiment\":\"plan\",\"runs\":$EXP_RUNS,\"cells\":$ncells,\"workloads\":$EXP_STEPS,\"ms\":$EXP_MS,\"hackbench\":$EXP_HB,\"preempt\":\"${preempt_model:-unknown}\",\"idle\":\"${idle_mode:-halt}\"}"
   exp_topology
   exp_cgroups
   if echo " $EXP_WORKLOADS " | grep -q " upf "; then

@@ -10,13 +10,24 @@
 #
 #   tests/vm/experiment.sh --build-dir DIR [--runs N] [--ms MILLISECONDS] [--out DIR]
 #                          [--cells "A B C D"] [--workloads "probe decode upf cyclictest"]
-#                          [--no-hackbench] [--no-host-rt] [--preempt full|voluntary] [--smoke]
+#                          [--no-hackbench] [--no-host-rt] [--preempt full|voluntary]
+#                          [--guest-idle poll|halt] [--smoke]
 #
-# --preempt (default voluntary, Debian's default): the guest kernel's preemption model at boot
-# (PREEMPT_DYNAMIC, as in Debian's kernel). `full` is there to study: on 2026-12-01 cell D with
-# preempt=full crawled (one 3 s probe window took 130 s of guest time, apply 27 s) and hung in
-# the restart step, where voluntary passed at a far higher host load (tests/vm/README.md); the
-# cause is not known.
+# --preempt (default full): the guest kernel's preemption model at boot (PREEMPT_DYNAMIC, as in
+# Debian's kernel, whose default is voluntary). `full` is what a latency node boots: with
+# voluntary preemption a task in a system call keeps its CPU until it returns, so in B and D,
+# where the claim's cpuset keeps the latency-critical threads on one CPU, they waited there
+# behind the node's own processes (sd p99.9 3.1 ms in D vs 0.75 ms in C, where they could take
+# the other CPU). An earlier full-preemption guest crawled and hung; that was with the daemon's
+# /proc rescans every 250 ms, and it has not recurred since discovery is by tracepoints
+# (tests/vm/README.md).
+#
+# --guest-idle (default poll): how the guest's idle CPUs wait. `poll` (idle=poll) keeps an idle
+# vCPU spinning, as the low-latency node profiles (tuned's cpu-partitioning and realtime) keep the
+# CPUs out of deep idle states; `halt` lets it halt, and then under TCG every wakeup on an idle
+# vCPU waits for the host to run its thread again: the cells where the latency-critical claim's
+# CPU is idle most of the time (B, D) measured the host's wakeup latency, not the guest's
+# scheduler (tests/vm/README.md).
 #
 # --smoke (the default suite's vm.experiment_smoke): cell D once, the probe only, 500 ms, no
 # hackbench, into a temporary directory; checks the runner end to end (guest results, samples,
@@ -28,7 +39,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-build="" runs=3 ms=3000 host_rt=1 lifecycle=1 out="" cells="A B C D" workloads="probe decode upf cyclictest" hb=1 smoke=0 preempt=voluntary
+build="" runs=3 ms=3000 host_rt=1 lifecycle=1 out="" cells="A B C D" workloads="probe decode upf cyclictest" hb=1 smoke=0 preempt=full guest_idle=poll
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift 2 ;;
@@ -41,11 +52,14 @@ while [ $# -gt 0 ]; do
     --no-host-rt) host_rt=0; shift ;;
     --smoke) smoke=1; shift ;;
     --preempt) preempt=$2; shift 2 ;;
+    --guest-idle) guest_idle=$2; shift 2 ;;
     *) echo "experiment: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [ -n "$build" ] || { echo "experiment: --build-dir required" >&2; exit 2; }
 case "$preempt" in full|voluntary) ;; *) echo "experiment: --preempt must be full or voluntary, not '$preempt'" >&2; exit 2 ;; esac
+case "$guest_idle" in poll) idle_arg=" idle=poll" ;; halt) idle_arg="" ;;
+  *) echo "experiment: --guest-idle must be poll or halt, not '$guest_idle'" >&2; exit 2 ;; esac
 if [ $smoke = 1 ]; then
   runs=1 ms=500 cells=D workloads=probe hb=0 lifecycle=0
   # No latency is judged: the first boot's timer is good enough (no LAPIC-check retries).
@@ -68,7 +82,7 @@ start=$(date +%s)
 # Lists go to the guest's environment (kernel command line) with commas for spaces.
 set +e +o pipefail
 "$here/run-scenarios.sh" --build-dir "$build" --mode experiment --timeout "$timeout_s" \
-  --append "preempt=$preempt EXP_RUNS=$runs EXP_MS=$ms EXP_HB=$hb EXP_LIFECYCLE=$lifecycle EXP_CELLS=${cells// /,} EXP_WORKLOADS=${workloads// /,}" \
+  --append "preempt=$preempt$idle_arg EXP_RUNS=$runs EXP_MS=$ms EXP_HB=$hb EXP_LIFECYCLE=$lifecycle EXP_CELLS=${cells// /,} EXP_WORKLOADS=${workloads// /,}" \
   --results "$raw/results.jsonl" 2>&1 | {
   : >"$raw/samples.txt"
   done_steps=0
@@ -97,10 +111,10 @@ commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$repo" diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
 jq -n --arg lb "$load_before" --arg la "$load_after" --arg commit "$commit" --arg date "$(date -u +%FT%TZ)" \
   --arg guest "$(cat "$raw/guest.txt" 2>/dev/null)" --arg host "$(uname -r)" --arg cpus "$(nproc)" \
-  --arg cmd "tests/vm/experiment.sh --runs $runs --ms $ms --cells '$cells' --workloads '$workloads' --preempt $preempt$([ $hb = 1 ] || echo ' --no-hackbench')" \
-  --argjson secs $(( $(date +%s) - start )) --argjson host_rt "$host_rt" --arg preempt "$preempt" \
+  --arg cmd "tests/vm/experiment.sh --runs $runs --ms $ms --cells '$cells' --workloads '$workloads' --preempt $preempt --guest-idle $guest_idle$([ $hb = 1 ] || echo ' --no-hackbench')" \
+  --argjson secs $(( $(date +%s) - start )) --argjson host_rt "$host_rt" --arg preempt "$preempt" --arg guest_idle "$guest_idle" \
   '{date: $date, commit: $commit, command: $cmd, host_kernel: $host, host_cpus: $cpus, host_load_before: $lb,
-    host_load_after: $la, guest: $guest, wall_seconds: $secs, qemu_main_loop_fifo: ($host_rt == 1), guest_preempt: $preempt}' >"$raw/metadata.json"
+    host_load_after: $la, guest: $guest, wall_seconds: $secs, qemu_main_loop_fifo: ($host_rt == 1), guest_preempt: $preempt, guest_idle: $guest_idle}' >"$raw/metadata.json"
 judge=(--goals)
 [ $smoke = 1 ] && judge=(--smoke)
 trc=0

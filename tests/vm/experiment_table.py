@@ -342,6 +342,7 @@ def main(argv=None):
     meta["topology"] = next(iter(by(results, "topology")), None)
     # What the guest kernel says it booted with, beside what the runner asked for (guest_preempt).
     meta["guest_preempt_booted"] = next((p.get("preempt") for p in by(results, "plan")), None)
+    meta["guest_idle_booted"] = next((p.get("idle") for p in by(results, "plan")), None)
     os.makedirs(a.out, exist_ok=True)
     s = summarize(results, pooled)
     write_csvs(a.out, results, rows, s)
@@ -356,10 +357,11 @@ def main(argv=None):
     if not s["table"]:
         print("experiment: no results")
         return 3
-    asked, booted = meta.get("guest_preempt"), meta.get("guest_preempt_booted")
-    if asked and booted and booted != "unknown" and asked != booted:
-        print(f"experiment: the guest booted with preempt={booted}, not the preempt={asked} asked for")
-        return 3
+    for knob in ("preempt", "idle"):
+        asked, booted = meta.get(f"guest_{knob}"), meta.get(f"guest_{knob}_booted")
+        if asked and booted and booted != "unknown" and asked != booted:
+            print(f"experiment: the guest booted with {knob}={booted}, not the {knob}={asked} asked for")
+            return 3
     if a.smoke:
         runs = by(results, "2x2")
         problems = []

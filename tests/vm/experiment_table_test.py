@@ -160,6 +160,23 @@ class ExperimentTableTest(unittest.TestCase):
                 json.dump({"guest_preempt": "voluntary"}, f)
             self.assertEqual(T.main(args), 0)
 
+    def test_a_guest_that_booted_another_idle_mode_is_a_failed_run(self):
+        results, lines = good()
+        results.append({"experiment": "plan", "preempt": "voluntary", "idle": "halt"})
+        with tempfile.TemporaryDirectory() as d:
+            rp, sp, mp = (os.path.join(d, n) for n in ("r.jsonl", "s.txt", "m.json"))
+            with open(rp, "w") as f:
+                f.write("\n".join(json.dumps(r) for r in results))
+            with open(sp, "w") as f:
+                f.write("\n".join(lines) + "\n")
+            args = ["--results", rp, "--samples", sp, "--metadata", mp, "--out", os.path.join(d, "out"), "--goals"]
+            with open(mp, "w") as f:
+                json.dump({"guest_preempt": "voluntary", "guest_idle": "poll"}, f)
+            self.assertEqual(T.main(args), 3)
+            with open(mp, "w") as f:
+                json.dump({"guest_preempt": "voluntary", "guest_idle": "halt"}, f)
+            self.assertEqual(T.main(args), 0)
+
 
 if __name__ == "__main__":
     sys.exit(unittest.main())
