@@ -58,10 +58,9 @@ run_daemon_scenario() {
     return
   fi
   mkdir -p $DAEMON_DIR
-  # The seed's node name, so examples/policies/vllm-enginecore.yaml applies as written. No
-  # bpf_dir: the daemon finds no task_events.bpf.o at its default paths and falls back to rescans
-  # (every 500 ms), so this scenario covers the fallback; the experiment (experiment-guest.sh)
-  # runs the tracepoint path with bpf_dir /c2c.
+  # The seed's node name, so examples/policies/vllm-enginecore.yaml applies as written. Task
+  # discovery as shipped (events): the tracepoint and iterator objects from /c2c, on 6.12's own
+  # tracepoints; rescans every 500 ms besides (a process title changes without a tracepoint).
   cat >$DAEMON_DIR/claim2cored.yaml <<EOF
 node_name: dgx-spark-gb10
 socket: $CLAIM2CORE_SOCKET
@@ -69,6 +68,7 @@ state_dir: $DAEMON_DIR/state
 pin_root: $DAEMON_PIN
 scheduler: auto
 scheduler_object: /c2c/claim2core.bpf.o
+bpf_dir: /c2c
 rescan_interval: 500ms
 readback_interval: 1s
 EOF
@@ -79,10 +79,13 @@ EOF
   st=$(claim2core status -o json 2>/dev/null || echo '{}')
   state=$(cat /sys/kernel/sched_ext/state); ops=$(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)
   enforcing=$(jget "$st" '.schedulerEnforcing // false'); sstate=$(jget "$st" '.schedulerState // ""')
+  # The startup line says how tasks are found: the tracepoints, not the fallback to rescans.
+  discovery=$(sed -n 's/.*; tasks: //p' $DAEMON_DIR/daemon1.log | head -n 1)
+  events=false; case "$discovery" in "BPF tracepoints"*) events=true ;; esac
   ok=false
   [ $started = true ] && [ "$enforcing" = true ] && [ "$sstate" = enabled ] && [ "$state" = enabled ] &&
-    [ "$ops" = claim2core ] && ok=true
-  result daemon_load "{\"scenario\":\"daemon_load\",\"started\":$started,\"scheduler_enforcing\":$enforcing,\"status_scheduler_state\":\"$sstate\",\"state\":\"$state\",\"ops\":\"$ops\",\"message\":$(echo "$st" | jq '.schedulerMessage // ""'),\"pass\":$ok}"
+    [ "$ops" = claim2core ] && [ $events = true ] && ok=true
+  result daemon_load "{\"scenario\":\"daemon_load\",\"started\":$started,\"scheduler_enforcing\":$enforcing,\"status_scheduler_state\":\"$sstate\",\"state\":\"$state\",\"ops\":\"$ops\",\"message\":$(echo "$st" | jq '.schedulerMessage // ""'),\"discovery\":$(echo "$discovery" | jq -R .),\"tracepoints\":$events,\"pass\":$ok}"
   if [ $ok != true ]; then
     sed 's/^/C2C-DAEMON-LOG /' $DAEMON_DIR/daemon1.log
     kill -TERM $DPID 2>/dev/null; wait $DPID 2>/dev/null

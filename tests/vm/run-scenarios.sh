@@ -113,7 +113,7 @@ elif [ -z "$missing" ]; then
   append="$append c2c.daemon=1"
   for f in "${daemon_bins[@]}"; do bins+=(--bin "$f"); done
   # The daemon's task discovery programs (tracepoints into a ring buffer, the task iterator for
-  # rescans): bpf_dir /c2c in the experiment's daemon config.
+  # rescans): bpf_dir /c2c in the guests' daemon configs (daemon-guest.sh, experiment-guest.sh).
   for o in task_events task_iter; do
     [ -f "$build/bpf/$o.bpf.o" ] && extra_files+=(--file "$build/bpf/$o.bpf.o:/c2c/$o.bpf.o")
   done
