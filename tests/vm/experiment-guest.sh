@@ -156,7 +156,7 @@ exp_network() {
   $IP -n dn addr add 10.2.0.2/24 dev n6-dn && $IP -n dn link set n6-dn up && $IP -n dn link set lo up
 }
 
-exp_daemon_start() {  # exp_daemon_start <auto|off> <log>: DPID
+exp_daemon_start() {  # exp_daemon_start <auto|off> <log> [task discovery, default events]: DPID
   cat >$EXP_DIR/claim2cored.yaml <<EOF
 node_name: $NODE
 socket: $CLAIM2CORE_SOCKET
@@ -165,7 +165,7 @@ pin_root: $EXP_PIN
 scheduler: $1
 scheduler_object: /c2c/claim2core.bpf.o
 bpf_dir: /c2c
-task_discovery: events
+task_discovery: ${3:-events}
 rescan_interval: 10s
 readback_interval: 1s
 EOF
@@ -376,6 +376,11 @@ exp_lifecycle() {  # exp_lifecycle <cell> <rep>
 hb_run() {  # hb_run <default|claim2core|scx_simple> <rep>
   case $1 in
     claim2core) rm -rf $EXP_DIR/state; exp_daemon_start auto $EXP_DIR/daemon-hb.log || { failed="$failed hb-daemon"; return; } ;;
+    # The same without the daemon's task discovery (no tracepoints, no rescans): what the
+    # scheduler alone costs, beside what the product costs (experiment.sh --hackbench-scheds).
+    claim2core-nodiscovery)
+      rm -rf $EXP_DIR/state
+      exp_daemon_start auto $EXP_DIR/daemon-hb.log off || { failed="$failed hb-daemon"; return; } ;;
     scx_simple)
       [ -x /c2c/scx_simple ] || return
       scx_simple >/tmp/scx_simple.out 2>&1 &
@@ -390,7 +395,7 @@ hb_run() {  # hb_run <default|claim2core|scx_simple> <rep>
     k=$((k + 1))
   done
   case $1 in
-    claim2core) exp_daemon_stop ;;
+    claim2core|claim2core-nodiscovery) exp_daemon_stop ;;
     scx_simple) kill -INT $SCX; wait $SCX; wait_state disabled 100 ;;
   esac
 }
@@ -422,7 +427,7 @@ run_experiment() {
       esac
     done
     if [ "$EXP_HB" = 1 ]; then
-      for s in default claim2core scx_simple; do hb_run $s $rep; done
+      for s in $(echo "${EXP_HB_SCHEDS:-default,claim2core,scx_simple}" | tr , ' '); do hb_run $s $rep; done
     fi
     rep=$((rep + 1))
   done

@@ -11,7 +11,8 @@
 #   tests/vm/experiment.sh --build-dir DIR [--runs N] [--ms MILLISECONDS] [--out DIR]
 #                          [--cells "A B C D"] [--workloads "probe decode upf cyclictest"]
 #                          [--no-hackbench] [--no-host-rt] [--preempt full|voluntary]
-#                          [--guest-idle poll|halt] [--smoke]
+#                          [--guest-idle poll|halt] [--hackbench-scheds "default claim2core scx_simple"]
+#                          [--smoke]
 #
 # --preempt (default full): the guest kernel's preemption model at boot (PREEMPT_DYNAMIC, as in
 # Debian's kernel, whose default is voluntary). `full` is what a latency node boots: with
@@ -29,6 +30,10 @@
 # CPU is idle most of the time (B, D) measured the host's wakeup latency, not the guest's
 # scheduler (tests/vm/README.md).
 #
+# --hackbench-scheds: the schedulers hackbench runs under, interleaved (default: default,
+# claim2core, scx_simple, the goal's three); claim2core-nodiscovery adds claim2core loaded by a
+# daemon with task discovery off, to tell the scheduler's cost from the daemon's.
+#
 # --smoke (the default suite's vm.experiment_smoke): cell D once, the probe only, 500 ms, no
 # hackbench, into a temporary directory; checks the runner end to end (guest results, samples,
 # CSVs, pictures) and judges no goal.
@@ -39,7 +44,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-build="" runs=3 ms=3000 host_rt=1 lifecycle=1 out="" cells="A B C D" workloads="probe decode upf cyclictest" hb=1 smoke=0 preempt=full guest_idle=poll
+build="" runs=3 ms=3000 host_rt=1 lifecycle=1 out="" cells="A B C D" workloads="probe decode upf cyclictest" hb=1 smoke=0 preempt=full guest_idle=poll hb_scheds="default claim2core scx_simple"
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift 2 ;;
@@ -53,11 +58,22 @@ while [ $# -gt 0 ]; do
     --smoke) smoke=1; shift ;;
     --preempt) preempt=$2; shift 2 ;;
     --guest-idle) guest_idle=$2; shift 2 ;;
+    --hackbench-scheds) hb_scheds=$2; shift 2 ;;
     *) echo "experiment: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [ -n "$build" ] || { echo "experiment: --build-dir required" >&2; exit 2; }
 case "$preempt" in full|voluntary) ;; *) echo "experiment: --preempt must be full or voluntary, not '$preempt'" >&2; exit 2 ;; esac
+# The guest reads an empty list as all four cells, so an empty --cells is refused here.
+[ -n "${cells// /}" ] || { echo "experiment: --cells must name at least one of A B C D" >&2; exit 2; }
+for c in $cells; do
+  case $c in A|B|C|D) ;; *) echo "experiment: --cells: unknown cell '$c' (A, B, C, D)" >&2; exit 2 ;; esac
+done
+for s in $hb_scheds; do
+  case $s in default|claim2core|claim2core-nodiscovery|scx_simple) ;;
+    *) echo "experiment: --hackbench-scheds: unknown scheduler '$s' (default, claim2core, claim2core-nodiscovery, scx_simple)" >&2; exit 2 ;;
+  esac
+done
 case "$guest_idle" in poll) idle_arg=" idle=poll" ;; halt) idle_arg="" ;;
   *) echo "experiment: --guest-idle must be poll or halt, not '$guest_idle'" >&2; exit 2 ;; esac
 if [ $smoke = 1 ]; then
@@ -82,7 +98,7 @@ start=$(date +%s)
 # Lists go to the guest's environment (kernel command line) with commas for spaces.
 set +e +o pipefail
 "$here/run-scenarios.sh" --build-dir "$build" --mode experiment --timeout "$timeout_s" \
-  --append "preempt=$preempt$idle_arg EXP_RUNS=$runs EXP_MS=$ms EXP_HB=$hb EXP_LIFECYCLE=$lifecycle EXP_CELLS=${cells// /,} EXP_WORKLOADS=${workloads// /,}" \
+  --append "preempt=$preempt$idle_arg EXP_RUNS=$runs EXP_MS=$ms EXP_HB=$hb EXP_HB_SCHEDS=${hb_scheds// /,} EXP_LIFECYCLE=$lifecycle EXP_CELLS=${cells// /,} EXP_WORKLOADS=${workloads// /,}" \
   --results "$raw/results.jsonl" 2>&1 | {
   : >"$raw/samples.txt"
   done_steps=0

@@ -206,6 +206,19 @@ def summarize(results, pooled):
     return {"table": table, "goals": goals, "hackbench": hb}
 
 
+def hackbench_line(hb):
+    """Every scheduler's hackbench median beside the default's, the goal's and any other series."""
+    if not hb:
+        return None
+    d = med(hb.get("default", []))
+    parts = []
+    for name, xs in sorted(hb.items()):
+        m = med(xs)
+        rel = f", {(m / d - 1) * 100:+.1f}% vs default" if d == d and name != "default" else ""
+        parts.append(f"{name} {m:.3f}s (n={len(xs)}{rel})")
+    return "hackbench medians: " + "; ".join(parts)
+
+
 COLUMNS = [c for c, _, _, _ in LATENCY_KPIS] + [
     "probe_ctxsw", "lc_migrations", "lc_numa_migr", "sched_migr/s", "sys_ctxsw/s", "bg_cpus", "lc_cpus", "idle_cpus", "daemon_cpus", "starve_max_ms",
     "tokens/s", "jitter_us", "loss_%", "apply_ms", "rollback_ms", "restart_ms", "stale_entries", "dev_local_%"]
@@ -256,6 +269,10 @@ def markdown(s):
     lines.append("")
     for name, (v, met, note) in s["goals"].items():
         lines.append(f"* {name}: **{'MET' if met else 'NOT MET'}** ({note})")
+    hb = hackbench_line(s.get("hackbench"))
+    if hb:
+        lines.append("")
+        lines.append(hb)
     return "\n".join(lines) + "\n"
 
 

@@ -177,6 +177,13 @@ class ExperimentTableTest(unittest.TestCase):
                 json.dump({"guest_preempt": "voluntary", "guest_idle": "halt"}, f)
             self.assertEqual(T.main(args), 0)
 
+    def test_the_hackbench_line_names_every_series_against_the_default(self):
+        line = T.hackbench_line({"default": [1.0, 1.2, 1.1], "claim2core": [1.21], "claim2core-nodiscovery": [1.1]})
+        self.assertIn("default 1.100s (n=3)", line)
+        self.assertIn("claim2core 1.210s (n=1, +10.0% vs default)", line)
+        self.assertIn("claim2core-nodiscovery 1.100s (n=1, +0.0% vs default)", line)
+        self.assertIsNone(T.hackbench_line({}))
+
 
 if __name__ == "__main__":
     sys.exit(unittest.main())
