@@ -252,12 +252,12 @@ exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
   fi
   c1=$(ctxt_total); w1=$(uptime_ms); b1=$(cg_usage_us $BG_POD); l1=$(cg_usage_us $LC_POD); i1=$(idle_ms); d1=$(proc_cpu_ms $DPID)
   s1=$(c2c-vm-tool stats --pin-root $EXP_PIN 2>/dev/null || echo '{}')
-  smig=null  # the scheduler's own counter: only while it runs
-  [ "$3" = on ] && smig=$(( $(echo "$s1" | jq '.migrations // 0') - $(echo "$s0" | jq '.migrations // 0') ))
   # Every counter of the scheduler over the window (rescues, budget exhaustion, spills...): what
-  # a cell's tail is made of.
+  # a cell's tail is made of; zeros left out.
   sdelta=$(jq -cn --argjson a "$s0" --argjson b "$s1" \
     '$b | with_entries(select(.value | type == "number") | .value -= ($a[.key] // 0) | select(.value != 0))' 2>/dev/null || echo null)
+  smig=null  # the scheduler's own migration counter: only while it runs
+  [ "$3" = on ] && smig=$(echo "$sdelta" | jq '.migrations // 0')
   case $w in
     upf) res=$(tail -n 1 $EXP_DIR/gen.out); fwd=$(tail -n 1 $EXP_DIR/w.out)
          sk=$(tail -n 1 $EXP_DIR/sink.out | jq -c . 2>/dev/null || echo null)

@@ -143,39 +143,29 @@ class ExperimentTableTest(unittest.TestCase):
                 f.write("\n".join(json.dumps(r) for r in results))
             self.assertEqual(T.main(["--results", rp, "--samples", sp, "--out", out, "--goals"]), 1)
 
-    def test_a_guest_that_booted_another_preemption_model_is_a_failed_run(self):
+    def main_with_plan_and_metadata(self, plan, metadata):
+        """The runner's exit code on good results whose guest reported plan, with metadata asked."""
         results, lines = good()
-        results.append({"experiment": "plan", "preempt": "voluntary"})
+        results.append(dict({"experiment": "plan"}, **plan))
         with tempfile.TemporaryDirectory() as d:
             rp, sp, mp = (os.path.join(d, n) for n in ("r.jsonl", "s.txt", "m.json"))
             with open(rp, "w") as f:
                 f.write("\n".join(json.dumps(r) for r in results))
             with open(sp, "w") as f:
                 f.write("\n".join(lines) + "\n")
-            args = ["--results", rp, "--samples", sp, "--metadata", mp, "--out", os.path.join(d, "out"), "--goals"]
             with open(mp, "w") as f:
-                json.dump({"guest_preempt": "full"}, f)
-            self.assertEqual(T.main(args), 3)
-            with open(mp, "w") as f:
-                json.dump({"guest_preempt": "voluntary"}, f)
-            self.assertEqual(T.main(args), 0)
+                json.dump(metadata, f)
+            return T.main(["--results", rp, "--samples", sp, "--metadata", mp, "--out", os.path.join(d, "out"), "--goals"])
+
+    def test_a_guest_that_booted_another_preemption_model_is_a_failed_run(self):
+        booted = {"preempt": "voluntary"}
+        self.assertEqual(self.main_with_plan_and_metadata(booted, {"guest_preempt": "full"}), 3)
+        self.assertEqual(self.main_with_plan_and_metadata(booted, {"guest_preempt": "voluntary"}), 0)
 
     def test_a_guest_that_booted_another_idle_mode_is_a_failed_run(self):
-        results, lines = good()
-        results.append({"experiment": "plan", "preempt": "voluntary", "idle": "halt"})
-        with tempfile.TemporaryDirectory() as d:
-            rp, sp, mp = (os.path.join(d, n) for n in ("r.jsonl", "s.txt", "m.json"))
-            with open(rp, "w") as f:
-                f.write("\n".join(json.dumps(r) for r in results))
-            with open(sp, "w") as f:
-                f.write("\n".join(lines) + "\n")
-            args = ["--results", rp, "--samples", sp, "--metadata", mp, "--out", os.path.join(d, "out"), "--goals"]
-            with open(mp, "w") as f:
-                json.dump({"guest_preempt": "voluntary", "guest_idle": "poll"}, f)
-            self.assertEqual(T.main(args), 3)
-            with open(mp, "w") as f:
-                json.dump({"guest_preempt": "voluntary", "guest_idle": "halt"}, f)
-            self.assertEqual(T.main(args), 0)
+        booted = {"preempt": "voluntary", "idle": "halt"}
+        self.assertEqual(self.main_with_plan_and_metadata(booted, {"guest_preempt": "voluntary", "guest_idle": "poll"}), 3)
+        self.assertEqual(self.main_with_plan_and_metadata(booted, {"guest_preempt": "voluntary", "guest_idle": "halt"}), 0)
 
     def test_the_hackbench_line_names_every_series_against_the_default(self):
         line = T.hackbench_line({"default": [1.0, 1.2, 1.1], "claim2core": [1.21], "claim2core-nodiscovery": [1.1]})

@@ -193,7 +193,6 @@ struct Packet {
   uint64_t sent_ns;
 };
 
-// The forwarder (the UPF's user-plane thread): N3 side (from the generator) <-> N6 side (sink).
 // The UPF's forwarder and echo run until the runner's SIGTERM (once the generator is done) and
 // still report; --duration-ms only bounds them.
 volatile sig_atomic_t stop_requested = 0;
@@ -204,6 +203,7 @@ void stop_on_sigterm() {
   sigaction(SIGTERM, &sa, nullptr);  // no SA_RESTART: poll() returns EINTR and the loop ends
 }
 
+// The forwarder (the UPF's user-plane thread): N3 side (from the generator) <-> N6 side (sink).
 int cmd_upf_fwd(int duration_ms, const std::string& n3, const std::string& n6, const std::string& sink,
                 const std::string& start, Locality& loc) {
   name_thread("upf-fwd");
