@@ -127,7 +127,7 @@ commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$repo" diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
 jq -n --arg lb "$load_before" --arg la "$load_after" --arg commit "$commit" --arg date "$(date -u +%FT%TZ)" \
   --arg guest "$(cat "$raw/guest.txt" 2>/dev/null)" --arg host "$(uname -r)" --arg cpus "$(nproc)" \
-  --arg cmd "tests/vm/experiment.sh --runs $runs --ms $ms --cells '$cells' --workloads '$workloads' --preempt $preempt --guest-idle $guest_idle$([ $hb = 1 ] || echo ' --no-hackbench')" \
+  --arg cmd "tests/vm/experiment.sh --runs $runs --ms $ms --cells '$cells' --workloads '$workloads' --preempt $preempt --guest-idle $guest_idle$([ $hb = 1 ] && echo " --hackbench-scheds '$hb_scheds'" || echo ' --no-hackbench')" \
   --argjson secs $(( $(date +%s) - start )) --argjson host_rt "$host_rt" --arg preempt "$preempt" --arg guest_idle "$guest_idle" \
   '{date: $date, commit: $commit, command: $cmd, host_kernel: $host, host_cpus: $cpus, host_load_before: $lb,
     host_load_after: $la, guest: $guest, wall_seconds: $secs, qemu_main_loop_fifo: ($host_rt == 1), guest_preempt: $preempt, guest_idle: $guest_idle}' >"$raw/metadata.json"
