@@ -371,16 +371,43 @@ exp_lifecycle() {  # exp_lifecycle <cell> <rep>
   echo "C2C-RESULT {\"experiment\":\"lifecycle\",\"cell\":\"$1\",\"rep\":$2,\"restart\":$restart,\"rollback\":$rb}"
 }
 
+# One more hackbench run, not timed for the goal, with the kernel's BPF run-time stats on
+# (kernel.bpf_stats_enabled): the time the scheduler's struct_ops callbacks took and how often
+# they ran, and for claim2core the daemon's task tracepoints beside them. A cost per callback
+# that does not carry the emulated machine's drift the way a wall-clock time does.
+hb_bpf_cost() {  # hb_bpf_cost <sched> <rep>
+  echo 1 >/proc/sys/kernel/bpf_stats_enabled || return
+  s0=$(c2c-vm-tool progs --struct-ops) c0=$(c2c-vm-tool progs)
+  st0=$(c2c-vm-tool stats --pin-root $EXP_PIN 2>/dev/null || echo '{}')
+  t=$(hackbench -g 4 -l 100 2>/dev/null | awk '/^Time:/{print $2}')
+  s1=$(c2c-vm-tool progs --struct-ops) c1=$(c2c-vm-tool progs)
+  st1=$(c2c-vm-tool stats --pin-root $EXP_PIN 2>/dev/null || echo '{}')
+  echo 0 >/proc/sys/kernel/bpf_stats_enabled
+  d() { jq -n --argjson a "$1" --argjson b "$2" "\$b.$3 - \$a.$3" 2>/dev/null || echo null; }
+  # Per callback: {name: {ns, runs}} over the run.
+  per_prog() { jq -c -n --argjson a "$1" --argjson b "$2" '$b.programs | with_entries(.value = {ns: (.value.run_time_ns - ($a.programs[.key].run_time_ns // 0)), runs: (.value.run_cnt - ($a.programs[.key].run_cnt // 0))})' 2>/dev/null || echo null; }
+  echo "C2C-RESULT {\"experiment\":\"hackbench_bpf\",\"sched\":\"$1\",\"rep\":$2,\"seconds\":${t:-null},\"struct_ops_ns\":$(d "$s0" "$s1" run_time_ns_total),\"struct_ops_runs\":$(d "$s0" "$s1" run_cnt_total),\"c2c_ns\":$(d "$c0" "$c1" run_time_ns_total),\"c2c_runs\":$(d "$c0" "$c1" run_cnt_total),\"programs\":$(per_prog "$s0" "$s1"),\"starvation_rescues\":$(d "$st0" "$st1" starvation_rescues)}"
+}
+
 # hackbench with no policies: the default scheduler, claim2core (loaded by claim2cored, nothing
 # applied) and scx_simple from the same kernel tree, interleaved in one boot.
 hb_run() {  # hb_run <default|claim2core|scx_simple> <rep>
   case $1 in
-    claim2core) rm -rf $EXP_DIR/state; exp_daemon_start auto $EXP_DIR/daemon-hb.log || { failed="$failed hb-daemon"; return; } ;;
-    # The same without the daemon's task discovery (no tracepoints, no rescans): what the
-    # scheduler alone costs, beside what the product costs (experiment.sh --hackbench-scheds).
-    claim2core-nodiscovery)
+    # claim2core-nodiscovery: the same without the daemon's task discovery (no tracepoints, no
+    # rescans): what the scheduler alone costs, beside what the product costs
+    # (experiment.sh --hackbench-scheds).
+    claim2core|claim2core-nodiscovery)
       rm -rf $EXP_DIR/state
-      exp_daemon_start auto $EXP_DIR/daemon-hb.log off || { failed="$failed hb-daemon"; return; } ;;
+      discovery=events
+      [ $1 = claim2core-nodiscovery ] && discovery=off
+      exp_daemon_start auto $EXP_DIR/daemon-hb.log $discovery || { failed="$failed hb-daemon"; return; }
+      # "auto" serves without a scheduler that does not load; hackbench would time the default.
+      if ! wait_state enabled 150; then
+        failed="$failed $1-load"
+        sed 's/^/C2C-NOTE daemon: /' $EXP_DIR/daemon-hb.log | tail -n 40
+        exp_daemon_stop
+        return
+      fi ;;
     scx_simple)
       [ -x /c2c/scx_simple ] || return
       scx_simple >/tmp/scx_simple.out 2>&1 &
@@ -394,6 +421,7 @@ hb_run() {  # hb_run <default|claim2core|scx_simple> <rep>
     echo "C2C-RESULT {\"experiment\":\"hackbench\",\"sched\":\"$1\",\"rep\":$2,\"run\":$k,\"seconds\":$t,\"scheduler_state\":\"$(cat /sys/kernel/sched_ext/state)\"}"
     k=$((k + 1))
   done
+  [ "$1" = default ] || hb_bpf_cost $1 $2
   case $1 in
     claim2core|claim2core-nodiscovery) exp_daemon_stop ;;
     scx_simple) kill -INT $SCX; wait $SCX; wait_state disabled 100 ;;

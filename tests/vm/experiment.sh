@@ -12,7 +12,7 @@
 #                          [--cells "A B C D"] [--workloads "probe decode upf cyclictest"]
 #                          [--no-hackbench] [--no-host-rt] [--preempt full|voluntary]
 #                          [--guest-idle poll|halt] [--hackbench-scheds "default claim2core scx_simple"]
-#                          [--smoke]
+#                          [--hackbench-only] [--smoke]
 #
 # --preempt (default full): the guest kernel's preemption model at boot (PREEMPT_DYNAMIC, as in
 # Debian's kernel, whose default is voluntary). `full` is what a latency node boots: with
@@ -34,6 +34,9 @@
 # claim2core, scx_simple, the goal's three); claim2core-nodiscovery adds claim2core loaded by a
 # daemon with task discovery off, to tell the scheduler's cost from the daemon's.
 #
+# --hackbench-only: no cell, only the hackbench series (--runs times each, interleaved), judged on
+# the hackbench goal alone: the short loop for work on the scheduler's per-switch cost.
+#
 # --smoke (the default suite's vm.experiment_smoke): cell D once, the probe only, 500 ms, no
 # hackbench, into a temporary directory; checks the runner end to end (guest results, samples,
 # CSVs, pictures) and judges no goal.
@@ -44,7 +47,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-build="" runs=3 ms=3000 host_rt=1 lifecycle=1 out="" cells="A B C D" workloads="probe decode upf cyclictest" hb=1 smoke=0 preempt=full guest_idle=poll hb_scheds="default claim2core scx_simple"
+build="" runs=3 ms=3000 host_rt=1 lifecycle=1 out="" cells="A B C D" workloads="probe decode upf cyclictest" hb=1 smoke=0 preempt=full guest_idle=poll hb_scheds="default claim2core scx_simple" hb_only=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift 2 ;;
@@ -56,6 +59,7 @@ while [ $# -gt 0 ]; do
     --no-hackbench) hb=0; shift ;;
     --no-host-rt) host_rt=0; shift ;;
     --smoke) smoke=1; shift ;;
+    --hackbench-only) hb_only=1; shift ;;
     --preempt) preempt=$2; shift 2 ;;
     --guest-idle) guest_idle=$2; shift 2 ;;
     --hackbench-scheds) hb_scheds=$2; shift 2 ;;
@@ -64,9 +68,14 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$build" ] || { echo "experiment: --build-dir required" >&2; exit 2; }
 case "$preempt" in full|voluntary) ;; *) echo "experiment: --preempt must be full or voluntary, not '$preempt'" >&2; exit 2 ;; esac
+if [ $hb_only = 1 ]; then
+  [ $hb = 1 ] || { echo "experiment: --hackbench-only and --no-hackbench exclude each other" >&2; exit 2; }
+  cells=none workloads=none lifecycle=0
+fi
 # The guest reads an empty list as all four cells, so an empty --cells is refused here.
 [ -n "${cells// /}" ] || { echo "experiment: --cells must name at least one of A B C D" >&2; exit 2; }
 for c in $cells; do
+  [ $hb_only = 1 ] && break
   case $c in A|B|C|D) ;; *) echo "experiment: --cells: unknown cell '$c' (A, B, C, D)" >&2; exit 2 ;; esac
 done
 for s in $hb_scheds; do
@@ -127,7 +136,7 @@ commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$repo" diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
 jq -n --arg lb "$load_before" --arg la "$load_after" --arg commit "$commit" --arg date "$(date -u +%FT%TZ)" \
   --arg guest "$(cat "$raw/guest.txt" 2>/dev/null)" --arg host "$(uname -r)" --arg cpus "$(nproc)" \
-  --arg cmd "tests/vm/experiment.sh --runs $runs --ms $ms --cells '$cells' --workloads '$workloads' --preempt $preempt --guest-idle $guest_idle$([ $hb = 1 ] && echo " --hackbench-scheds '$hb_scheds'" || echo ' --no-hackbench')" \
+  --arg cmd "tests/vm/experiment.sh --runs $runs $([ $hb_only = 1 ] && echo --hackbench-only || echo "--ms $ms --cells '$cells' --workloads '$workloads'") --preempt $preempt --guest-idle $guest_idle$([ $hb = 1 ] && echo " --hackbench-scheds '$hb_scheds'" || echo ' --no-hackbench')" \
   --argjson secs $(( $(date +%s) - start )) --argjson host_rt "$host_rt" --arg preempt "$preempt" --arg guest_idle "$guest_idle" \
   '{date: $date, commit: $commit, command: $cmd, host_kernel: $host, host_cpus: $cpus, host_load_before: $lb,
     host_load_after: $la, guest: $guest, wall_seconds: $secs, qemu_main_loop_fifo: ($host_rt == 1), guest_preempt: $preempt, guest_idle: $guest_idle}' >"$raw/metadata.json"

@@ -558,12 +558,15 @@ int cmd_stale(int cpu, int duration_ms) {
 
 // ---- progs: what the verifier made of the loaded scheduler ---------------------------------------
 //
-// One JSON line: per program named c2c_* (the struct_ops callbacks of bpf/claim2core.bpf.c), the
-// instructions the verifier processed (verified_insns) and the translated length, and their sums.
-// The guest prints it after loading the scheduler (tests/vm/README.md records the figures).
-int cmd_progs() {
+// One JSON line: per program named c2c_* (the struct_ops callbacks of bpf/claim2core.bpf.c and the
+// daemon's task tracepoints), or with struct_ops_only every struct_ops program (any scheduler's,
+// scx_simple's too), the instructions the verifier processed (verified_insns), the translated
+// length, the time spent in it and its runs (run_time_ns, run_cnt: counted only while
+// kernel.bpf_stats_enabled is 1), and their sums. The guest prints it after loading the scheduler
+// (tests/vm/README.md records the figures) and around a hackbench run with the stats on.
+int cmd_progs(bool struct_ops_only) {
   json progs = json::object();
-  uint64_t verified = 0, xlated = 0;
+  uint64_t verified = 0, xlated = 0, run_ns = 0, runs = 0;
   for (__u32 id = 0; bpf_prog_get_next_id(id, &id) == 0;) {
     const int fd = bpf_prog_get_fd_by_id(id);
     if (fd < 0) continue;
@@ -571,14 +574,19 @@ int cmd_progs() {
     __u32 len = sizeof(info);
     const int rc = bpf_obj_get_info_by_fd(fd, &info, &len);
     close(fd);
-    if (rc != 0 || std::strncmp(info.name, "c2c_", 4) != 0) continue;
-    progs[info.name] = {{"verified_insns", info.verified_insns}, {"xlated_insns", info.xlated_prog_len / 8}};
+    if (rc != 0) continue;
+    if (struct_ops_only ? info.type != BPF_PROG_TYPE_STRUCT_OPS : std::strncmp(info.name, "c2c_", 4) != 0) continue;
+    progs[info.name] = {{"verified_insns", info.verified_insns}, {"xlated_insns", info.xlated_prog_len / 8},
+                        {"run_time_ns", info.run_time_ns}, {"run_cnt", info.run_cnt}};
     verified += info.verified_insns;
     xlated += info.xlated_prog_len / 8;
+    run_ns += info.run_time_ns;
+    runs += info.run_cnt;
   }
   const bool pass = !progs.empty();
   std::cout << json{{"scenario", "progs"}, {"programs", progs}, {"verified_insns_total", verified},
-                    {"xlated_insns_total", xlated}, {"pass", pass}}.dump()
+                    {"xlated_insns_total", xlated}, {"run_time_ns_total", run_ns}, {"run_cnt_total", runs},
+                    {"pass", pass}}.dump()
             << std::endl;
   return pass ? 0 : 1;
 }
@@ -632,7 +640,9 @@ int main(int argc, char** argv) {
   auto* stale = app.add_subcommand("stale", "entries the scheduler must not boost by; the oracle stays 0");
   stale->add_option("--cpu", cpu);
   stale->add_option("--duration-ms", duration_ms);
-  auto* progs = app.add_subcommand("progs", "the verifier's figures of the loaded scheduler programs");
+  auto* progs = app.add_subcommand("progs", "the verifier's and run-time figures of the loaded scheduler programs");
+  bool struct_ops_only = false;
+  progs->add_flag("--struct-ops", struct_ops_only, "every struct_ops program (any scheduler's), not the c2c_* ones");
   std::string device;
   auto* prefer = app.add_subcommand("prefer", "a probe preferring a device's local CPUs runs there (issue #16)");
   prefer->add_option("--device", device, "PCI bus id, e.g. 0000:81:00.0")->required();
@@ -674,7 +684,7 @@ int main(int argc, char** argv) {
     if (*spin) return cmd_spin(duration_ms);
     if (*starve) return cmd_starve(cpu, duration_ms, max_gap_ms);
     if (*stale) return cmd_stale(cpu, duration_ms);
-    if (*progs) return cmd_progs();
+    if (*progs) return cmd_progs(struct_ops_only);
     if (*prefer) return cmd_prefer(device, duration_ms);
     if (*taskcnt) {
       std::string why;
