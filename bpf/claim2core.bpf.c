@@ -13,18 +13,22 @@
  *     there (SCX_ENQ_PREEMPT: the current task's slice is zeroed and the CPU rescheduled, by IPI
  *     if it is remote). select_cpu takes an idle CPU if there is one, else it steers the wakeup
  *     away from a CPU that already runs a boosted task, to one that runs an unboosted one;
- *   - unboosted latency-critical / comm-progress tasks go to DSQ_HI;
- *   - normal, throughput and unmatched tasks go to DSQ_NORM, ordered by weighted virtual time;
- *   - background tasks go to DSQ_BG.
- * dispatch serves HI > NORM > BG, except that NORM / BG are served first once they have waited
- * longer than their starvation bound (INV-8). A task whose policy has CPU masks ("placed") is
- * taken from a shared DSQ by a preferred CPU at once, by another CPU of allowed only once it
- * waited C2C_PREFER_SPILL_NS, never by one outside allowed (consume_here, c2c_may_run_on); a
- * wakeup takes an idle preferred CPU, not an idle CPU elsewhere (c2c_choose_placed); enqueue
- * kicks an idle preferred CPU and the tick kicks an idle CPU of allowed for a task past the
- * bound. A boosted task whose slice runs out keeps its CPU while its lease and budget last
- * (keep_boosted_prev). Global DSQs are safe for any affinity: consume_here skips tasks that
- * cannot run on the consuming CPU.
+ *   - unboosted latency-critical / comm-progress tasks go to the HI class;
+ *   - normal, throughput and unmatched tasks go to the NORM class, ordered by weighted virtual
+ *     time;
+ *   - background tasks go to the BG class.
+ * Each class has two shared DSQs: one for tasks whose policy has CPU masks ("placed") and one for
+ * the rest. dispatch serves HI > NORM > BG, except that NORM / BG are served first once they have
+ * waited longer than their starvation bound (INV-8); within a class the older head of its two
+ * DSQs goes first (serve_class). The unplaced DSQ is consumed by scx_bpf_consume, which takes the
+ * first task whose cpumask has this CPU: the per-switch cost of a node without preferences is
+ * scx_simple's. A placed task is taken from its DSQ by a preferred CPU at once, by another CPU
+ * of allowed only once it waited C2C_PREFER_SPILL_NS, never by one outside allowed
+ * (consume_placed, c2c_may_run_on); a wakeup takes an idle preferred CPU, not an idle CPU
+ * elsewhere (c2c_choose_placed); enqueue kicks an idle preferred CPU and the tick kicks an idle
+ * CPU of allowed for a task past the bound. A boosted task whose slice runs out keeps its CPU
+ * while its lease and budget last (keep_boosted_prev). Global DSQs are safe for any affinity:
+ * both consume paths skip tasks that cannot run on the consuming CPU.
  *
  * Invariants enforced here:
  *   INV-2 an entry is used only if its start_ticks equals p->start_boottime / 10 ms; otherwise it
@@ -48,6 +52,14 @@ UEI_DEFINE(uei);
 #define DSQ_HI C2C_DSQ_HI
 #define DSQ_NORM C2C_DSQ_NORM
 #define DSQ_BG C2C_DSQ_BG
+/*
+ * The DSQ of a class's placed tasks: its class DSQ + PLACED_DSQ_OFFSET. Kept apart so that the
+ * class DSQ holds only tasks any CPU of their cpumask may take, and scx_bpf_consume serves it;
+ * iterating a DSQ with the preference check inside cost hackbench a third of its speed (35 %
+ * slower than scx_simple under TCG, level with it once unplaced tasks were consumed directly).
+ */
+#define PLACED_DSQ_OFFSET 3
+#define NR_SHARED_DSQS (DSQ_BG + PLACED_DSQ_OFFSET + 1) /* ids 1..6; 0 is C2C_DSQ_NONE */
 
 #define NSEC_PER_USEC C2C_NSEC_PER_USEC
 
@@ -73,7 +85,8 @@ struct task_ctx {
 	__u64 preferred[C2C_CPUMASK_WORDS];
 	__u64 wait_from;          /* when it began waiting in a shared DSQ (the spill bound's clock) */
 	__u64 runnable_at;        /* when the task last became runnable (0: not waiting) */
-	__u64 running_at;         /* when it last started running */
+	__u64 running_at;         /* when it last started running (0: not running) */
+	__u64 exec_at_running;    /* p->se.sum_exec_runtime then: stopping takes the run's length from it */
 	__u64 charged_at;         /* boost budget charged up to here (tick, stopping) */
 	__u64 expired_lease;      /* boost_until_ns already counted as expired */
 	__s32 last_cpu;           /* -1 until the task first runs */
@@ -82,36 +95,42 @@ struct task_ctx {
 	__u8 run_preferred;       /* the current run is on a CPU of preferred */
 	__u8 boosted;             /* current run is charged to the CPU's boost budget */
 	__u8 cpumask_changed;     /* affinity changed since it last ran inside its cpumask (oracle) */
+	__u8 counted_dsq;         /* counted in dsq_queued[] of this DSQ: went there, has not run since */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct task_ctx);
-} task_ctxs SEC(".maps");
+/* A task's storage: struct c2c_task_value, with task_ctx in its opaque part. */
+struct task_state {
+	struct c2c_task_counters counters;
+	struct task_ctx ctx;
+	__u8 unused[C2C_TASK_SCHED_BYTES - sizeof(struct task_ctx)];
+};
+_Static_assert(sizeof(struct task_state) == sizeof(struct c2c_task_value),
+	       "task_ctx must fit the opaque part of struct c2c_task_value");
 
 /*
- * The per-task counters of the experiment (tests/vm/README.md): pinned by the loader at
- * <pin root>/c2c_task_cnt, looked up from user space by pidfd. Created in init_task, so the hot
- * path only looks it up.
+ * The per-task counters of the experiment (tests/vm/README.md) and the scheduler's state of each
+ * task: pinned by the loader at <pin root>/c2c_task_cnt, the counters looked up from user space
+ * by pidfd. Created in init_task, so the hot path only looks it up.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct c2c_task_counters);
+	__type(value, struct task_state);
 } c2c_task_cnt SEC(".maps");
 
-static struct c2c_task_counters *counters_of(struct task_struct *p)
+/* The counters of the task whose ctx tc is (one lookup gives both). */
+static struct c2c_task_counters *counters_of(struct task_ctx *tc)
 {
-	return bpf_task_storage_get(&c2c_task_cnt, p, 0, 0);
+	return (struct c2c_task_counters *)((char *)tc - __builtin_offsetof(struct task_state, ctx));
 }
 
 struct cpu_ctx {
 	struct c2c_budget budget; /* boosted run time charged in the current window */
 	__u32 curr_boosted;  /* the task running here now is boosted (read by other CPUs) */
 	__u32 rescue_next;   /* the next task to run here was taken by a starvation rescue */
+	__u32 node;          /* this CPU's NUMA node, once node_known */
+	__u32 node_known;
 };
 
 struct {
@@ -136,6 +155,14 @@ __u64 dsq_served_at[4];
  */
 __u64 vtime_now;
 
+/* The kernel's nr_cpu_ids capped at C2C_MAX_CPUS, read once in init (a kfunc call each time). */
+__u32 nr_cpus_seen;
+
+static __u32 nr_cpus(void)
+{
+	return nr_cpus_seen;
+}
+
 static struct c2c_stats *stats(void)
 {
 	__u32 zero = 0;
@@ -148,9 +175,30 @@ static struct cpu_ctx *this_cpu_ctx(void)
 	return bpf_map_lookup_elem(&cpu_ctxs, &zero);
 }
 
+/* This CPU's NUMA node: asked once per CPU, not at every run (a helper call each). */
+static __u32 cpu_node(struct cpu_ctx *cc)
+{
+	if (!cc)
+		return (__u32)bpf_get_numa_node_id();
+	if (!cc->node_known) {
+		cc->node = (__u32)bpf_get_numa_node_id();
+		cc->node_known = 1;
+	}
+	return cc->node;
+}
+
 static struct task_ctx *tctx_of(struct task_struct *p)
 {
-	return bpf_task_storage_get(&task_ctxs, p, 0, 0);
+	struct task_state *ts = bpf_task_storage_get(&c2c_task_cnt, p, 0, 0);
+
+	if (!ts)
+		return NULL;
+	/*
+	 * Without the barrier clang adds the offset of ctx before the NULL check and selects
+	 * afterwards, and the verifier refuses arithmetic on a pointer that may be NULL.
+	 */
+	barrier_var(ts);
+	return &ts->ctx;
 }
 
 /*
@@ -213,7 +261,8 @@ static void oracle_check_run(struct task_struct *p, struct task_ctx *tc, __s32 c
 
 	if (!tc)
 		return;
-	if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+	/* A task allowed on every CPU cannot be outside its mask: no kfunc call for it. */
+	if (p->nr_cpus_allowed >= (int)nr_cpus() || bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 		tc->cpumask_changed = 0;
 	else if (!tc->cpumask_changed)
 		ORACLE_COUNT(oracle_cpu_outside);
@@ -273,13 +322,6 @@ static bool lease_live(struct task_struct *p, const struct c2c_policy_value *v)
 			__sync_fetch_and_add(&st->boost_expired, 1);
 	}
 	return false;
-}
-
-static __u32 nr_cpus(void)
-{
-	__u32 nr = scx_bpf_nr_cpu_ids();
-
-	return nr > C2C_MAX_CPUS ? C2C_MAX_CPUS : nr;
 }
 
 /* Sets cpu in mask (0 <= cpu < C2C_MAX_CPUS, which bpf_for over nr_cpus() guarantees). */
@@ -426,7 +468,8 @@ static void count_dispatch(__u32 cls)
 s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	const struct c2c_policy_value *v = policy_of(p);
-	struct task_ctx *tc = tctx_of(p);
+	/* Without a policy the task's storage is not needed: stopping left tc->placed at 0. */
+	struct task_ctx *tc = v ? tctx_of(p) : NULL;
 	__u64 task[C2C_CPUMASK_WORDS] = {}, none[C2C_CPUMASK_WORDS] = {};
 	bool idle = false, placed = false;
 	s32 cpu = -1;
@@ -446,6 +489,11 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	/* An idle CPU runs the task right away; boosted tasks are handled in enqueue (preempt). */
 	if (!lease_live(p, v)) {
 		if (idle) {
+			/* Straight to the idle CPU, past enqueue: its wait starts (and ends) here. */
+			if (!tc)
+				tc = tctx_of(p);
+			if (tc && !tc->runnable_at)
+				tc->runnable_at = bpf_ktime_get_boot_ns();
 			count_dispatch(class_of(v));
 			scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice_of(v), 0);
 		}
@@ -463,12 +511,55 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 }
 
 /*
- * Last time a placed task was queued in a shared DSQ: the tick looks for a placed task past its
- * spill bound only within C2C_SPILL_SCAN_WINDOW_NS of it, so a node without preferences pays
- * one load per tick.
+ * Per shared DSQ (index = DSQ id), how many tasks went there and have not run since: never fewer
+ * than the DSQ holds (counted before the insert, uncounted only once the task left it: it runs,
+ * is enqueued again, leaves sched_ext or exits), more only for the moment between a task's
+ * consumption and its run. So 0 proves the DSQ empty without looking it up (a hash lookup of the
+ * DSQ id in the kernel per scx_bpf_dsq_nr_queued or scx_bpf_consume): dispatch, the rescue and
+ * the tick read these, and a node without preferences or boosts pays scx_simple's one consume.
+ * Not static, for the reason dsq_served_at is not.
  */
-__u64 placed_enqueued_at;
-#define C2C_SPILL_SCAN_WINDOW_NS (1000ull * C2C_NSEC_PER_MSEC)
+__s64 dsq_queued[NR_SHARED_DSQS];
+
+/*
+ * Uncounts tc from dsq_queued if it was counted (it left its DSQ). Not inlined: inlined into
+ * c2c_running, clang's code lost the verifier the bound on the CPU number that count_run's mask
+ * lookup checks ("invalid access to map value").
+ */
+static __noinline void uncount_queued(struct task_ctx *tc)
+{
+	__u8 d;
+
+	if (!tc || !tc->counted_dsq)
+		return;
+	d = tc->counted_dsq;
+	tc->counted_dsq = 0;
+	if (d < NR_SHARED_DSQS)
+		__sync_fetch_and_add(&dsq_queued[d], -1);
+}
+
+/* Counts tc in dsq_queued[dsq], before it is inserted there. */
+static void count_queued(struct task_ctx *tc, __u64 dsq)
+{
+	if (!tc || dsq >= NR_SHARED_DSQS)
+		return;
+	tc->counted_dsq = (__u8)dsq;
+	__sync_fetch_and_add(&dsq_queued[dsq], 1);
+}
+
+/* Whether dsq may hold a task (false: it is empty). */
+static bool maybe_queued(__u64 dsq)
+{
+	return dsq < NR_SHARED_DSQS && dsq_queued[dsq] > 0;
+}
+
+/* Whether any placed DSQ may hold a task. */
+static bool placed_maybe_queued(void)
+{
+	return maybe_queued(DSQ_HI + PLACED_DSQ_OFFSET) || maybe_queued(DSQ_NORM + PLACED_DSQ_OFFSET) ||
+	       maybe_queued(DSQ_BG + PLACED_DSQ_OFFSET);
+}
+
 #define C2C_SPILL_SCAN_MAX 8 /* queued tasks the tick looks at per DSQ */
 #define C2C_CONSUME_SCAN_MAX 64 /* queued tasks dispatch looks at per DSQ */
 
@@ -482,11 +573,30 @@ static void kick_preferred(const struct task_ctx *tc)
 	bool idle = false;
 	__s32 cpu;
 
-	placed_enqueued_at = bpf_ktime_get_boot_ns();
 	idle_mask_of(idle_cpus);
 	cpu = c2c_choose_cpu(tc->preferred, idle_cpus, -1, nr_cpus(), &idle);
 	if (idle && scx_bpf_test_and_clear_cpu_idle(cpu))
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+}
+
+/* The class's shared DSQ (DSQ_HI, DSQ_NORM, DSQ_BG). */
+static __u64 class_dsq(__u32 cls)
+{
+	switch (cls) {
+	case C2C_CLASS_LATENCY_CRITICAL:
+	case C2C_CLASS_COMM_PROGRESS:
+		return DSQ_HI;
+	case C2C_CLASS_BACKGROUND:
+		return DSQ_BG;
+	default:
+		return DSQ_NORM;
+	}
+}
+
+/* Added to the class DSQ: a placed task waits in its class's placed DSQ. */
+static __u64 placed_offset(const struct task_ctx *tc)
+{
+	return tc && tc->placed ? PLACED_DSQ_OFFSET : 0;
 }
 
 void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
@@ -497,11 +607,22 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 	struct task_ctx *tc = tctx_of(p);
 	__u64 task[C2C_CPUMASK_WORDS] = {};
 	struct c2c_stats *st;
+	__u64 dsq;
 
 	if (tc) {
+		/* Enqueued again: whatever DSQ it was in, it left it. */
+		uncount_queued(tc);
 		tc->boosted = 0;
 		tc->placed = 0;
-		tc->wait_from = tc->runnable_at ? tc->runnable_at : bpf_ktime_get_boot_ns();
+		/*
+		 * It became runnable now (a wakeup, or the end of a run it was preempted in), unless it
+		 * already waited (enqueued again after a property change): the clock of its
+		 * runnable-to-running latency and of the spill bound starts here. No ops.runnable: it
+		 * is called right before this, and a callback fewer per wakeup is what it would cost.
+		 */
+		if (!tc->runnable_at)
+			tc->runnable_at = bpf_ktime_get_boot_ns();
+		tc->wait_from = tc->runnable_at;
 		if (v) {
 			task_mask_of(p, task);
 			place_task(v, task, tc);
@@ -526,38 +647,66 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 		if (st)
 			__sync_fetch_and_add(&st->boost_budget_exhausted, 1);
 	}
-	switch (cls) {
-	case C2C_CLASS_LATENCY_CRITICAL:
-	case C2C_CLASS_COMM_PROGRESS:
-		scx_bpf_dispatch(p, DSQ_HI, slice, enq_flags);
-		break;
-	case C2C_CLASS_BACKGROUND:
-		scx_bpf_dispatch(p, DSQ_BG, slice, enq_flags);
-		break;
-	default:
-		scx_bpf_dispatch_vtime(p, DSQ_NORM, slice, norm_vtime(p), enq_flags);
-		break;
-	}
+	dsq = class_dsq(cls);
+	count_queued(tc, dsq + placed_offset(tc));
+	if (dsq == DSQ_NORM)
+		scx_bpf_dispatch_vtime(p, dsq + placed_offset(tc), slice, norm_vtime(p), enq_flags);
+	else
+		scx_bpf_dispatch(p, dsq + placed_offset(tc), slice, enq_flags);
 	if (tc && tc->placed)
 		kick_preferred(tc);
 }
 
 /*
- * Moves to this CPU's local DSQ the first task of dsq that may run here: its cpumask has the CPU
- * and, for a placed task, c2c_may_run_on allows it (a preferred CPU at once, another CPU of
- * allowed once it waited C2C_PREFER_SPILL_NS, none outside allowed: INV-6). Replaces
- * scx_bpf_consume, which takes the first task the cpumask permits.
+ * When a queued task began waiting. Not inlined: inlined into order_key, clang merges this load
+ * from the task's storage with the load of p->scx.dsq_vtime into one instruction, which the
+ * verifier rejects ("same insn cannot be used with different pointers").
  */
-static bool consume_here(__u64 dsq, __u64 now)
+static __noinline __u64 waiting_since(struct task_struct *p)
+{
+	struct task_ctx *tc = tctx_of(p);
+
+	return tc ? tc->wait_from : 0;
+}
+
+/*
+ * The order key of a queued task of the class DSQ dsq: virtual time in DSQ_NORM, the time it
+ * began waiting in the FIFO ones. Compares the heads of a class's two DSQs.
+ */
+static __u64 order_key(struct task_struct *p, __u64 dsq)
+{
+	return dsq == DSQ_NORM ? p->scx.dsq_vtime : waiting_since(p);
+}
+
+/* The order key of the first task of the class DSQ dsq (~0 when it is empty). */
+static __u64 head_key(__u64 dsq)
+{
+	struct task_struct *p;
+	__u64 key = ~0ull;
+
+	bpf_for_each(scx_dsq, p, dsq, 0) {
+		key = order_key(p, dsq);
+		break;
+	}
+	return key;
+}
+
+/*
+ * Moves to this CPU's local DSQ the first task of the placed DSQ of class dsq that may run here
+ * and whose order key is at most bound: its cpumask has the CPU and c2c_may_run_on allows it (a
+ * preferred CPU at once, another CPU of allowed once it waited C2C_PREFER_SPILL_NS, none outside
+ * allowed: INV-6). A DSQ is in key order, so the scan ends at the first key past bound.
+ */
+__noinline bool consume_placed(__u64 dsq, __u64 now, __u64 bound)
 {
 	s32 cpu = bpf_get_smp_processor_id();
 	struct task_struct *p;
 	__u32 scanned = 0;
 
-	bpf_for_each(scx_dsq, p, dsq, 0) {
+	bpf_for_each(scx_dsq, p, dsq + PLACED_DSQ_OFFSET, 0) {
 		struct task_ctx *tc;
 
-		if (++scanned > C2C_CONSUME_SCAN_MAX)
+		if (++scanned > C2C_CONSUME_SCAN_MAX || order_key(p, dsq) > bound)
 			break;
 		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			continue;
@@ -571,13 +720,41 @@ static bool consume_here(__u64 dsq, __u64 now)
 	return false;
 }
 
-/* Consumes from dsq as a starvation rescue: the next task to run here gets a short slice. */
+/*
+ * Moves to this CPU's local DSQ the next task of class dsq that may run here, the older head of
+ * the class's two DSQs first. With no placed task queued this is scx_bpf_consume alone.
+ * consume_placed and serve_class are global functions (not static, not inlined): the verifier
+ * checks each once, not at each of the five places dispatch serves a class, which had made
+ * loading the scheduler under TCG four times slower (25 s instead of 6 s).
+ */
+__noinline bool serve_class(__u64 dsq, __u64 now)
+{
+	if (!maybe_queued(dsq + PLACED_DSQ_OFFSET))
+		return maybe_queued(dsq) && scx_bpf_consume(dsq);
+	if (maybe_queued(dsq)) {
+		if (consume_placed(dsq, now, head_key(dsq)) || scx_bpf_consume(dsq))
+			return true;
+	}
+	return consume_placed(dsq, now, ~0ull);
+}
+
+/* At least the tasks queued in class dsq's two DSQs (dsq_queued: 0 when both are empty). */
+static __s32 class_queued(__u64 dsq)
+{
+	__s64 n = 0;
+
+	if (dsq + PLACED_DSQ_OFFSET < NR_SHARED_DSQS)
+		n = dsq_queued[dsq] + dsq_queued[dsq + PLACED_DSQ_OFFSET];
+	return n > 0 ? (__s32)n : 0;
+}
+
+/* Serves class dsq as a starvation rescue: the next task to run here gets a short slice. */
 static bool rescue_consume(__u32 dsq, __u64 now)
 {
 	struct cpu_ctx *cc;
 	struct c2c_stats *st;
 
-	if (dsq >= 4 || !consume_here(dsq, now))
+	if (dsq >= 4 || !serve_class(dsq, now))
 		return false;
 	dsq_served_at[dsq] = now;
 	/* dispatch runs only on an empty local DSQ, so the consumed task is the next to run here */
@@ -591,13 +768,14 @@ static bool rescue_consume(__u32 dsq, __u64 now)
 }
 
 /*
- * The anti-starvation path (INV-8): serves the queue c2c_rescue_dsq names (DSQ_NORM, then
- * DSQ_BG, once past its bound). An empty queue restarts its clock. If no task of the starved
- * DSQ_NORM can run here, DSQ_BG is still considered.
+ * The anti-starvation path (INV-8): serves the class c2c_rescue_dsq names (NORM, then BG, once
+ * past its bound). An empty class restarts its clock. If no task of a starved NORM can run here,
+ * BG is still considered. The lengths are dsq_queued's: one that counts a task already taken
+ * only makes rescue_consume find nothing and dispatch go on as usual.
  */
 static bool rescue(__u64 now)
 {
-	__s32 nq = scx_bpf_dsq_nr_queued(DSQ_NORM), bq = scx_bpf_dsq_nr_queued(DSQ_BG);
+	__s32 nq = class_queued(DSQ_NORM), bq = class_queued(DSQ_BG);
 	__u32 d;
 
 	if (nq <= 0)
@@ -617,7 +795,7 @@ static bool rescue(__u64 now)
 
 static bool serve(__u64 dsq, __u64 now)
 {
-	if (dsq >= 4 || !consume_here(dsq, now))
+	if (dsq >= 4 || !serve_class(dsq, now))
 		return false;
 	dsq_served_at[dsq] = now;
 	return true;
@@ -633,9 +811,11 @@ static bool serve(__u64 dsq, __u64 now)
 static bool keep_boosted_prev(struct task_struct *prev)
 {
 	const struct c2c_policy_value *v;
+	struct cpu_ctx *cc = this_cpu_ctx();
 	struct task_ctx *tc;
 
-	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
+	/* prev is still this CPU's current task: curr_boosted is its, and spares the lookup. */
+	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED) || !cc || !cc->curr_boosted)
 		return false;
 	tc = tctx_of(prev);
 	if (!tc || !tc->boosted)
@@ -661,17 +841,8 @@ void BPF_STRUCT_OPS(c2c_dispatch, s32 cpu, struct task_struct *prev)
 	serve(DSQ_BG, now);
 }
 
-void BPF_STRUCT_OPS(c2c_runnable, struct task_struct *p, u64 enq_flags)
+static void record_latency(struct c2c_stats *st, __u64 ns)
 {
-	struct task_ctx *tc = tctx_of(p);
-
-	if (tc)
-		tc->runnable_at = bpf_ktime_get_boot_ns();
-}
-
-static void record_latency(__u64 ns)
-{
-	struct c2c_stats *st = stats();
 	__u64 us = ns / NSEC_PER_USEC;
 	__u32 b = 0;
 
@@ -686,17 +857,11 @@ static void record_latency(__u64 ns)
 }
 
 /* The per-task counters at the start of a run on cpu (tc->last_cpu is still the previous run's). */
-static void count_run(struct task_struct *p, struct task_ctx *tc, s32 cpu)
+static void count_run(struct task_ctx *tc, s32 cpu, __u32 node, struct c2c_stats *st)
 {
-	struct c2c_task_counters *cnt = counters_of(p);
-	__u32 node = (__u32)bpf_get_numa_node_id();
-	struct c2c_stats *st;
+	struct c2c_task_counters *cnt = counters_of(tc);
 
 	tc->run_preferred = tc->placed && c2c_mask_has(tc->preferred, cpu);
-	if (!cnt) {
-		tc->last_node = node;
-		return;
-	}
 	cnt->runs++;
 	if (tc->last_cpu >= 0 && tc->last_cpu != cpu)
 		cnt->migrations++;
@@ -705,21 +870,17 @@ static void count_run(struct task_struct *p, struct task_ctx *tc, s32 cpu)
 	tc->last_node = node;
 	if (tc->placed && !tc->run_preferred) {
 		cnt->spills++;
-		st = stats();
 		if (st)
 			__sync_fetch_and_add(&st->preferred_spills, 1);
 	}
 }
 
-/* The per-task counters at the end of a run that began at tc->running_at. */
-static void count_runtime(struct task_struct *p, const struct task_ctx *tc, __u64 now)
+/* The per-task counters at the end of a run of d ns that began at tc->running_at. */
+static void count_runtime(struct task_ctx *tc, __u64 d)
 {
-	struct c2c_task_counters *cnt = counters_of(p);
-	__u64 d = now > tc->running_at ? now - tc->running_at : 0;
+	struct c2c_task_counters *cnt = counters_of(tc);
 	__u32 node = tc->last_node;
 
-	if (!cnt || !tc->running_at)
-		return;
 	if (node >= C2C_MAX_NODES)
 		node = C2C_MAX_NODES - 1;
 	cnt->runtime_ns += d;
@@ -734,7 +895,8 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 	s32 cpu = bpf_get_smp_processor_id();
 	__u64 now = bpf_ktime_get_boot_ns();
 	struct cpu_ctx *cc = this_cpu_ctx();
-	struct c2c_stats *st;
+	struct c2c_stats *st = stats();
+	__u32 node;
 
 	if (cc) {
 		cc->curr_boosted = tc && tc->boosted;
@@ -749,25 +911,26 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 		vtime_now = p->scx.dsq_vtime;
 	if (!tc)
 		return;
+	uncount_queued(tc);
 	if (tc->runnable_at) {
-		record_latency(now - tc->runnable_at);
+		if (st)
+			record_latency(st, now - tc->runnable_at);
 		tc->runnable_at = 0;
 	}
-	if (tc->last_cpu >= 0 && tc->last_cpu != cpu) {
-		st = stats();
-		if (st)
-			__sync_fetch_and_add(&st->migrations, 1);
-	}
-	count_run(p, tc, cpu);
+	if (tc->last_cpu >= 0 && tc->last_cpu != cpu && st)
+		__sync_fetch_and_add(&st->migrations, 1);
+	node = cpu_node(cc);
+	count_run(tc, cpu, node, st);
 	tc->last_cpu = cpu;
 	tc->running_at = now;
+	tc->exec_at_running = p->se.sum_exec_runtime;
 	tc->charged_at = now;
 	oracle_check_run(p, tc, cpu, now);
 }
 
 /*
- * Whether a placed task among the first queued ones of dsq is past its spill bound; then an
- * idle CPU of its allowed is kicked, whose dispatch takes it (consume_here). Without this a
+ * Whether a placed task among the first queued ones of class dsq is past its spill bound; then an
+ * idle CPU of its allowed is kicked, whose dispatch takes it (consume_placed). Without this a
  * task waiting for its busy preferred CPU would wait for that CPU's slice to end however long,
  * because an idle CPU looks at the shared DSQs only when woken.
  */
@@ -776,7 +939,9 @@ static bool kick_spill_dsq(__u64 dsq, __u64 now)
 	struct task_struct *p;
 	__u32 scanned = 0;
 
-	bpf_for_each(scx_dsq, p, dsq, 0) {
+	if (!maybe_queued(dsq + PLACED_DSQ_OFFSET))
+		return false;
+	bpf_for_each(scx_dsq, p, dsq + PLACED_DSQ_OFFSET, 0) {
 		__u64 idle_cpus[C2C_CPUMASK_WORDS] = {};
 		struct task_ctx *tc;
 		bool idle = false;
@@ -799,8 +964,6 @@ static bool kick_spill_dsq(__u64 dsq, __u64 now)
 
 static void kick_for_spill(__u64 now)
 {
-	if (!placed_enqueued_at || now < placed_enqueued_at || now - placed_enqueued_at > C2C_SPILL_SCAN_WINDOW_NS)
-		return;
 	if (kick_spill_dsq(DSQ_HI, now) || kick_spill_dsq(DSQ_NORM, now))
 		return;
 	kick_spill_dsq(DSQ_BG, now);
@@ -808,11 +971,17 @@ static void kick_for_spill(__u64 now)
 
 void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
 {
-	struct task_ctx *tc = tctx_of(p);
-	struct cpu_ctx *cc = this_cpu_ctx();
-	__u64 now = bpf_ktime_get_boot_ns();
+	struct task_ctx *tc;
+	struct cpu_ctx *cc;
+	__u64 now;
 
+	/* Neither a placed task waiting nor a boosted run: nothing to do, nothing looked up. */
+	cc = this_cpu_ctx();
+	if (!placed_maybe_queued() && (!cc || !cc->curr_boosted))
+		return;
+	now = bpf_ktime_get_boot_ns();
 	kick_for_spill(now);
+	tc = tctx_of(p);
 	if (!tc || !cc || !tc->boosted)
 		return;
 	/* A boosted run kept by keep_boosted_prev never passes through running again. */
@@ -828,22 +997,33 @@ void BPF_STRUCT_OPS(c2c_stopping, struct task_struct *p, bool runnable)
 {
 	struct task_ctx *tc = tctx_of(p);
 	struct cpu_ctx *cc = this_cpu_ctx();
-	__u64 now = bpf_ktime_get_boot_ns();
+	__u64 ran;
 
 	if (cc)
 		cc->curr_boosted = 0;
 	if (!tc)
 		return;
+	/*
+	 * The run's length from the kernel's own account (updated just before this callback), so
+	 * that only a boosted run, whose budget is charged by the clock, reads the clock here.
+	 */
+	ran = tc->running_at && p->se.sum_exec_runtime > tc->exec_at_running
+		      ? p->se.sum_exec_runtime - tc->exec_at_running
+		      : 0;
 	if (tc->boosted && cc)
-		c2c_budget_charge(&cc->budget, tc->charged_at, now);
-	count_runtime(p, tc, now);
+		c2c_budget_charge(&cc->budget, tc->charged_at, bpf_ktime_get_boot_ns());
+	count_runtime(tc, ran);
+	tc->running_at = 0;
 	/* weight 100 is nice 0: a nice-0 task's vtime advances at the speed of the clock. */
 	if (p->scx.weight)
-		p->scx.dsq_vtime += (now - tc->running_at) * 100 / p->scx.weight;
+		p->scx.dsq_vtime += ran * 100 / p->scx.weight;
 	tc->boosted = 0;
-	/* Still runnable (slice over or preempted): it waits again from now. */
-	if (runnable)
-		tc->runnable_at = now;
+	/*
+	 * The next select_cpu or enqueue places it again from its policy; one without a policy
+	 * then finds it unplaced without looking its storage up (c2c_select_cpu).
+	 */
+	tc->placed = 0;
+	/* Still runnable (slice over or preempted): enqueue, next, stamps when it began to wait. */
 }
 
 /* The oracle's only use of it: see oracle_check_run. */
@@ -861,36 +1041,53 @@ s32 BPF_STRUCT_OPS(c2c_init_task, struct task_struct *p, struct scx_init_task_ar
 	 * Nothing identity-related is cached here: on the fork path p->start_boottime is still
 	 * the parent's, so the identity is always read from p at lookup time.
 	 */
-	struct task_ctx *tc = bpf_task_storage_get(&task_ctxs, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	struct task_state *ts = bpf_task_storage_get(&c2c_task_cnt, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 
-	if (!tc)
+	if (!ts)
 		return -ENOMEM;
-	tc->last_cpu = -1;
-	/* The counters of a task seen again after a scheduler reload continue (pinned map). */
-	if (!bpf_task_storage_get(&c2c_task_cnt, p, 0, BPF_LOCAL_STORAGE_GET_F_CREATE))
-		return -ENOMEM;
+	/*
+	 * The counters of a task seen again after a scheduler reload continue (pinned map); its
+	 * state starts over, as the scheduler that wrote it is gone.
+	 */
+	__builtin_memset(&ts->ctx, 0, sizeof(ts->ctx));
+	ts->ctx.last_cpu = -1;
 	return 0;
 }
 
 /*
- * No exit_task: it may run after the tid was reused, and the policy map belongs to user space
- * (the daemon removes entries whose (tid, start_ticks) is gone). Task storage frees itself.
+ * A task that leaves sched_ext (another scheduling class) or exits while it waits in a shared DSQ
+ * is uncounted (dsq_queued). Nothing else: exit_task may run after the tid was reused, and the
+ * policy map belongs to user space (the daemon removes entries whose (tid, start_ticks) is gone).
+ * Task storage frees itself.
  */
+void BPF_STRUCT_OPS(c2c_disable, struct task_struct *p)
+{
+	uncount_queued(tctx_of(p));
+}
+
+void BPF_STRUCT_OPS(c2c_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
+{
+	uncount_queued(tctx_of(p));
+}
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(c2c_init)
 {
 	__u64 now = bpf_ktime_get_boot_ns();
-	s32 ret;
+	s32 ret, dsq;
 
 	dsq_served_at[DSQ_NORM] = now;
 	dsq_served_at[DSQ_BG] = now;
-	ret = scx_bpf_create_dsq(DSQ_HI, -1);
-	if (ret)
-		return ret;
-	ret = scx_bpf_create_dsq(DSQ_NORM, -1);
-	if (ret)
-		return ret;
-	return scx_bpf_create_dsq(DSQ_BG, -1);
+	nr_cpus_seen = scx_bpf_nr_cpu_ids();
+	if (nr_cpus_seen > C2C_MAX_CPUS)
+		nr_cpus_seen = C2C_MAX_CPUS;
+	bpf_for(dsq, DSQ_HI, DSQ_BG + 1) {
+		ret = scx_bpf_create_dsq(dsq, -1);
+		if (!ret)
+			ret = scx_bpf_create_dsq(dsq + PLACED_DSQ_OFFSET, -1);
+		if (ret)
+			return ret;
+	}
+	return 0;
 }
 
 void BPF_STRUCT_OPS(c2c_exit, struct scx_exit_info *ei)
@@ -902,12 +1099,13 @@ SCX_OPS_DEFINE(claim2core_ops,
 	       .select_cpu = (void *)c2c_select_cpu,
 	       .enqueue = (void *)c2c_enqueue,
 	       .dispatch = (void *)c2c_dispatch,
-	       .runnable = (void *)c2c_runnable,
 	       .running = (void *)c2c_running,
 	       .tick = (void *)c2c_tick,
 	       .stopping = (void *)c2c_stopping,
 	       .set_cpumask = (void *)c2c_set_cpumask,
 	       .init_task = (void *)c2c_init_task,
+	       .disable = (void *)c2c_disable,
+	       .exit_task = (void *)c2c_exit_task,
 	       .init = (void *)c2c_init,
 	       .exit = (void *)c2c_exit,
 	       .timeout_ms = WATCHDOG_MS,

@@ -19,8 +19,9 @@
 #endif
 
 /* 2: c2c_stats.boost_budget_exhausted; 3: the oracle_* counters; 4: the per-task counters
- * (c2c_task_cnt, struct c2c_task_counters) and c2c_stats.preferred_spills */
-#define C2C_ABI_VERSION 4
+ * (c2c_task_cnt, struct c2c_task_counters) and c2c_stats.preferred_spills; 5: c2c_task_cnt's
+ * value is struct c2c_task_value (the counters, then the scheduler's own per-task state) */
+#define C2C_ABI_VERSION 5
 
 /* ---- pinning ---------------------------------------------------------------------------- */
 #define C2C_PIN_ROOT "/sys/fs/bpf/claim2core"
@@ -167,6 +168,17 @@ struct c2c_task_counters {
 	__u64 spills;                 /* runs of a task with a preference started outside it */
 };
 
+/*
+ * The value of c2c_task_cnt: the counters user space reads, then the scheduler's own state of the
+ * task, opaque to user space. One task storage for both, so that each scheduler callback looks
+ * its task up once (two lookups per context switch fewer, one storage fewer per fork).
+ */
+#define C2C_TASK_SCHED_BYTES 128u
+struct c2c_task_value {
+	struct c2c_task_counters counters;
+	__u8 sched[C2C_TASK_SCHED_BYTES];
+};
+
 /* ---- map set metadata (ARRAY, one element) ---------------------------------------------- */
 /*
  * Written by the creator of the pinned map set (src/mirror) so that whoever re-opens the pins
@@ -199,5 +211,6 @@ C2C_STATIC_ASSERT(sizeof(struct c2c_task_record) == 48, "task record layout chan
 C2C_STATIC_ASSERT(sizeof(struct c2c_meta) == 16, "meta layout changed");
 C2C_STATIC_ASSERT(sizeof(struct c2c_stats) == (C2C_NR_CLASSES + 10 + C2C_LAT_BUCKETS) * 8, "stats layout");
 C2C_STATIC_ASSERT(sizeof(struct c2c_task_counters) == (6 + C2C_MAX_NODES) * 8, "task counters layout");
+C2C_STATIC_ASSERT(sizeof(struct c2c_task_value) == (6 + C2C_MAX_NODES) * 8 + C2C_TASK_SCHED_BYTES, "task value layout");
 
 #endif /* CLAIM2CORE_ABI_H */

@@ -151,10 +151,11 @@ std::unique_ptr<Scheduler> Scheduler::load(const LoaderOptions& opts) {
                                    sizeof(c2c_task_key), sizeof(c2c_policy_value));
   reuse_or_pin(s->obj_, C2C_STATS_MAP_NAME, opts.pin_root, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
                sizeof(c2c_stats));
-  // Per-task counters (ABI v4): pinned so that a measuring tool finds them by path and they span
-  // scheduler reloads; keyed by pidfd (tests/vm/README.md).
+  // Per-task counters and the scheduler's per-task state (ABI v5): pinned so that a measuring
+  // tool finds the counters by path and they span scheduler reloads; keyed by pidfd
+  // (tests/vm/README.md).
   reuse_or_pin(s->obj_, C2C_TASK_CNT_MAP_NAME, opts.pin_root, BPF_MAP_TYPE_TASK_STORAGE, 4,
-               sizeof(c2c_task_counters));
+               sizeof(c2c_task_value));
 
   if (int err = bpf_object__load(s->obj_); err)
     throw LoadError("sched: loading " + opts.object_path + " failed: " + errtext(err) +

@@ -31,7 +31,7 @@ std::optional<c2c_task_counters> read_task_counters(pid_t tid, const std::string
     close(map);
     return std::nullopt;
   }
-  c2c_task_counters c{};
+  c2c_task_value c{};
   const int rc = bpf_map_lookup_elem(map, &pidfd, &c);
   const int err = errno;
   close(pidfd);
@@ -40,7 +40,7 @@ std::optional<c2c_task_counters> read_task_counters(pid_t tid, const std::string
     *why = "c2c_task_cnt lookup of " + std::to_string(tid) + ": " + std::strerror(err);
     return std::nullopt;
   }
-  return c;
+  return c.counters;
 }
 
 c2c_task_counters counters_since(const c2c_task_counters& now, const c2c_task_counters& then) {
