@@ -9,7 +9,7 @@
  *
  * Contracts: INV-2 c2c_entry_usable; INV-6 c2c_policy_masks, c2c_choose_cpu,
  * c2c_choose_preemptible, and the preference inside allowed (c2c_may_run_on, c2c_choose_placed);
- * INV-8 c2c_lease_live, c2c_budget_*, c2c_starved, c2c_rescue_dsq.
+ * INV-8 c2c_lease_live, c2c_budget_*, c2c_starved, c2c_rescue_dsq, c2c_yields_to_wakeups.
  * Every function is also proved free of run-time errors (-wp-rte with unsigned overflow checked:
  * no mask word out of bounds, no wrapping time arithmetic).
  */
@@ -451,6 +451,20 @@ static inline __u32 c2c_rescue_dsq(__s32 norm_queued, __u64 norm_served, __s32 b
 	if (c2c_starved(bg_queued, bg_served, now, C2C_BG_STARVE_NS))
 		return C2C_DSQ_BG;
 	return C2C_DSQ_NONE;
+}
+
+/*
+ * Whether a run of class cls gives its CPU up to a task of a higher class that wakes (INV-8): a
+ * background run does, as the kernel's fair class preempts SCHED_IDLE, except one a starvation
+ * rescue gave the CPU: else a busy node could cut every rescue short, and the background would
+ * starve in spite of it.
+ */
+/*@ assigns \nothing;
+    ensures \result == 1 <==> (cls == C2C_CLASS_BACKGROUND && !rescued);
+*/
+static inline bool c2c_yields_to_wakeups(__u32 cls, bool rescued)
+{
+	return cls == C2C_CLASS_BACKGROUND && !rescued;
 }
 
 /* ---- slices --------------------------------------------------------------------------------- */

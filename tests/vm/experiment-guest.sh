@@ -14,7 +14,9 @@
 #                   allocation off: no claims, both pods share CPUs 0-1;
 #   runtime on:     claim2cored loads the sched_ext scheduler (scheduler: auto) and the runner
 #                   applies the policies with the claim2core CLI: the DRAExecutionPolicy in D, the
-#                   standalone NodeSchedulingPolicy in C, the background policy in both;
+#                   standalone NodeSchedulingPolicy in C, the background node policy in both and,
+#                   in D, the background pod's DRAExecutionPolicy (background class), which wins
+#                   there; a runtime-on cell whose scheduler did not load fails;
 #                   runtime off: scheduler: off, no policies, the kernel's EEVDF.
 # Nothing here writes a map: the daemon does; c2c-exp-watch only reads them.
 #
@@ -289,6 +291,14 @@ exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
   rm -rf $EXP_DIR/state
   if [ "$3" = on ]; then dmode=auto; else dmode=off; fi
   exp_daemon_start $dmode $EXP_DIR/daemon.log || { failed="$failed daemon-$cell-$4"; sed 's/^/C2C-DAEMON-LOG /' $EXP_DIR/daemon.log; return; }
+  # "auto" serves on without a scheduler that does not load: a runtime-on cell would measure the
+  # kernel's own scheduler under the runtime-on name.
+  if [ "$3" = on ] && ! wait_state enabled 150; then
+    failed="$failed scheduler-$cell-$4"
+    sed 's/^/C2C-DAEMON-LOG /' $EXP_DIR/daemon.log | tail -n 40
+    exp_daemon_stop
+    return
+  fi
   progress "$cell" "$4" 0
   lc_cpus=0-1 bg_cpus=0-1 feed=null
   if [ "$2" = on ]; then
@@ -304,14 +314,21 @@ exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
   LC_POLICY=/c2c/exp/node-policy.yaml
   [ "$2" = on ] && LC_POLICY=/c2c/exp/dra-policy.yaml
   FIRST_LC=1
+  # The background's policy: with a claim (D) the pod-scoped DRA one (background class) wins over
+  # the node policy (dra-before-node); without one (C) the node policy applies.
+  bg_policy=exp-background
   if [ "$3" = on ]; then
     claim2core apply -f /c2c/exp/background-policy.yaml >/dev/null 2>&1
+    if [ "$2" = on ]; then
+      claim2core apply -f /c2c/exp/dra-background-policy.yaml >/dev/null 2>&1
+      bg_policy=exp-bg
+    fi
   fi
   sh -c "echo \$\$ > $BG_CG/cgroup.procs; exec stress-ng --cpu $BG_WORKERS --timeout 3600s --quiet" >/dev/null 2>&1 &
   BG=$!
   sh -c "echo \$\$ > $BG_CG/cgroup.procs; exec c2c-exp-work hog --duration-ms 3600000" >$EXP_DIR/hog.out 2>&1 &
   HOG=$!
-  [ "$3" = on ] && { retry 200 intent_applied exp-background || failed="$failed bg-intent-$cell-$4"; }
+  [ "$3" = on ] && { retry 200 intent_applied $bg_policy || failed="$failed bg-intent-$cell-$4"; }
   sleep 0.5
   step=1
   for w in $EXP_WORKLOADS; do
