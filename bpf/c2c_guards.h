@@ -454,10 +454,10 @@ static inline __u32 c2c_rescue_dsq(__s32 norm_queued, __u64 norm_served, __s32 b
 }
 
 /*
- * Whether a run of class cls gives its CPU up to a task of a higher class that wakes (INV-8): a
- * background run does, as the kernel's fair class preempts SCHED_IDLE, except one a starvation
- * rescue gave the CPU: else a busy node could cut every rescue short, and the background would
- * starve in spite of it.
+ * Whether a run of class cls gives its CPU up to a higher class that is waiting (INV-8; the
+ * scheduler's tick ends it once that class waited C2C_YIELD_AFTER_NS): a background run does, as
+ * the kernel's fair class preempts SCHED_IDLE, except one a starvation rescue gave the CPU: else
+ * a busy node could cut every rescue short, and the background would starve in spite of it.
  */
 /*@ assigns \nothing;
     ensures \result == 1 <==> (cls == C2C_CLASS_BACKGROUND && !rescued);
