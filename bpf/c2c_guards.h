@@ -9,7 +9,7 @@
  *
  * Contracts: INV-2 c2c_entry_usable; INV-6 c2c_policy_masks, c2c_choose_cpu,
  * c2c_choose_preemptible, and the preference inside allowed (c2c_may_run_on, c2c_choose_placed);
- * INV-8 c2c_lease_live, c2c_budget_*, c2c_starved, c2c_rescue_dsq, c2c_yields_to_wakeups.
+ * INV-8 c2c_lease_live, c2c_budget_*, c2c_starved, c2c_rescue_dsq, c2c_yields_to_waiting.
  * Every function is also proved free of run-time errors (-wp-rte with unsigned overflow checked:
  * no mask word out of bounds, no wrapping time arithmetic).
  */
@@ -462,7 +462,7 @@ static inline __u32 c2c_rescue_dsq(__s32 norm_queued, __u64 norm_served, __s32 b
 /*@ assigns \nothing;
     ensures \result == 1 <==> (cls == C2C_CLASS_BACKGROUND && !rescued);
 */
-static inline bool c2c_yields_to_wakeups(__u32 cls, bool rescued)
+static inline bool c2c_yields_to_waiting(__u32 cls, bool rescued)
 {
 	return cls == C2C_CLASS_BACKGROUND && !rescued;
 }

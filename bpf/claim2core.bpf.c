@@ -132,15 +132,8 @@ struct cpu_ctx {
 	__u32 rescue_next;   /* the next task to run here was taken by a starvation rescue */
 	__u32 node;          /* this CPU's NUMA node, once node_known */
 	__u32 node_known;
-	__u32 curr_yields;   /* the run here now yields to wakeups (set in yielding_cpus) */
+	__u32 curr_yields;   /* the run here now yields to a waiting higher class (c2c_tick) */
 };
-
-/*
- * The CPUs whose current run yields to waiting tasks of a higher class (c2c_yields_to_wakeups: a
- * background run no rescue gave the CPU). Written only when such a run starts or ends, so a node
- * without background tasks never writes it.
- */
-__u64 yielding_cpus[C2C_CPUMASK_WORDS];
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -182,20 +175,6 @@ static struct cpu_ctx *this_cpu_ctx(void)
 {
 	__u32 zero = 0;
 	return bpf_map_lookup_elem(&cpu_ctxs, &zero);
-}
-
-/* Marks this CPU's current run as yielding to wakeups (yielding_cpus) or not. */
-static void set_yielding(struct cpu_ctx *cc, __s32 cpu, bool yields)
-{
-	__u32 c = (__u32)cpu;
-
-	if (c >= C2C_MAX_CPUS)
-		return;
-	cc->curr_yields = yields;
-	if (yields)
-		__sync_fetch_and_or(&yielding_cpus[c / 64], 1ull << (c % 64));
-	else
-		__sync_fetch_and_and(&yielding_cpus[c / 64], ~(1ull << (c % 64)));
 }
 
 /* This CPU's NUMA node: asked once per CPU, not at every run (a helper call each). */
@@ -515,10 +494,11 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 			/* Straight to the idle CPU, past enqueue: its wait starts (and ends) here. */
 			if (!tc)
 				tc = tctx_of(p);
-			if (tc && !tc->runnable_at)
-				tc->runnable_at = bpf_ktime_get_boot_ns();
-			if (tc)
+			if (tc) {
+				if (!tc->runnable_at)
+					tc->runnable_at = bpf_ktime_get_boot_ns();
 				tc->cls = (__u8)class_of(v);
+			}
 			count_dispatch(class_of(v));
 			scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice_of(v), 0);
 		}
@@ -672,14 +652,14 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 		if (st)
 			__sync_fetch_and_add(&st->boost_budget_exhausted, 1);
 	}
-	dsq = class_dsq(cls);
+	dsq = class_dsq(cls) + placed_offset(tc);
 	if (tc)
 		tc->cls = (__u8)cls;
-	count_queued(tc, dsq + placed_offset(tc));
-	if (dsq == DSQ_NORM)
-		scx_bpf_dispatch_vtime(p, dsq + placed_offset(tc), slice, norm_vtime(p), enq_flags);
+	count_queued(tc, dsq);
+	if (class_dsq(cls) == DSQ_NORM)
+		scx_bpf_dispatch_vtime(p, dsq, slice, norm_vtime(p), enq_flags);
 	else
-		scx_bpf_dispatch(p, dsq + placed_offset(tc), slice, enq_flags);
+		scx_bpf_dispatch(p, dsq, slice, enq_flags);
 	if (tc && tc->placed)
 		kick_preferred(tc);
 }
@@ -934,8 +914,7 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 			if (p->scx.slice > C2C_RESCUE_SLICE_NS)
 				p->scx.slice = C2C_RESCUE_SLICE_NS;
 		}
-		if (tc && c2c_yields_to_wakeups(tc->cls, rescued))
-			set_yielding(cc, cpu, true);
+		cc->curr_yields = tc && c2c_yields_to_waiting(tc->cls, rescued);
 	}
 	/* Racy max across CPUs on purpose: vtime_now only bounds how far back a sleeper lands. */
 	if (p->scx.dsq_vtime > vtime_now)
@@ -1003,8 +982,7 @@ static bool kick_spill_dsq(__u64 dsq, __u64 now)
 #define C2C_YIELD_AFTER_NS (1ull * C2C_NSEC_PER_MSEC)
 static __always_inline bool class_waits(__u64 dsq, __u64 now)
 {
-	return dsq < 4 && class_queued(dsq) > 0 && now > dsq_served_at[dsq] &&
-	       now - dsq_served_at[dsq] > C2C_YIELD_AFTER_NS;
+	return dsq < 4 && c2c_starved(class_queued(dsq), dsq_served_at[dsq], now, C2C_YIELD_AFTER_NS);
 }
 
 static bool higher_class_waits(__u64 now)
@@ -1056,8 +1034,7 @@ void BPF_STRUCT_OPS(c2c_stopping, struct task_struct *p, bool runnable)
 
 	if (cc) {
 		cc->curr_boosted = 0;
-		if (cc->curr_yields)
-			set_yielding(cc, bpf_get_smp_processor_id(), false);
+		cc->curr_yields = 0;
 	}
 	if (!tc)
 		return;

@@ -284,13 +284,13 @@ TEST(GuardsStarvation, RescueChoosesNormThenBackground) {
   EXPECT_EQ(c2c_rescue_dsq(1, norm_late, 0, bg_late, now), C2C_DSQ_NORM);
 }
 
-TEST(GuardsStarvation, OnlyABackgroundRunThatNoRescueGaveYieldsToWakeups) {
-  EXPECT_TRUE(c2c_yields_to_wakeups(C2C_CLASS_BACKGROUND, false));
-  EXPECT_FALSE(c2c_yields_to_wakeups(C2C_CLASS_BACKGROUND, true));  // a rescue run keeps its CPU
+TEST(GuardsStarvation, OnlyABackgroundRunThatNoRescueGaveYieldsToAWaitingClass) {
+  EXPECT_TRUE(c2c_yields_to_waiting(C2C_CLASS_BACKGROUND, false));
+  EXPECT_FALSE(c2c_yields_to_waiting(C2C_CLASS_BACKGROUND, true));  // a rescue run keeps its CPU
   for (__u32 cls : {C2C_CLASS_UNMATCHED, C2C_CLASS_LATENCY_CRITICAL, C2C_CLASS_COMM_PROGRESS, C2C_CLASS_THROUGHPUT,
                     C2C_CLASS_NORMAL}) {
-    EXPECT_FALSE(c2c_yields_to_wakeups(cls, false)) << cls;
-    EXPECT_FALSE(c2c_yields_to_wakeups(cls, true)) << cls;
+    EXPECT_FALSE(c2c_yields_to_waiting(cls, false)) << cls;
+    EXPECT_FALSE(c2c_yields_to_waiting(cls, true)) << cls;
   }
 }
 
