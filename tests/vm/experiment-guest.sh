@@ -176,6 +176,15 @@ EOF
   retry 300 claim2core status || return 1
   sed -n 's/.*; tasks: /C2C-NOTE daemon task discovery: /p' "$2" | head -n 1
 }
+# "scheduler: auto" serves on without a scheduler that does not load, and whatever runs next would
+# measure the kernel's own scheduler under claim2core's name: that is a failure, with the log.
+exp_scheduler_up() {  # exp_scheduler_up <name of the failure> <daemon log> <log line prefix>
+  wait_state enabled 150 && return 0
+  failed="$failed $1"
+  sed "s/^/$3/" "$2" | tail -n 40
+  exp_daemon_stop
+  return 1
+}
 exp_daemon_stop() {
   kill -TERM $DPID 2>/dev/null; wait $DPID 2>/dev/null
   wait_state disabled 100
@@ -291,14 +300,7 @@ exp_run() {  # exp_run <cell> <alloc on|off> <sched on|off> <rep>
   rm -rf $EXP_DIR/state
   if [ "$3" = on ]; then dmode=auto; else dmode=off; fi
   exp_daemon_start $dmode $EXP_DIR/daemon.log || { failed="$failed daemon-$cell-$4"; sed 's/^/C2C-DAEMON-LOG /' $EXP_DIR/daemon.log; return; }
-  # "auto" serves on without a scheduler that does not load: a runtime-on cell would measure the
-  # kernel's own scheduler under the runtime-on name.
-  if [ "$3" = on ] && ! wait_state enabled 150; then
-    failed="$failed scheduler-$cell-$4"
-    sed 's/^/C2C-DAEMON-LOG /' $EXP_DIR/daemon.log | tail -n 40
-    exp_daemon_stop
-    return
-  fi
+  if [ "$3" = on ]; then exp_scheduler_up scheduler-$cell-$4 $EXP_DIR/daemon.log 'C2C-DAEMON-LOG ' || return; fi
   progress "$cell" "$4" 0
   lc_cpus=0-1 bg_cpus=0-1 feed=null
   if [ "$2" = on ]; then
@@ -418,13 +420,7 @@ hb_run() {  # hb_run <default|claim2core|scx_simple> <rep>
       discovery=events
       [ $1 = claim2core-nodiscovery ] && discovery=off
       exp_daemon_start auto $EXP_DIR/daemon-hb.log $discovery || { failed="$failed hb-daemon"; return; }
-      # "auto" serves without a scheduler that does not load; hackbench would time the default.
-      if ! wait_state enabled 150; then
-        failed="$failed $1-load"
-        sed 's/^/C2C-NOTE daemon: /' $EXP_DIR/daemon-hb.log | tail -n 40
-        exp_daemon_stop
-        return
-      fi ;;
+      exp_scheduler_up $1-load $EXP_DIR/daemon-hb.log 'C2C-NOTE daemon: ' || return ;;
     scx_simple)
       [ -x /c2c/scx_simple ] || return
       scx_simple >/tmp/scx_simple.out 2>&1 &
