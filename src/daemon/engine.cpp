@@ -390,8 +390,9 @@ void Engine::reload(const DaemonConfig& cfg) {
 
 // One timer for everything the loop waits on by time: the read-back, the rescan, the core's next
 // deadline (a boost lease at half-life, renewed by TimeAdvance: spec/state-machine.md, "Boost
-// leases"), the first due retry, the heap trim after a mass exit (heap_trim.hpp) and an owed look
-// at the ring buffer's drop counter (HostFeed::lost_events). O(1) here
+// leases"), the first due retry, the heap trim after a mass exit (heap_trim.hpp), an owed look
+// at the ring buffer's drop counter (HostFeed::lost_events) and an owed title read (a process's
+// renames within 10 ms, HostFeed::refresh_titles: one per such process). O(1) otherwise
 // (the core keeps its deadlines); the timerfd is set only when the time changes.
 void Engine::arm_timer() {
   uint64_t next = std::min(next_readback_ns_, next_confirm_ns_);
@@ -402,6 +403,7 @@ void Engine::arm_timer() {
   if (auto r = retry_.next_due()) next = std::min(next, *r);
   if (auto t = heap_trim_.deadline()) next = std::min(next, *t);
   if (auto t = feed_->drop_check_deadline()) next = std::min(next, *t);
+  if (auto t = feed_->title_deadline()) next = std::min(next, *t);
   if (next == 0) next = 1;
   if (next == armed_ns_) return;
   armed_ns_ = next;
@@ -514,10 +516,15 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   while (!pending_host_.empty()) {
     if (done % 8 == 0 && done > 0 && queue_.size() > 0) break;
     completed.clear();
-    feed_->complete(core_, std::move(pending_host_.front()), completed);
+    feed_->complete(core_, std::move(pending_host_.front()), now, completed);
     pending_host_.pop_front();
     for (const auto& e : completed) apply(e);
     ++done;
+  }
+  if (pending_host_.empty()) {
+    completed.clear();
+    feed_->refresh_titles(core_, now, completed);
+    for (const auto& e : completed) apply(e);
   }
   if (now >= next_readback_ns_) readback(true);
   else if (now >= next_confirm_ns_) readback(false);

@@ -211,7 +211,7 @@ node::RoleReply Engine::register_role(const node::RoleRequest& q) {
     seen.kind = host::TaskEventKind::New;
     seen.task = host::TaskInfo{key.tid, target->tgid, key.start, target->comm, "", 0, std::nullopt};
     std::vector<Event> events;
-    feed_->complete(core_, seen, events);
+    feed_->complete(core_, seen, boottime_ns(), events);
     for (const auto& e : events) apply(e);
   }
   auto r = apply(TaskRoleSet{key, q.role});

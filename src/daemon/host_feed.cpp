@@ -47,22 +47,31 @@ HostFeed::HostFeed(TaskDiscovery mode, int events_fd) : mode_(mode) {
 
 int HostFeed::epoll_fd() const { return stream_ ? stream_->epoll_fd() : -1; }
 
-void HostFeed::complete(const Core& core, host::TaskEvent e, std::vector<Event>& out) {
+void HostFeed::send_again(const Core& core, const std::vector<host::TaskInfo>& threads, uint64_t now_ns,
+                          std::vector<Event>& out) {
+  for (const auto& t : threads) {
+    if (validate(host::to_core_task(t))) continue;  // procfs shows kworkers' long names
+    host::TaskEvent again;
+    again.kind = host::TaskEventKind::Snapshot;
+    again.task = t;
+    complete(core, again, now_ns, out);
+  }
+}
+
+void HostFeed::refresh_titles(const Core& core, uint64_t now_ns, std::vector<Event>& out) {
+  send_again(core, titles_.refresh_owed(now_ns), now_ns, out);
+}
+
+void HostFeed::complete(const Core& core, host::TaskEvent e, uint64_t now_ns, std::vector<Event>& out) {
   if (auto old = host::exec_retired_tid(e)) {
     // The exec'ing thread's former tid is gone; the core knows its start.
     if (auto key = core.task_key(*old)) out.push_back(TaskExited{*key});
   }
   // A rename may have changed the process title: its threads are sent again, completed.
-  const auto resend = titles_.after_event(e);
+  const auto resend = titles_.after_event(e, now_ns);
   if (e.kind == host::TaskEventKind::Rename || e.kind == host::TaskEventKind::Exit) {
     out.push_back(host::to_core_event(e));
-    for (const auto& t : resend) {
-      if (validate(host::to_core_task(t))) continue;  // procfs shows kworkers' long names
-      host::TaskEvent again;
-      again.kind = host::TaskEventKind::Snapshot;
-      again.task = t;
-      complete(core, again, out);
-    }
+    send_again(core, resend, now_ns, out);
     return;
   }
   host::TaskInfo& t = e.task;

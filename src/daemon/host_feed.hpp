@@ -40,8 +40,14 @@ class HostFeed {
   // an exec by a non-leader thread, the TaskExited of the exec'ing thread's former tid. Every
   // TaskSeen carries its process title (issue #15); a rename that changed the title
   // (setproctitle renames the calling thread) sends every thread of the process again with the
-  // new one (one /proc/<tgid>/task walk, only when the title changed).
-  void complete(const Core& core, host::TaskEvent e, std::vector<Event>& out);
+  // new one (one /proc/<tgid>/task walk, only when the title changed; a process's renames read
+  // its title at most every 10 ms, the rest owe the read: refresh_titles). `now_ns`: the loop's
+  // clock (boottime).
+  void complete(const Core& core, host::TaskEvent e, uint64_t now_ns, std::vector<Event>& out);
+  // The title reads renames owed that are due by now_ns: every thread of a process whose title
+  // changed, sent again (as complete() does for a rename read at once).
+  void refresh_titles(const Core& core, uint64_t now_ns, std::vector<Event>& out);
+  std::optional<uint64_t> title_deadline() const { return titles_.next_owed(); }
   // The stream lost records since the last look: a rescan is needed. The drop counter is read at
   // most every 10 ms (`now_ns`: any monotonic clock), not on every turn: a loss is then found
   // up to 10 ms later, and the rescan it starts supersedes everything polled meanwhile.
@@ -61,6 +67,7 @@ class HostFeed {
   std::optional<CpuSet> cgroup_cpuset(const std::string& cgroup_path) const;
 
  private:
+  void send_again(const Core& core, const std::vector<host::TaskInfo>& threads, uint64_t now_ns, std::vector<Event>& out);
   TaskDiscovery mode_;
   std::string description_;
   std::unique_ptr<host::TaskEventStream> stream_;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <iterator>
 #include <system_error>
 
 #include "core/model.hpp"
@@ -51,25 +52,56 @@ std::string ProcessTitles::get(uint32_t tgid, uint64_t leader_start) {
       return it->second.title;
     }
   }
-  Entry e{read(tgid), leader_start};
+  Entry e{read(tgid), leader_start, std::nullopt};
   cache_[tgid] = e;
   return e.title;
 }
 
-bool ProcessTitles::refresh(uint32_t tgid) {
+bool ProcessTitles::refresh(uint32_t tgid, uint64_t now_ns) {
   std::string now = read(tgid);
   auto it = cache_.find(tgid);
-  if (it != cache_.end() && it->second.title == now) return false;
+  if (it != cache_.end() && it->second.title == now) {
+    it->second.renamed_read_ns = now_ns;
+    return false;
+  }
   uint64_t start = it != cache_.end() ? it->second.leader_start : 0;
-  cache_[tgid] = Entry{std::move(now), start};
+  cache_[tgid] = Entry{std::move(now), start, now_ns};
   return true;
+}
+
+std::vector<TaskInfo> ProcessTitles::read_after_rename(uint32_t tgid, uint64_t now_ns) {
+  owed_.erase(tgid);
+  if (!refresh(tgid, now_ns)) return {};
+  ProcfsWalkOptions opts;
+  opts.proc_root = proc_root_;
+  opts.only_tgid = tgid;
+  return walk_procfs(opts);
+}
+
+std::vector<TaskInfo> ProcessTitles::refresh_owed(uint64_t now_ns) {
+  std::vector<uint32_t> due;
+  for (const auto& [tgid, at] : owed_)
+    if (at <= now_ns) due.push_back(tgid);
+  std::vector<TaskInfo> out;
+  for (uint32_t tgid : due) {
+    auto threads = read_after_rename(tgid, now_ns);
+    out.insert(out.end(), std::make_move_iterator(threads.begin()), std::make_move_iterator(threads.end()));
+  }
+  return out;
+}
+
+std::optional<uint64_t> ProcessTitles::next_owed() const {
+  std::optional<uint64_t> next;
+  for (const auto& [tgid, at] : owed_)
+    if (!next || at < *next) next = at;
+  return next;
 }
 
 }  // namespace c2c::host
 
 namespace c2c::host {
 
-std::vector<TaskInfo> ProcessTitles::after_event(const TaskEvent& e) {
+std::vector<TaskInfo> ProcessTitles::after_event(const TaskEvent& e, uint64_t now_ns) {
   const uint32_t tgid = e.task.tgid;
   switch (e.kind) {
     case TaskEventKind::Exec:
@@ -79,14 +111,14 @@ std::vector<TaskInfo> ProcessTitles::after_event(const TaskEvent& e) {
     case TaskEventKind::Exit:
       if (e.task.tid == tgid) forget(tgid);
       break;
-    case TaskEventKind::Rename:
-      if (refresh(tgid)) {
-        ProcfsWalkOptions opts;
-        opts.proc_root = proc_root_;
-        opts.only_tgid = tgid;
-        return walk_procfs(opts);
+    case TaskEventKind::Rename: {
+      auto it = cache_.find(tgid);
+      if (it != cache_.end() && it->second.renamed_read_ns && now_ns - *it->second.renamed_read_ns < kRenameReadInterval) {
+        owed_.try_emplace(tgid, *it->second.renamed_read_ns + kRenameReadInterval);
+        break;
       }
-      break;
+      return read_after_rename(tgid, now_ns);
+    }
     case TaskEventKind::Snapshot:
       break;
   }

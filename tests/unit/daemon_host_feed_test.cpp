@@ -31,7 +31,7 @@ host::TaskEvent seen(uint32_t tgid, uint32_t tid, uint64_t start) {
 // HostFeed::complete appends the core events of one record; these records mean exactly one.
 Event complete_one(HostFeed& feed, const host::TaskEvent& e) {
   std::vector<Event> out;
-  feed.complete(Core{}, e, out);
+  feed.complete(Core{}, e, 0, out);
   EXPECT_EQ(out.size(), 1u);
   return out.empty() ? Event{TaskExited{}} : out.front();
 }
@@ -127,7 +127,7 @@ TEST(DaemonHostFeed, AnExecByANonLeaderRetiresTheFormerTidTheCoreKnows) {
   exec.kind = host::TaskEventKind::Exec;
   exec.old_tid = 4000000;
   std::vector<Event> out;
-  feed.complete(core, exec, out);
+  feed.complete(core, exec, 0, out);
   ASSERT_EQ(out.size(), 2u);
   const auto* retired = std::get_if<TaskExited>(&out[0]);
   ASSERT_NE(retired, nullptr) << "kind " << event_kind(out[0]);
@@ -138,7 +138,7 @@ TEST(DaemonHostFeed, AnExecByANonLeaderRetiresTheFormerTidTheCoreKnows) {
 
   out.clear();
   exec.old_tid = 4000001;  // not a task the core has
-  feed.complete(core, exec, out);
+  feed.complete(core, exec, 0, out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_TRUE(std::holds_alternative<TaskSeen>(out[0]));
 }

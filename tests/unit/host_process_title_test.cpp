@@ -84,7 +84,7 @@ TEST_F(FakeTitles, ReadOncePerProcess) {
   EXPECT_EQ(titles.reads(), 1u) << "three threads of one process, one cmdline read";
   // A new thread of the process is served from the cache; an argv rewrite alone is not seen...
   cmdline(500, "VLLM::EngineCore_DP1");
-  EXPECT_TRUE(titles.after_event(event(TaskEventKind::New, 503, 500)).empty());
+  EXPECT_TRUE(titles.after_event(event(TaskEventKind::New, 503, 500), 0).empty());
   EXPECT_EQ(titles.get(500), "VLLM::EngineCore_DP0");
   // ...until the next rescan, which clears the cache and reads every process once more.
   titles.clear();
@@ -103,10 +103,10 @@ TEST_F(FakeTitles, ARenameThatChangedTheTitleReturnsEveryThreadOfTheProcess) {
   ProcessTitles titles(root_);
   EXPECT_EQ(titles.get(500), "VLLM::EngineCore_DP0");
   // A rename that left the title as it was (pthread_setname_np of a helper): nothing to resend.
-  EXPECT_TRUE(titles.after_event(event(TaskEventKind::Rename, 502, 500)).empty());
-  // setproctitle: argv rewritten and the calling thread renamed.
+  EXPECT_TRUE(titles.after_event(event(TaskEventKind::Rename, 502, 500), 0).empty());
+  // setproctitle: argv rewritten and the calling thread renamed (past the rename read interval).
   cmdline(500, std::string("VLLM::EngineCore_DP3\0", 21));
-  auto threads = titles.after_event(event(TaskEventKind::Rename, 500, 500));
+  auto threads = titles.after_event(event(TaskEventKind::Rename, 500, 500), ProcessTitles::kRenameReadInterval);
   std::vector<uint32_t> tids;
   for (const auto& t : threads) tids.push_back(t.tid);
   std::sort(tids.begin(), tids.end());
@@ -117,14 +117,45 @@ TEST_F(FakeTitles, ARenameThatChangedTheTitleReturnsEveryThreadOfTheProcess) {
 TEST_F(FakeTitles, ExecAndTheLeadersExitForgetTheTitle) {
   ProcessTitles titles(root_);
   titles.get(500);
-  titles.after_event(event(TaskEventKind::Exit, 501, 500));
+  titles.after_event(event(TaskEventKind::Exit, 501, 500), 0);
   EXPECT_EQ(titles.size(), 1u) << "a thread's exit keeps the process's title";
-  titles.after_event(event(TaskEventKind::Exit, 500, 500));
+  titles.after_event(event(TaskEventKind::Exit, 500, 500), 0);
   EXPECT_EQ(titles.size(), 0u) << "the leader's exit drops it";
   titles.get(500);
   cmdline(500, "/usr/bin/stress-ng");
-  titles.after_event(event(TaskEventKind::Exec, 500, 500));
+  titles.after_event(event(TaskEventKind::Exec, 500, 500), 0);
   EXPECT_EQ(titles.get(500), "/usr/bin/stress-ng") << "exec: a new argv";
-  titles.after_event(event(TaskEventKind::New, 500, 500));
+  titles.after_event(event(TaskEventKind::New, 500, 500), 0);
   EXPECT_EQ(titles.size(), 0u) << "a new process under a tgid drops what the old one had";
+}
+
+TEST_F(FakeTitles, RenamesWithinTheIntervalOweOneReadThatFallsDueAtItsEnd) {
+  ProcessTitles titles(root_);
+  const uint64_t t0 = 5'000'000'000;
+  const uint64_t step = ProcessTitles::kRenameReadInterval;
+  EXPECT_EQ(titles.get(500), "VLLM::EngineCore_DP0");
+  const uint64_t reads = titles.reads();
+  // A thread pool naming its workers one after another: the first rename reads, the rest owe one.
+  EXPECT_TRUE(titles.after_event(event(TaskEventKind::Rename, 501, 500), t0).empty());
+  EXPECT_EQ(titles.reads(), reads + 1) << "the first rename after a quiet interval reads at once";
+  EXPECT_FALSE(titles.next_owed().has_value());
+  cmdline(500, std::string("VLLM::EngineCore_DP3\0", 21));
+  EXPECT_TRUE(titles.after_event(event(TaskEventKind::Rename, 502, 500), t0 + step / 2).empty());
+  EXPECT_TRUE(titles.after_event(event(TaskEventKind::Rename, 500, 500), t0 + step / 2 + 1).empty());
+  EXPECT_EQ(titles.reads(), reads + 1) << "renames within the interval do not read";
+  ASSERT_TRUE(titles.next_owed().has_value());
+  EXPECT_EQ(*titles.next_owed(), t0 + step) << "due one interval after the last read";
+  EXPECT_TRUE(titles.refresh_owed(t0 + step - 1).empty()) << "not due yet";
+  EXPECT_EQ(titles.reads(), reads + 1);
+  auto threads = titles.refresh_owed(t0 + step);
+  EXPECT_EQ(titles.reads(), reads + 2) << "one read for all the owed renames";
+  EXPECT_EQ(threads.size(), 3u) << "the title changed: every thread of the process";
+  EXPECT_EQ(titles.get(500), "VLLM::EngineCore_DP3");
+  EXPECT_FALSE(titles.next_owed().has_value()) << "paid";
+  // The next rename is within the interval of that read: owed again, and a rescan (clear) or the
+  // process's exit drops what is owed.
+  EXPECT_TRUE(titles.after_event(event(TaskEventKind::Rename, 501, 500), t0 + step + 1).empty());
+  EXPECT_TRUE(titles.next_owed().has_value());
+  titles.after_event(event(TaskEventKind::Exit, 500, 500), t0 + step + 2);
+  EXPECT_FALSE(titles.next_owed().has_value()) << "the leader's exit forgets the owed read with the title";
 }
