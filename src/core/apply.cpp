@@ -130,6 +130,20 @@ void CoreImpl::add_thread_group(std::vector<uint32_t>& tids, uint32_t tgid) cons
   if (it != tids_by_tgid.end()) tids.insert(tids.end(), it->second.begin(), it->second.end());
 }
 
+uint8_t CoreImpl::moved_keys(const TaskState& old, const Task& t) const {
+  return static_cast<uint8_t>((comm_of(old) != t.comm ? kByComm : 0) | (title_of(old) != t.title ? kByTitle : 0) |
+                              (old.tgid != t.tgid ? kByTgid : 0) | (cgroup_of(old) != t.cgroup ? kByCgroup : 0));
+}
+
+bool CoreImpl::same_observation(const TaskState& old, const Task& t) const {
+  // A role is kept across re-observations of the same (tid, start) that carry none.
+  const bool keep_role = t.role.empty() && t.key.start == old.key.start;
+  const std::string& role = keep_role ? str(old.role) : t.role;
+  const CpuSet* old_cpuset = cpuset_of(old);
+  const bool same_cpuset = old_cpuset ? (t.cpuset && *t.cpuset == *old_cpuset) : !t.cpuset;
+  return old.key == t.key && moved_keys(old, t) == 0 && role == str(old.role) && same_cpuset && old.epoch == epoch;
+}
+
 void CoreImpl::index_task(uint32_t tid, uint8_t keys) {
   TaskState& t = tasks.at(tid);
   if (keys & kByComm) tids_by_comm[comm_of(t)].insert(tid);
@@ -484,14 +498,8 @@ struct Handlers {
       // The host plane does not observe roles: a re-observation of the same (tid, start) keeps the
       // registered role; a new start is a new task and starts without it (INV-2).
       const bool keep_role = t.role.empty() && t.key.start == old.key.start;
-      const std::string& role = keep_role ? s.str(old.role) : t.role;
-      const CpuSet* old_cpuset = s.cpuset_of(old);
-      const bool same_cpuset = old_cpuset ? (t.cpuset && *t.cpuset == *old_cpuset) : !t.cpuset;
-      moved = static_cast<uint8_t>(
-          (s.comm_of(old) != t.comm ? CoreImpl::kByComm : 0) | (s.title_of(old) != t.title ? CoreImpl::kByTitle : 0) |
-          (old.tgid != t.tgid ? CoreImpl::kByTgid : 0) | (s.cgroup_of(old) != t.cgroup ? CoreImpl::kByCgroup : 0));
-      if (moved == 0 && old.key == t.key && role == s.str(old.role) && same_cpuset && old.epoch == s.epoch)
-        return ignored("task " + std::to_string(t.key.tid) + " unchanged");
+      if (s.same_observation(old, t)) return ignored("task " + std::to_string(t.key.tid) + " unchanged");
+      moved = s.moved_keys(old, t);
       if (t.key.start < old.key.start)
         return ignored("INV-2: task " + std::to_string(t.key.tid) + " start " + std::to_string(t.key.start) +
                        " is older than the live task's start " + std::to_string(old.key.start));

@@ -51,6 +51,18 @@ std::vector<Task> Core::tasks() const {
   return out;
 }
 
+std::vector<TaskKey> Core::task_keys() const {
+  std::vector<TaskKey> out;
+  out.reserve(impl_->tasks.size());
+  for (const auto& [tid, t] : impl_->tasks) out.push_back(t.key);
+  return out;
+}
+
+bool Core::knows_task_as(const Task& t) const {
+  const auto it = impl_->tasks.find(t.key.tid);
+  return it != impl_->tasks.end() && impl_->same_observation(it->second, t);
+}
+
 std::optional<TaskKey> Core::task_key(uint32_t tid) const {
   const auto it = impl_->tasks.find(tid);
   if (it == impl_->tasks.end()) return std::nullopt;

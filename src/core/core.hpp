@@ -150,7 +150,11 @@ class Core {
   const DesiredTable& desired() const;
   const ActualTable& actual() const;
   std::vector<Task> tasks() const;                    // sorted by tid
+  std::vector<TaskKey> task_keys() const;             // every live task's key, in no order (no strings)
   std::optional<TaskKey> task_key(uint32_t tid) const;  // the task known under tid, if any (no copy of all)
+  // True when TaskSeen{t} would change nothing (same task, comm, title, tgid, cgroup, cpuset and
+  // role, seen in this restart epoch): the rescan sends only the tasks for which it is false.
+  bool knows_task_as(const Task& t) const;
   std::optional<DraExecutionPolicy> dra_policy(const std::string& name) const;
   std::optional<NodeSchedulingPolicy> node_policy(const std::string& name) const;
   std::optional<Claim> claim(const std::string& uid) const;

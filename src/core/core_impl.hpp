@@ -243,6 +243,10 @@ class CoreImpl {
     kByCgroup = 8,  // and the pod
     kAllKeys = 15,
   };
+  // The index keys a re-observation `t` of the live task `old` moves, and whether it changes
+  // nothing at all (the TaskSeen handler's no-op, and Core::knows_task_as for the rescan).
+  uint8_t moved_keys(const TaskState& old, const Task& t) const;
+  bool same_observation(const TaskState& old, const Task& t) const;
   void index_task(uint32_t tid, uint8_t keys = kAllKeys);
   void unindex_task(uint32_t tid, uint8_t keys = kAllKeys);
   const std::string& resolve_pod(const std::string& cgroup) const;  // the pod uid, "" when none

@@ -1,4 +1,5 @@
 #include "daemon/engine.hpp"
+#include "daemon/full_pass_pacing.hpp"
 
 #include <spdlog/spdlog.h>
 #include <malloc.h>
@@ -503,10 +504,13 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   }
   if (feed_->mode() != TaskDiscovery::Off && (overflow || feed_->lost_events(now) || now >= next_rescan_ns_)) {
     std::vector<Event> snapshot;
+    const uint64_t started = boottime_ns();
     feed_->rescan(core_, snapshot);
     pending_host_.clear();  // polled before the snapshot, which supersedes them (HostFeed::rescan)
     for (auto& e : snapshot) apply(e);
-    next_rescan_ns_ = now + cfg_.rescan_interval_ns;
+    const uint64_t ended = boottime_ns();
+    next_rescan_ns_ = next_full_pass_ns(ended, ended - started, cfg_.rescan_interval_ns);
+    metrics_.full_pass("rescan", static_cast<double>(ended - started) / 1e9);
     metrics_.rescan();
   }
   // Task events may cost /proc reads (cgroup v1 hosts, unknown cgroup ids); a command that arrives meanwhile is not kept waiting:
@@ -763,8 +767,9 @@ void Engine::confirm_read_back() {
 
 void Engine::readback(bool full) {
   next_confirm_ns_ = UINT64_MAX;
+  const uint64_t started = boottime_ns();
   if (full) {
-    next_readback_ns_ = boottime_ns() + cfg_.readback_interval_ns;
+    next_readback_ns_ = started + cfg_.readback_interval_ns;
     restore_pins();
   }
   // The short pass reads back only the keys written since the last read-back (confirm_pass.hpp);
@@ -833,6 +838,9 @@ void Engine::readback(bool full) {
   }
   if (!now.empty() && now != last_violations_) spdlog::error("invariant check: {} violations, first: {}", now.size(), now.front());
   last_violations_ = std::move(now);
+  const uint64_t ended = boottime_ns();
+  next_readback_ns_ = next_full_pass_ns(ended, ended - started, cfg_.readback_interval_ns);
+  metrics_.full_pass("readback", static_cast<double>(ended - started) / 1e9);
 }
 
 void Engine::record(StateChange c) {

@@ -54,7 +54,9 @@ class HostFeed {
   bool lost_events(uint64_t now_ns);
   // When a look refused by the 10 ms limit is owed (the engine's timer wakes the loop for it).
   std::optional<uint64_t> drop_check_deadline() const { return drop_check_.deadline(); }
-  // Every task now (completed): TaskSeen for each, TaskExited for tasks the core has that are gone.
+  // Every task now (completed): TaskSeen for each the core does not know as it is now (new,
+  // changed, or last seen before a restart: Core::knows_task_as), TaskExited for tasks the core
+  // has that are gone.
   // The ring buffer is drained (discarded) first: its records, like every record polled but not
   // yet completed, predate the snapshot, which supersedes them (the caller drops those).
   void rescan(const Core& core, std::vector<Event>& out);

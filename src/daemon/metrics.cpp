@@ -61,6 +61,12 @@ Metrics::Metrics()
                       .Help("Read-back passes of the policy map, by what they read: written_keys (the short pass "
                             "after a write) or whole_map")
                       .Register(*registry_)),
+      full_pass_seconds_(&BuildGauge()
+                              .Name("claim2core_full_pass_seconds")
+                              .Help("How long the last periodic full pass held the daemon's loop, by pass: readback "
+                                    "(the whole policy map, the full plan and invariant check) or rescan (the task "
+                                    "snapshot); each runs at most 1 % of the time")
+                              .Register(*registry_)),
       persists_(BuildCounter()
                     .Name("claim2core_state_persists_total")
                     .Help("Durable state writes (one per batch of commands)")

@@ -50,6 +50,10 @@ class Metrics {
   }
   void set_intents(const std::string& state, double n) { intents_->Add({{"state", state}}).Set(n); }
   void rescan() { rescans_.Increment(); }
+  // How long the last periodic full pass held the loop: "readback" (the whole map, the full plan
+  // and check) or "rescan" (the task snapshot); each is paced to at most 1 % of the loop
+  // (full_pass_pacing.hpp), so this says how far apart they run.
+  void full_pass(const char* pass, double seconds) { full_pass_seconds_->Add({{"pass", pass}}).Set(seconds); }
   // A read-back pass, by what it read: "written_keys" (the short pass, confirm_pass.hpp) or
   // "whole_map" (the full pass, or a short one that fell back to it).
   void readback(const char* read) { readbacks_->Add({{"read", read}}).Increment(); }
@@ -79,6 +83,7 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* intents_;
   prometheus::Counter& rescans_;
   prometheus::Family<prometheus::Counter>* readbacks_;
+  prometheus::Family<prometheus::Gauge>* full_pass_seconds_;
   prometheus::Counter& persists_;
   prometheus::Counter& watchers_dropped_;
   prometheus::Counter& pins_restored_;

@@ -704,6 +704,11 @@ class DriftAndMetrics(unittest.TestCase):
             whole = after[key("whole_map")] - before.get(key("whole_map"), 0)
             self.assertLessEqual(whole, elapsed / 1.0 + 2, "whole-map reads during %.1f s of churn" % elapsed)
             self.assertGreaterEqual(keys, 3, "short passes during %.1f s of churn" % elapsed)
+            # Each periodic full pass reports how long it held the loop; a small map's takes far
+            # less than the 1 % pacing bound's 1s / 99 (full_pass_pacing.hpp).
+            took = after.get('claim2core_full_pass_seconds{pass="readback"}')
+            self.assertIsNotNone(took, "no full read-back reported in %.1f s" % elapsed)
+            self.assertLess(took, 1.0 / 99)
         finally:
             d.cleanup()
 

@@ -74,5 +74,41 @@ TEST_F(CoreTest, TasksReadBackAsObservedWhenTheyShareValues) {
   EXPECT_EQ(core.tasks(), (std::vector<Task>{a}));
 }
 
+// The rescan sends only the tasks the core does not know as they are now (issue #13): the answer
+// must be false for every observation the TaskSeen handler would act on, and true only for its
+// no-ops, or a rescan would skip a change (or resend every task).
+TEST_F(CoreTest, KnowsTaskAsIsTrueExactlyForTheObservationsATaskSeenWouldIgnore) {
+  applied(NodeInfoEvent{node_info()});
+  Task t = task(500, 500, 1, "worker", "/system.slice/a.service");
+  t.cpuset = CpuSet::range(0, 1);
+  t.title = "VLLM::EngineCore_DP0";
+  EXPECT_FALSE(core.knows_task_as(t)) << "not seen yet";
+  applied(TaskSeen{t});
+  EXPECT_TRUE(core.knows_task_as(t));
+  EXPECT_EQ(core.apply(TaskSeen{t}).status, ApplyResult::Status::Ignored) << "the same observation is a no-op";
+  auto differs = [&](auto change, const char* what) {
+    Task u = t;
+    change(u);
+    EXPECT_FALSE(core.knows_task_as(u)) << what;
+  };
+  differs([](Task& u) { u.comm = "other"; }, "comm");
+  differs([](Task& u) { u.title = "VLLM::EngineCore_DP1"; }, "title");
+  differs([](Task& u) { u.cgroup = "/system.slice/b.service"; }, "cgroup");
+  differs([](Task& u) { u.cpuset = CpuSet::range(0, 0); }, "cpuset");
+  differs([](Task& u) { u.cpuset.reset(); }, "no cpuset");
+  differs([](Task& u) { u.key.start = 2; }, "a new task under the tid (INV-2)");
+  differs([](Task& u) { u.tgid = 400; }, "tgid");
+  differs([](Task& u) { u.role = "decode"; }, "a role the task does not have");
+  applied(TaskRoleSet{t.key, "decode"});
+  EXPECT_TRUE(core.knows_task_as(t)) << "an observation without a role keeps the registered one";
+  // After a restart every task is seen again in the new epoch, changed or not (INV-7).
+  applied(DaemonRestart{core.generation()});
+  EXPECT_FALSE(core.knows_task_as(t)) << "seen before the restart";
+  applied(TaskSeen{t});
+  EXPECT_TRUE(core.knows_task_as(t));
+  applied(TaskExited{t.key});
+  EXPECT_FALSE(core.knows_task_as(t)) << "exited";
+}
+
 }  // namespace
 }  // namespace c2c::testing

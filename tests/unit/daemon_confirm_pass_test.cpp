@@ -2,11 +2,13 @@
 // written since the last one (src/daemon/confirm_pass.hpp), and the heap is given back once after a
 // mass exit, when the exits have stopped for the quiet time, never for a few exits, never in the
 // middle of a burst (src/daemon/heap_trim.hpp); the drop counter is read at most every 10 ms
-// (src/daemon/throttle.hpp). Built into daemon_intents_tests, so
+// (src/daemon/throttle.hpp); the periodic full passes are paced (src/daemon/full_pass_pacing.hpp).
+// Built into daemon_intents_tests, so
 // tests/mutants/mirror_run seeds bugs in them.
 #include <gtest/gtest.h>
 
 #include "daemon/confirm_pass.hpp"
+#include "daemon/full_pass_pacing.hpp"
 #include "daemon/heap_trim.hpp"
 #include "daemon/throttle.hpp"
 
@@ -82,3 +84,16 @@ TEST(Throttle, AtMostOncePerIntervalAndARefusedLookIsOwed) {
 
 }  // namespace
 }  // namespace c2c::daemon
+
+// The periodic full passes (issue #13): the configured interval while they are cheap, and at most
+// 1 % of the loop's time once a pass costs more than interval / 99 (the whole map at 100k entries).
+TEST(FullPassPacing, TheIntervalWhileCheapAtMostOnePercentOnceCostly) {
+  const uint64_t ms = 1'000'000, interval = 5'000 * ms, ended = 1'000'000 * ms;
+  EXPECT_EQ(c2c::daemon::next_full_pass_ns(ended, 2 * ms, interval), ended + interval) << "1k entries: the interval stands";
+  EXPECT_EQ(c2c::daemon::next_full_pass_ns(ended, 0, interval), ended + interval);
+  const uint64_t costly = 220 * ms;  // the full read-back at 100k entries on this machine
+  const uint64_t next = c2c::daemon::next_full_pass_ns(ended, costly, interval);
+  EXPECT_EQ(next, ended + 99 * costly);
+  EXPECT_LE(static_cast<double>(costly) / static_cast<double>(next - ended + costly), 0.01) << "at most 1 % busy";
+  EXPECT_GE(next, ended + interval) << "never sooner than the configured interval";
+}
