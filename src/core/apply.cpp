@@ -135,10 +135,12 @@ uint8_t CoreImpl::moved_keys(const TaskState& old, const Task& t) const {
                               (old.tgid != t.tgid ? kByTgid : 0) | (cgroup_of(old) != t.cgroup ? kByCgroup : 0));
 }
 
+// The host plane does not observe roles: a re-observation of the same (tid, start) keeps the
+// registered role; a new start is a new task and starts without it (INV-2).
+static bool keeps_role(const TaskState& old, const Task& t) { return t.role.empty() && t.key.start == old.key.start; }
+
 bool CoreImpl::same_observation(const TaskState& old, const Task& t) const {
-  // A role is kept across re-observations of the same (tid, start) that carry none.
-  const bool keep_role = t.role.empty() && t.key.start == old.key.start;
-  const std::string& role = keep_role ? str(old.role) : t.role;
+  const std::string& role = keeps_role(old, t) ? str(old.role) : t.role;
   const CpuSet* old_cpuset = cpuset_of(old);
   const bool same_cpuset = old_cpuset ? (t.cpuset && *t.cpuset == *old_cpuset) : !t.cpuset;
   return old.key == t.key && moved_keys(old, t) == 0 && role == str(old.role) && same_cpuset && old.epoch == epoch;
@@ -495,9 +497,7 @@ struct Handlers {
     std::vector<uint32_t> affected{tid};
     if (existing != s.tasks.end()) {
       const TaskState& old = existing->second;
-      // The host plane does not observe roles: a re-observation of the same (tid, start) keeps the
-      // registered role; a new start is a new task and starts without it (INV-2).
-      const bool keep_role = t.role.empty() && t.key.start == old.key.start;
+      const bool keep_role = keeps_role(old, t);
       if (s.same_observation(old, t)) return ignored("task " + std::to_string(t.key.tid) + " unchanged");
       moved = s.moved_keys(old, t);
       if (t.key.start < old.key.start)
@@ -836,6 +836,9 @@ struct Handlers {
       }
       s.touch(tid);
     }
+    // Entries gone from the map give their slots back, as the desired table's do (issue #13).
+    shrink_if_sparse(s.actual);
+    shrink_if_sparse(s.removal_reasons);
     return {};
   }
 
@@ -844,6 +847,7 @@ struct Handlers {
       if (s.actual.count(it->first)) ++it;
       else s.removal_reasons.erase(it++);  // a flat map's erase leaves the other iterators valid
     }
+    shrink_if_sparse(s.removal_reasons);
   }
 };
 

@@ -97,7 +97,7 @@ void Engine::note_applied(const Event& e, const ApplyResult& r) {
                                                                  : std::get<TaskSeen>(e).task.key.tid;
     if (const TaskRoleSet* role = durable_.role(tid); role && core_.task_key(tid) != role->key) durable_.delete_role(tid);
   }
-  if (std::holds_alternative<TaskExited>(e) && r.status == ApplyResult::Status::Applied) heap_trim_.exited(boottime_ns());
+  if (std::holds_alternative<TaskExited>(e) && r.status == ApplyResult::Status::Applied) heap_trim_.changed(boottime_ns());
   if (r.status == ApplyResult::Status::Applied && (!r.changed_tids.empty() || !is_host_or_internal(e))) {
     changes_.push_back(Change{event_kind(e), r.changed_tids, event_fields(e)});
     if (!std::holds_alternative<TimeAdvance>(e)) turn_changed_ = true;
@@ -666,6 +666,7 @@ void Engine::reconcile() {
   auto t0 = std::chrono::steady_clock::now();
   auto report = applier_->apply(plan);
   metrics_.observe_apply(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  heap_trim_.changed(now, report.ops.size());
   for (const auto& op : report.ops) {
     if (op.success() || op.state == mirror::OpState::Skipped) retry_.resolved(op.tid);
     else retry_.failed(op.tid, now);

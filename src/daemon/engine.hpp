@@ -206,7 +206,7 @@ class Engine {
   bool recount_ = true;
   RetryQueue retry_{mirror::RetryPolicy{1, std::chrono::milliseconds(1), std::chrono::seconds(1)}};
   WrittenKeys written_;  // the keys the next short read-back reads (confirm_pass.hpp)
-  HeapTrim heap_trim_;   // freed heap back to the kernel after mass exits (heap_trim.hpp)
+  HeapTrim heap_trim_;   // freed heap back to the kernel after mass exits and large writes (heap_trim.hpp)
   bool turn_changed_ = false;  // an input changed the core in this turn
   std::vector<uint32_t> violations_seen_;  // count of violations by INV id last turn (log once)
   std::vector<std::string> last_violations_;

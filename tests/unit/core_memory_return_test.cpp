@@ -54,14 +54,19 @@ TEST(CoreMemoryReturn, TasksThatExitGiveTheirMemoryBack) {
   const std::vector<Task> tasks = population(1250, 1000);  // 20,000 tasks
   const double model = heap_in_use() - before;              // the test's own copy, freed last
   for (const Task& t : tasks) must(core, TaskSeen{t});
+  must(core, BpfSynced{});  // the entries are in the map: the actual table and removal reasons fill
   ASSERT_GT(core.desired_size(), 2000u);
+  ASSERT_EQ(core.actual().size(), core.desired_size());
   ASSERT_FALSE(core.conflicts().empty());
   const double live = heap_in_use() - before - model;
   for (const Task& t : tasks) must(core, TaskExited{t.key});
+  must(core, BpfSynced{});  // and gone from it
   ASSERT_EQ(core.desired_size(), 0u);
+  ASSERT_EQ(core.actual().size(), 0u);
   const double retained = heap_in_use() - before - model;
   const double per_task = retained / static_cast<double>(tasks.size());
-  // Before the fix the hash maps kept their arrays: ~20-30 bytes per task that had lived.
+  // Before the fix the hash maps kept their arrays: ~20-30 bytes per task that had lived (and the
+  // actual table and the removal reasons theirs, once the map had held the entries).
   EXPECT_LT(per_task, 2.0) << "the core still holds " << retained << " bytes of the " << live
                            << " its 20,000 tasks used";
 }

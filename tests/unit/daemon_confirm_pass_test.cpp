@@ -48,22 +48,36 @@ TEST(ConfirmPass, WrittenKeysGiveUpBeyondTheirLimit) {
 
 TEST(HeapTrim, OnceAfterAMassExitHasGoneQuiet) {
   HeapTrim t(3, 100);
-  t.exited(1000);
-  t.exited(1010);
+  t.changed(1000);
+  t.changed(1010);
   EXPECT_FALSE(t.deadline()) << "too few exits for a trim";
   EXPECT_FALSE(t.due(5000));
-  t.exited(1020);
+  t.changed(1020);
   ASSERT_TRUE(t.deadline());
   EXPECT_EQ(*t.deadline(), 1120u);
   EXPECT_FALSE(t.due(1119)) << "not before the exits went quiet";
-  t.exited(1100);  // the burst goes on: the deadline moves
+  t.changed(1100);  // the burst goes on: the deadline moves
   EXPECT_EQ(*t.deadline(), 1200u);
   EXPECT_FALSE(t.due(1150));
   EXPECT_TRUE(t.due(1200));
   EXPECT_FALSE(t.due(1300)) << "one trim per burst";
   EXPECT_FALSE(t.deadline());
-  t.exited(2000);
+  t.changed(2000);
   EXPECT_FALSE(t.due(9000)) << "one exit after the trim is not another burst";
+}
+
+TEST(HeapTrim, OnceAfterALargeWriteHasGoneQuiet) {
+  HeapTrim t(1024, 100);
+  t.changed(1000, 0);
+  t.changed(1000, 1000);
+  EXPECT_FALSE(t.deadline()) << "a write of 1000 entries is not large";
+  t.changed(1050, 99'999);  // a policy matching 100k threads: one batch
+  ASSERT_TRUE(t.deadline());
+  EXPECT_EQ(*t.deadline(), 1150u);
+  t.changed(1100, 0);  // an empty write does not move it
+  EXPECT_EQ(*t.deadline(), 1150u);
+  EXPECT_TRUE(t.due(1150));
+  EXPECT_FALSE(t.due(1300)) << "one trim per burst";
 }
 
 // The drop counter's look (HostFeed::lost_events): at most once per interval, and a refused look
