@@ -312,7 +312,7 @@ bool run_one(const std::string& exe, int n, int samples, int churn, std::chrono:
   if (!row.returned_all)
     std::fprintf(stderr, "120 s after the farm exited the daemon still has %u tasks (%u before it) and %u entries\n",
                  tasks_left, tasks0, entries_left);
-  std::this_thread::sleep_for(settle + std::chrono::milliseconds(300));  // it trims 200 ms after the exits stop
+  std::this_thread::sleep_for(settle);  // it trims 200 ms after the exits stop
   const Rss rss_after = rss_of(pid);
   row.b_held = (rss_after.anon - rss0.anon) / n;
   row.vm_held = (rss_after.vm - rss0.vm) / n;
@@ -347,7 +347,9 @@ int main(int argc, char** argv) {
   }
   std::vector<int> counts{1000, 10000, 100000};
   int samples = 300, churn = 3000;
-  auto settle = std::chrono::milliseconds(300), idle = std::chrono::milliseconds(1000);
+  // 1 s: the daemon's short read-back follows a write by 100 ms and its heap trim comes 200 ms
+  // after the last large change (a write, a whole-map read, the exits): RSS is read once it is quiet.
+  auto settle = std::chrono::milliseconds(1000), idle = std::chrono::milliseconds(1000);
   for (int i = 2; i < argc; i += 2) {
     if (std::strcmp(argv[i], "--quick") == 0) {  // the ctest smoke: shorter waits, figures not judged
       settle = std::chrono::milliseconds(50);

@@ -546,7 +546,10 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   if (log_ && log_->size() > kCompactLogBytes) {
     if (auto e = compact(); !e.empty()) spdlog::warn("compacting the durable state log: {} (the log keeps growing)", e);
   }
-  if (heap_trim_.due(now)) malloc_trim(0);
+  if (heap_trim_.due(now)) {
+    applier_->fit_read_buffers(core_.actual().size());
+    malloc_trim(0);
+  }
   metrics_.set_entries(static_cast<double>(core_.desired_size()), static_cast<double>(core_.actual().size()));
   for (auto st : {IntentState::Pending, IntentState::Sent, IntentState::Applied, IntentState::Failed})
     metrics_.set_intents(to_string(st), static_cast<double>(intents_.count(st)));
@@ -790,6 +793,7 @@ void Engine::readback(bool full) {
     spdlog::warn("reading the policy map back: {}", r.error());
   } else {
     metrics_.readback("whole_map");
+    heap_trim_.changed(boottime_ns(), r->entries.size());  // its transient copies of the map, freed below
     written_.clear();
     const auto& known = core_.actual();
     size_t drift = 0;

@@ -2,8 +2,9 @@
 // freed (100k tasks: tens of MB) as free heap for later use, and so it does with the transient
 // arrays of a large reconcile (a policy matching 100k threads: its ops, the batch buffers, the
 // rederived candidates; ~46 MB, 465 B per entry measured with malloc_trim from gdb), so the RSS
-// stays at its peak although the memory is free. Once at least `min_changes` tasks left or map
-// entries were written and nothing changed for `quiet_ns` (the burst is over), the engine trims
+// stays at its peak although the memory is free (a whole-map read of 100k entries, likewise:
+// ~10 MB of copies). Once at least `min_changes` tasks left or map entries were written or read
+// whole, and nothing changed for `quiet_ns` (the burst is over), the engine trims
 // once: a trim walks the heap, so not per change, and not during a burst. The engine arms its
 // timer for deadline(). Pure: the clock is a parameter.
 #pragma once

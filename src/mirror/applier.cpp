@@ -359,9 +359,17 @@ void Applier::fail_closed(size_t full_at, const std::vector<size_t>& pending, co
               "default path (fail closed)";
 }
 
+void Applier::fit_read_buffers(size_t entries) {
+  if (raw_cap_ <= 1024 || raw_cap_ <= 4 * entries) return;
+  raw_keys_.reset();
+  raw_vals_.reset();
+  raw_cap_ = raw_count_ = 0;
+}
+
 std::string Applier::read_raw(bool* batched) {
-  // The buffers live in the Applier and only grow: a daemon reconciling every few seconds then
-  // reads into memory that is already mapped (page faults are costly, in VMs above all).
+  // The buffers live in the Applier and grow, until fit_read_buffers(): a daemon reconciling
+  // every few seconds then reads into memory that is already mapped (page faults are costly, in
+  // VMs above all).
   size_t got = 0;
   auto room = [&](size_t n) {
     if (raw_cap_ >= got + n) return;

@@ -96,6 +96,13 @@ class Applier {
   // Only these keys, one lookup each (a key not in the map is left out): for a read-back of a
   // few keys in a large map, where one batched pass over the whole map would cost O(map).
   Result<ReadResult> read_keys(const std::vector<uint32_t>& tids);
+  // Gives the whole-map read buffers back when they could hold more than four times `entries`
+  // (what the map holds now) and more than 1024 (the next read allocates them again, touching
+  // only what the map then holds): the daemon calls it when it trims its heap after a mass exit,
+  // so a map that was large once does not keep ~112 B per entry it ever held, while a map that
+  // stays large keeps its buffers mapped.
+  void fit_read_buffers(size_t entries);
+  size_t read_buffer_entries() const { return raw_cap_; }  // what the read buffers hold now
 
  private:
   int with_retry(OpStatus& st, const std::function<int()>& call);
