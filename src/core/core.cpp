@@ -51,6 +51,8 @@ std::vector<Task> Core::tasks() const {
   return out;
 }
 
+size_t Core::task_count() const { return impl_->tasks.size(); }
+
 std::vector<TaskKey> Core::task_keys() const {
   std::vector<TaskKey> out;
   out.reserve(impl_->tasks.size());

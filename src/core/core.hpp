@@ -151,6 +151,7 @@ class Core {
   const ActualTable& actual() const;
   std::vector<Task> tasks() const;                    // sorted by tid
   std::vector<TaskKey> task_keys() const;             // every live task's key, in no order (no strings)
+  size_t task_count() const;                          // live tasks (no copy)
   std::optional<TaskKey> task_key(uint32_t tid) const;  // the task known under tid, if any (no copy of all)
   // True when TaskSeen{t} would change nothing (same task, comm, title, tgid, cgroup, cpuset and
   // role, seen in this restart epoch): the rescan sends only the tasks for which it is false.

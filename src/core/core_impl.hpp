@@ -194,7 +194,8 @@ class CoreImpl {
 
   // ---- incremental reconcile (spec/state-machine.md, "Reconcile") ----
   // Tids whose desired or actual entry (or delete reason) changed since the last take_plan_delta(),
-  // limited to tids that are in D or A (a tid in neither has no op).
+  // limited to tids that have an op (D and A differ there: a tid in neither, or in both with the
+  // same value, has none).
   TidSet dirty;
   // Tids for which plan() has an op or a deferred delete (D and A differ there): bpf_synced
   // executes exactly these.

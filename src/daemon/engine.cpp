@@ -1,5 +1,4 @@
 #include "daemon/engine.hpp"
-#include "daemon/full_pass_pacing.hpp"
 
 #include <spdlog/spdlog.h>
 #include <malloc.h>
@@ -502,14 +501,24 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     spdlog::warn("{} task events pending: dropping them and rescanning", pending_host_.size());
     pending_host_.clear();
   }
-  if (feed_->mode() != TaskDiscovery::Off && (overflow || feed_->lost_events(now) || now >= next_rescan_ns_)) {
+  bool rescan_due = now >= next_rescan_ns_;
+  if (rescan_due) {
+    // Paced for the task count now, which may have grown since the last rescan (full_pass_pacing.hpp).
+    const uint64_t paced = next_full_pass_ns(rescan_cost_, core_.task_count(), cfg_.rescan_interval_ns);
+    if (paced > now) {
+      next_rescan_ns_ = paced;
+      rescan_due = false;
+    }
+  }
+  if (feed_->mode() != TaskDiscovery::Off && (overflow || feed_->lost_events(now) || rescan_due)) {
     std::vector<Event> snapshot;
     const uint64_t started = boottime_ns();
     feed_->rescan(core_, snapshot);
     pending_host_.clear();  // polled before the snapshot, which supersedes them (HostFeed::rescan)
     for (auto& e : snapshot) apply(e);
     const uint64_t ended = boottime_ns();
-    next_rescan_ns_ = next_full_pass_ns(ended, ended - started, cfg_.rescan_interval_ns);
+    rescan_cost_ = {ended, ended - started, core_.task_count()};
+    next_rescan_ns_ = next_full_pass_ns(rescan_cost_, rescan_cost_.units, cfg_.rescan_interval_ns);
     metrics_.full_pass("rescan", static_cast<double>(ended - started) / 1e9);
     metrics_.rescan();
   }
@@ -530,7 +539,17 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     feed_->refresh_titles(core_, now, completed);
     for (const auto& e : completed) apply(e);
   }
-  if (now >= next_readback_ns_) readback(true);
+  bool full_due = now >= next_readback_ns_;
+  if (full_due) {
+    // Paced for the table now, which may have grown since the last full pass (a pass that ran
+    // over 1k entries says nothing about one over 100k).
+    const uint64_t paced = next_full_pass_ns(readback_cost_, map_units(), cfg_.readback_interval_ns);
+    if (paced > now) {
+      next_readback_ns_ = paced;
+      full_due = false;
+    }
+  }
+  if (full_due) readback(true);
   else if (now >= next_confirm_ns_) readback(false);
   bool retry_due = retry_.next_due() && *retry_.next_due() <= now;
   if (turn_changed_ || now >= next_renewal_ns_ || retry_due || !dirty_.empty()) {
@@ -844,7 +863,8 @@ void Engine::readback(bool full) {
   if (!now.empty() && now != last_violations_) spdlog::error("invariant check: {} violations, first: {}", now.size(), now.front());
   last_violations_ = std::move(now);
   const uint64_t ended = boottime_ns();
-  next_readback_ns_ = next_full_pass_ns(ended, ended - started, cfg_.readback_interval_ns);
+  readback_cost_ = {ended, ended - started, map_units()};
+  next_readback_ns_ = next_full_pass_ns(readback_cost_, readback_cost_.units, cfg_.readback_interval_ns);
   metrics_.full_pass("readback", static_cast<double>(ended - started) / 1e9);
 }
 

@@ -255,7 +255,7 @@ node::NodeStatus Engine::status() {
   s.durable_generation = lease_->durable();
   s.policies = static_cast<uint32_t>(durable_.policies.size());
   s.claims = static_cast<uint32_t>(durable_.claims.size());
-  s.tasks = static_cast<uint32_t>(core_.tasks().size());
+  s.tasks = static_cast<uint32_t>(core_.task_count());
   s.watchers = static_cast<uint32_t>(watchers_.size());
   s.pins_restored = pins_restored_;
   s.pin_repair = pin_repair_;

@@ -99,15 +99,29 @@ TEST(Throttle, AtMostOncePerIntervalAndARefusedLookIsOwed) {
 }  // namespace
 }  // namespace c2c::daemon
 
-// The periodic full passes (issue #13): the configured interval while they are cheap, and at most
-// 1 % of the loop's time once a pass costs more than interval / 99 (the whole map at 100k entries).
+// The periodic full passes (issue #13): the configured interval while they are cheap, at most 1 %
+// of the loop's time once a pass costs more than interval / 99 (the whole map at 100k entries),
+// and a pass due over a table that grew since the last is expected to cost in proportion.
 TEST(FullPassPacing, TheIntervalWhileCheapAtMostOnePercentOnceCostly) {
+  using c2c::daemon::FullPassCost;
+  using c2c::daemon::next_full_pass_ns;
   const uint64_t ms = 1'000'000, interval = 5'000 * ms, ended = 1'000'000 * ms;
-  EXPECT_EQ(c2c::daemon::next_full_pass_ns(ended, 2 * ms, interval), ended + interval) << "1k entries: the interval stands";
-  EXPECT_EQ(c2c::daemon::next_full_pass_ns(ended, 0, interval), ended + interval);
+  EXPECT_EQ(next_full_pass_ns(FullPassCost{ended, 2 * ms, 1000}, 1000, interval), ended + interval)
+      << "1k entries: the interval stands";
+  EXPECT_EQ(next_full_pass_ns(FullPassCost{ended, 0, 0}, 0, interval), ended + interval);
   const uint64_t costly = 220 * ms;  // the full read-back at 100k entries on this machine
-  const uint64_t next = c2c::daemon::next_full_pass_ns(ended, costly, interval);
+  const FullPassCost big{ended, costly, 100'000};
+  const uint64_t next = next_full_pass_ns(big, 100'000, interval);
   EXPECT_EQ(next, ended + 99 * costly);
   EXPECT_LE(static_cast<double>(costly) / static_cast<double>(next - ended + costly), 0.01) << "at most 1 % busy";
   EXPECT_GE(next, ended + interval) << "never sooner than the configured interval";
+  // The last pass ran over 2k entries in 2 ms; the table has 100k now: expected 100 ms.
+  const FullPassCost small{ended, 2 * ms, 2000};
+  EXPECT_EQ(next_full_pass_ns(small, 100'000, interval), ended + 99 * 100 * ms) << "scaled to the table now";
+  // Near-empty passes count as 1024 entries: 1 ms over 10 entries does not predict 10 s at 100k.
+  const uint64_t from_tiny = next_full_pass_ns(FullPassCost{ended, 1 * ms, 10}, 100'000, interval);
+  EXPECT_LT(from_tiny, ended + 99 * 100 * ms);
+  EXPECT_GT(from_tiny, ended + interval);
+  // The table shrank: back to the interval.
+  EXPECT_EQ(next_full_pass_ns(big, 500, interval), ended + interval);
 }
