@@ -275,8 +275,8 @@ bool Engine::startup(std::string* err) {
   intents_.restore(durable_.intents);
   refresh_intents();  // a live policy without an intent gets a PENDING one, if it selects this node
   uint64_t now = boottime_ns();
-  next_rescan_ns_ = now + cfg_.rescan_interval_ns;
-  next_readback_ns_ = now + cfg_.readback_interval_ns;
+  rescan_pass_.next_ns = now + cfg_.rescan_interval_ns;
+  readback_pass_.next_ns = now + cfg_.readback_interval_ns;
   reconcile();
   changes_.clear();
   for (const auto& v : core_.check()) last_violations_.push_back(v.invariant + ": " + v.message);
@@ -381,8 +381,8 @@ void Engine::reload(const DaemonConfig& cfg) {
                    e.cfg_.node_labels = cfg.node_labels;
                    e.apply(NodeLabels{e.node_labels()});
                    uint64_t now = e.boottime_ns();
-                   e.next_rescan_ns_ = std::min(e.next_rescan_ns_, now + cfg.rescan_interval_ns);
-                   e.next_readback_ns_ = std::min(e.next_readback_ns_, now + cfg.readback_interval_ns);
+                   e.rescan_pass_.next_ns = std::min(e.rescan_pass_.next_ns, now + cfg.rescan_interval_ns);
+                   e.readback_pass_.next_ns = std::min(e.readback_pass_.next_ns, now + cfg.readback_interval_ns);
                    return false;
                  },
                  [](Engine&) {}});
@@ -395,8 +395,8 @@ void Engine::reload(const DaemonConfig& cfg) {
 // renames within 10 ms, HostFeed::refresh_titles: one per such process). O(1) otherwise
 // (the core keeps its deadlines); the timerfd is set only when the time changes.
 void Engine::arm_timer() {
-  uint64_t next = std::min(next_readback_ns_, next_confirm_ns_);
-  if (feed_->mode() != TaskDiscovery::Off) next = std::min(next, next_rescan_ns_);
+  uint64_t next = std::min(readback_pass_.next_ns, next_confirm_ns_);
+  if (feed_->mode() != TaskDiscovery::Off) next = std::min(next, rescan_pass_.next_ns);
   auto deadline = core_.next_deadline();
   next_renewal_ns_ = deadline ? static_cast<uint64_t>(*deadline) : UINT64_MAX;
   next = std::min(next, next_renewal_ns_);
@@ -501,24 +501,16 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     spdlog::warn("{} task events pending: dropping them and rescanning", pending_host_.size());
     pending_host_.clear();
   }
-  bool rescan_due = now >= next_rescan_ns_;
-  if (rescan_due) {
-    // Paced for the task count now, which may have grown since the last rescan (full_pass_pacing.hpp).
-    const uint64_t paced = next_full_pass_ns(rescan_cost_, core_.task_count(), cfg_.rescan_interval_ns);
-    if (paced > now) {
-      next_rescan_ns_ = paced;
-      rescan_due = false;
-    }
-  }
-  if (feed_->mode() != TaskDiscovery::Off && (overflow || feed_->lost_events(now) || rescan_due)) {
+  const bool discovery = feed_->mode() != TaskDiscovery::Off;
+  const bool rescan_due = discovery && rescan_pass_.due(now, core_.task_count(), cfg_.rescan_interval_ns);
+  if (discovery && (overflow || feed_->lost_events(now) || rescan_due)) {
     std::vector<Event> snapshot;
     const uint64_t started = boottime_ns();
     feed_->rescan(core_, snapshot);
     pending_host_.clear();  // polled before the snapshot, which supersedes them (HostFeed::rescan)
     for (auto& e : snapshot) apply(e);
     const uint64_t ended = boottime_ns();
-    rescan_cost_ = {ended, ended - started, core_.task_count()};
-    next_rescan_ns_ = next_full_pass_ns(rescan_cost_, rescan_cost_.units, cfg_.rescan_interval_ns);
+    rescan_pass_.ran(started, ended, core_.task_count(), cfg_.rescan_interval_ns);
     metrics_.full_pass("rescan", static_cast<double>(ended - started) / 1e9);
     metrics_.rescan();
   }
@@ -539,17 +531,7 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     feed_->refresh_titles(core_, now, completed);
     for (const auto& e : completed) apply(e);
   }
-  bool full_due = now >= next_readback_ns_;
-  if (full_due) {
-    // Paced for the table now, which may have grown since the last full pass (a pass that ran
-    // over 1k entries says nothing about one over 100k).
-    const uint64_t paced = next_full_pass_ns(readback_cost_, map_units(), cfg_.readback_interval_ns);
-    if (paced > now) {
-      next_readback_ns_ = paced;
-      full_due = false;
-    }
-  }
-  if (full_due) readback(true);
+  if (readback_pass_.due(now, map_units(), cfg_.readback_interval_ns)) readback(true);
   else if (now >= next_confirm_ns_) readback(false);
   bool retry_due = retry_.next_due() && *retry_.next_due() <= now;
   if (turn_changed_ || now >= next_renewal_ns_ || retry_due || !dirty_.empty()) {
@@ -791,10 +773,7 @@ void Engine::confirm_read_back() {
 void Engine::readback(bool full) {
   next_confirm_ns_ = UINT64_MAX;
   const uint64_t started = boottime_ns();
-  if (full) {
-    next_readback_ns_ = started + cfg_.readback_interval_ns;
-    restore_pins();
-  }
+  if (full) restore_pins();
   // The short pass reads back only the keys written since the last read-back (confirm_pass.hpp);
   // the full pass, too many keys, or drift among them: the whole map, as before.
   bool written_clean = false;
@@ -863,8 +842,7 @@ void Engine::readback(bool full) {
   if (!now.empty() && now != last_violations_) spdlog::error("invariant check: {} violations, first: {}", now.size(), now.front());
   last_violations_ = std::move(now);
   const uint64_t ended = boottime_ns();
-  readback_cost_ = {ended, ended - started, map_units()};
-  next_readback_ns_ = next_full_pass_ns(readback_cost_, readback_cost_.units, cfg_.readback_interval_ns);
+  readback_pass_.ran(started, ended, map_units(), cfg_.readback_interval_ns);
   metrics_.full_pass("readback", static_cast<double>(ended - started) / 1e9);
 }
 

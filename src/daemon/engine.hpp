@@ -195,8 +195,8 @@ class Engine {
   };
   std::optional<Snapshot> before_batch_;
   bool in_commands_ = false;
-  uint64_t next_rescan_ns_ = 0, next_readback_ns_ = 0, next_renewal_ns_ = UINT64_MAX;
-  FullPassCost readback_cost_, rescan_cost_;  // the last of each periodic full pass (full_pass_pacing.hpp)
+  uint64_t next_renewal_ns_ = UINT64_MAX;
+  FullPassSchedule readback_pass_, rescan_pass_;  // the periodic full passes (full_pass_pacing.hpp)
   size_t map_units() const { return core_.desired_size() + core_.actual().size(); }  // a full read-back's work
   uint64_t next_confirm_ns_ = UINT64_MAX;  // the short read-back pass for SENT intents, if due
   bool refresh_intents_ = false;           // a policy or claim changed: selection and reasons again

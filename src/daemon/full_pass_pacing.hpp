@@ -37,4 +37,24 @@ inline uint64_t next_full_pass_ns(const FullPassCost& last, size_t units_now, ui
   return last.ended_ns + std::max(interval_ns, expected_pass_ns(last, units_now) * kFullPassIdleFactor);
 }
 
+// One periodic full pass's timing: when it is next due, and what the last one cost.
+struct FullPassSchedule {
+  uint64_t next_ns = 0;
+  FullPassCost last;
+  // Whether the pass runs now: due, and still due once paced for the table's size now (a pass
+  // that ran over 1k entries says nothing about one over 100k); else its due time moves on.
+  bool due(uint64_t now_ns, size_t units_now, uint64_t interval_ns) {
+    if (now_ns < next_ns) return false;
+    const uint64_t paced = next_full_pass_ns(last, units_now, interval_ns);
+    if (paced <= now_ns) return true;
+    next_ns = paced;
+    return false;
+  }
+  // The pass ran from started_ns to ended_ns over `units`: the next one is paced by it.
+  void ran(uint64_t started_ns, uint64_t ended_ns, size_t units, uint64_t interval_ns) {
+    last = {ended_ns, ended_ns - started_ns, units};
+    next_ns = next_full_pass_ns(last, units, interval_ns);
+  }
+};
+
 }  // namespace c2c::daemon

@@ -125,3 +125,20 @@ TEST(FullPassPacing, TheIntervalWhileCheapAtMostOnePercentOnceCostly) {
   // The table shrank: back to the interval.
   EXPECT_EQ(next_full_pass_ns(big, 500, interval), ended + interval);
 }
+
+// A periodic pass's schedule: due at its time unless the table grew so much since the last pass
+// that pacing moves it on; once run, the next is paced by what it cost.
+TEST(FullPassPacing, AScheduleRunsWhenDueAndMovesOnWhenTheTableGrew) {
+  using c2c::daemon::FullPassSchedule;
+  const uint64_t ms = 1'000'000, interval = 5'000 * ms;
+  FullPassSchedule s;
+  s.next_ns = 10'000 * ms;
+  EXPECT_FALSE(s.due(9'999 * ms, 10, interval)) << "not yet";
+  EXPECT_TRUE(s.due(10'000 * ms, 10, interval)) << "no pass ran yet: nothing to pace by";
+  s.ran(10'000 * ms, 10'002 * ms, 2000, interval);  // 2 ms over 2k entries
+  EXPECT_EQ(s.next_ns, 15'002 * ms) << "cheap: the interval";
+  // 100k entries by then: expected 100 ms, so not before 99 x 100 ms after the last pass ended.
+  EXPECT_FALSE(s.due(15'002 * ms, 100'000, interval));
+  EXPECT_EQ(s.next_ns, 10'002 * ms + 9'900 * ms) << "moved on";
+  EXPECT_TRUE(s.due(s.next_ns, 100'000, interval));
+}
