@@ -8,6 +8,11 @@
 //                       exit); goal <= 10 us at 100k. Other jobs' tasks make records too: the
 //                       same CPU over every fork on the host in the window (/proc/stat) is printed
 //                       beside it
+//   RPC -> map          with the N tasks and entries held, S UpsertPolicy calls of a second node policy
+//                       matching one parked thread of this process (a new generation and slice
+//                       each call); the clock starts at the call, stops at the reply, and the map
+//                       must hold the new slice by then; p50/p99 (goal p99 <= 1 ms, as at no
+//                       load: bench/daemon_rpc_latency_bench)
 //   RSS per task/entry  the daemon's anonymous RSS (RssAnon: its heap and stacks) growth with the N
 //                       tasks seen (no policy yet: tasks only), then with the policy matching them
 //                       (entries); goal <= 0.3 KB/task + 0.5 KB/entry; and what of it is still held
@@ -154,6 +159,7 @@ struct Row {
   double cpu_event_us = 0, stat_event_us = 0, idle_ms_per_s = 0;
   double host_event_us = 0;  // the same CPU over every record of the host in the window (estimated)
   double policy_ms = 0;  // UpsertPolicy matching n threads -> every entry in the map
+  double rpc_p50 = 0, rpc_p99 = 0, rpc_max = 0;  // UpsertPolicy matching one thread -> reply, map checked
   double b_task = 0, b_entry = 0, b_held = 0;     // RssAnon
   double vm_task = 0, vm_entry = 0, vm_held = 0;  // VmRSS (with the ring buffer's touched pages)
   double load = 0;  // 1 min, before the farm started (its creation alone lifts it by thousands)
@@ -188,6 +194,53 @@ bool sample_new_thread(int fd, std::vector<double>& out) {
   return ok;
 }
 
+// With the N tasks and entries held: `calls` UpsertPolicy of a policy matching one parked thread of
+// this process only, a new generation and slice each time; the clock starts at the call and stops at
+// the reply (the daemon writes the map before it replies), and the map must hold the slice by then.
+bool sample_rpc(c2c::bench::BenchDaemon& d, int fd, int calls, Row& row) {
+  constexpr const char* kRpcName = "c2cscale-rpc";
+  std::atomic<uint32_t> tid{0};
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    ::prctl(PR_SET_NAME, kRpcName, 0, 0, 0);
+    tid = static_cast<uint32_t>(::syscall(SYS_gettid));
+    while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  while (tid == 0) std::this_thread::yield();
+  std::vector<double> lat;
+  bool ok = true;
+  for (int i = 1; i <= calls + 5 && ok; ++i) {  // the first 5 make the entry and warm the path
+    const uint64_t slice = 1'000'000 + static_cast<uint64_t>(i % 2) * 500'000;
+    pb::UpsertPolicyRequest req;
+    *req.mutable_policy() = c2c::bench::node_policy("rpc", i, std::string("^") + kRpcName + "$", slice);
+    pb::UpsertPolicyResponse resp;
+    grpc::ClientContext ctx;
+    const auto t0 = Clock::now();
+    const auto s = d.stub().UpsertPolicy(&ctx, req, &resp);
+    const auto t1 = Clock::now();
+    c2c_policy_value v{};
+    const uint32_t k = tid;
+    if (!s.ok() || bpf_map_lookup_elem(fd, &k, &v) != 0 || v.slice_ns != slice) {
+      if (i <= 5) {  // the daemon may not have seen the thread's name yet
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
+      std::fprintf(stderr, "UpsertPolicy %d: %s %s (map slice %llu, wanted %llu)\n", i, s.error_message().c_str(),
+                   resp.intent().reason().c_str(), static_cast<unsigned long long>(v.slice_ns),
+                   static_cast<unsigned long long>(slice));
+      ok = false;
+    } else if (i > 5) {
+      lat.push_back(us(t1 - t0));
+    }
+  }
+  done = true;
+  t.join();
+  row.rpc_p50 = quantile(lat, 0.5);
+  row.rpc_p99 = quantile(lat, 0.99);
+  row.rpc_max = quantile(lat, 1.0);
+  return ok;
+}
+
 // K matching threads, one after the other, each started, renamed and gone; then a marker that
 // stays until its entry is in: everything recorded before it has been handled by then.
 bool churn_window(pid_t daemon, int fd, int k, Row& row) {
@@ -209,7 +262,7 @@ bool churn_window(pid_t daemon, int fd, int k, Row& row) {
 }
 
 // settle: how long the daemon is left before each RSS reading; idle: the idle-rate window.
-bool run_one(const std::string& exe, int n, int samples, int churn, std::chrono::milliseconds settle,
+bool run_one(const std::string& exe, int n, int samples, int churn, int rpc_calls, std::chrono::milliseconds settle,
              std::chrono::milliseconds idle, Row& row) {
   row.n = n;
   const std::string config = "policy_map_max_entries: " + std::to_string(std::max(131072, 2 * n + 65536)) + "\n";
@@ -293,6 +346,7 @@ bool run_one(const std::string& exe, int n, int samples, int churn, std::chrono:
   row.appear_p50 = quantile(appear, 0.5);
   row.appear_p99 = quantile(appear, 0.99);
   row.appear_max = quantile(appear, 1.0);
+  if (!sample_rpc(d, fd, rpc_calls, row)) return false;
   if (!churn_window(pid, fd, churn, row)) return false;
 
   // The farm exits: its tasks and entries leave, and so should the memory they held.
@@ -320,10 +374,11 @@ bool run_one(const std::string& exe, int n, int samples, int churn, std::chrono:
   if (const char* hold = std::getenv("C2C_BENCH_HOLD_S")) std::this_thread::sleep_for(std::chrono::seconds(std::atoi(hold)));
   std::printf(
       "%7d tasks: new-thread -> map p50 %.0f us p99 %.0f us max %.0f us (%d samples); CPU per event %.2f us "
-      "(/proc stat %.2f us; per host record %.2f us; idle %.2f ms/s); policy -> %d entries %.0f ms; RssAnon %.0f B/task %.0f B/entry, "
+      "(/proc stat %.2f us; per host record %.2f us; idle %.2f ms/s); RPC -> map p50 %.0f us p99 %.0f us max %.0f us; "
+      "policy -> %d entries %.0f ms; RssAnon %.0f B/task %.0f B/entry, "
       "%.0f B/task held after exit%s (VmRSS %.0f / %.0f / %.0f B); load %.2f before the farm\n",
       n, row.appear_p50, row.appear_p99, row.appear_max, samples, row.cpu_event_us, row.stat_event_us,
-      row.host_event_us, row.idle_ms_per_s, n, row.policy_ms, row.b_task, row.b_entry, row.b_held,
+      row.host_event_us, row.idle_ms_per_s, row.rpc_p50, row.rpc_p99, row.rpc_max, n, row.policy_ms, row.b_task, row.b_entry, row.b_held,
       row.returned_all ? "" : " (tasks or entries NOT all gone)", row.vm_task, row.vm_entry, row.vm_held, row.load);
   std::fflush(stdout);
   d.remove_root();
@@ -382,7 +437,7 @@ int main(int argc, char** argv) {
   std::vector<Row> rows;
   for (int n : counts) {
     Row r;
-    if (!run_one(argv[1], n, samples, churn, settle, idle, r)) return 1;
+    if (!run_one(argv[1], n, samples, churn, samples, settle, idle, r)) return 1;
     rows.push_back(r);
   }
   bool all_left = true;
@@ -407,6 +462,8 @@ int main(int argc, char** argv) {
   line("  (same, /proc/<pid>/stat ticks)", &Row::stat_event_us, "us", 0, "");
   line("  (same, per record of the host)", &Row::host_event_us, "us", 0, "(other jobs' forks counted too)");
   line("  daemon idle CPU", &Row::idle_ms_per_s, "ms", 0, "(ms per s, no events)");
+  line("RPC -> map p50 (1 client)", &Row::rpc_p50, "us", 0, "");
+  line("RPC -> map p99 (1 client)", &Row::rpc_p99, "us", 1000, "<= 1000 us");
   line("policy matching N -> all entries", &Row::policy_ms, "ms", 0, "");
   line("RSS per task", &Row::b_task, "B", 300, "<= 300 B (RssAnon)");
   line("RSS per entry", &Row::b_entry, "B", 512, "<= 512 B (RssAnon)");
