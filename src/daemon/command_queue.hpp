@@ -20,6 +20,8 @@ class Engine;
 struct Command {
   std::function<bool(Engine&)> apply;
   std::function<void(Engine&)> finish;
+  // The request's encoded size: bounds the log record its changes can make (Engine::reserve_batch).
+  size_t request_bytes = 0;
 };
 
 class CommandQueue {

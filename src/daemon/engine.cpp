@@ -14,6 +14,7 @@
 #include <map>
 #include <unordered_set>
 
+#include "daemon/batch_reservation.hpp"
 #include "daemon/confirm_pass.hpp"
 #include "daemon/event_log.hpp"
 #include "daemon/intent_reasons.hpp"
@@ -36,6 +37,11 @@ constexpr size_t kMaxPendingHostEvents = 65536;
 constexpr uint64_t kCompactLogBytes = 1u << 20;
 // How soon after a write the short read-back pass confirms SENT intents (spec/daemon.md, "Intents").
 constexpr uint64_t kConfirmAfterNs = 100'000'000ull;
+// The batch's record was reserved and still could not be written (an I/O error, fdatasync
+// failing): nothing of the batch is on the map and there is no undo copy, so the daemon exits and
+// the restart rebuilds from what is on disk (INV-7); after a failed fdatasync the file's pages
+// cannot be trusted anyway (spec/daemon.md, "Durable before the map").
+constexpr int kExitUnwritableBatch = 75;
 
 bool is_host_or_internal(const Event& e) {
   return std::holds_alternative<TaskSeen>(e) || std::holds_alternative<TaskRenamed>(e) ||
@@ -84,7 +90,29 @@ int64_t Engine::now_unix_ms() const {
 // durable. (A copy of the core: O(state) once per mutating batch, kept until the core offers an
 // undo; the all-or-nothing of one request no longer copies it: Core::apply_all.)
 void Engine::snapshot_before_change() {
-  if (in_commands_ && !before_batch_) before_batch_.emplace(Snapshot{core_, durable_, intents_});
+  if (in_commands_ && !batch_reserved_ && !before_batch_) {
+    before_batch_.emplace(Snapshot{core_, durable_, intents_});
+    metrics_.undo_copy();
+  }
+}
+
+bool Engine::reserve_batch(const std::vector<Command>& cmds) {
+  BatchRoom room;
+  room.log_healthy = log_ && !log_->broken();
+  room.generation = core_.generation();
+  room.lease_ceiling = lease_->durable();
+  room.commands = cmds.size();
+  room.record_bound = kRecordFrameBytes;
+  for (const auto& c : cmds) room.record_bound += command_record_bound(c.request_bytes);
+  room.snapshot_bytes = snapshot_bytes_;
+  // The system calls only when the cheap facts allow skipping the copy at all.
+  if (room.log_healthy && lease_has_headroom(room.generation, room.lease_ceiling, room.commands)) {
+    room.record_reserved = log_->reserve(room.record_bound).empty();
+    // write_batch appends only while the next compaction still fits (else it compacts instead,
+    // which can fail): that room is measured after the reservation took its blocks.
+    if (room.record_reserved) room.free_bytes = log_->free_bytes();
+  }
+  return batch_skips_undo_copy(room);
 }
 
 void Engine::note_applied(const Event& e, const ApplyResult& r) {
@@ -459,6 +487,7 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   if (!cmds.empty()) {
     turn_changed_ = false;
     bool durable_changed = false;
+    batch_reserved_ = reserve_batch(cmds);
     in_commands_ = true;
     for (auto& c : cmds) {
       try {
@@ -479,6 +508,7 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     if (durable_changed) commit_batch();
     batch_changes_.clear();  // (changes of a batch that changed no durable input: none worth a record)
     before_batch_.reset();
+    batch_reserved_ = false;
     // A policy, claim or pod changed: which policies select this node and why an intent has fewer
     // entries than tasks may have changed with it (refused batches were rolled back: nothing to do).
     if (durable_changed && persist_error_.empty()) refresh_intents();
@@ -569,6 +599,15 @@ void Engine::commit_batch() {
   }
   batch_changes_.clear();
   if (e.empty()) return;
+  if (batch_reserved_) {
+    // No undo copy was taken (reserve_batch): the batch cannot be taken back in memory. Nothing of
+    // it reached the map or a reply; the restart rebuilds from the disk (kExitUnwritableBatch).
+    spdlog::critical("a reserved batch could not be made durable: {}; exiting so that the restart rebuilds "
+                     "from the durable state (nothing of the batch is live)",
+                     e);
+    spdlog::shutdown();
+    std::_Exit(kExitUnwritableBatch);
+  }
   if (before_batch_) {
     core_ = std::move(before_batch_->core);
     durable_ = std::move(before_batch_->durable);

@@ -72,6 +72,11 @@ Metrics::Metrics()
                     .Help("Durable state writes (one per batch of commands)")
                     .Register(*registry_)
                     .Add({})),
+      undo_copies_(BuildCounter()
+                       .Name("claim2core_batch_undo_copies_total")
+                       .Help("Command batches that copied the state first (their log record could not be reserved)")
+                       .Register(*registry_)
+                       .Add({})),
       watchers_dropped_(BuildCounter()
                             .Name("claim2core_watchers_dropped_total")
                             .Help("Watch streams ended because the client fell behind")

@@ -58,6 +58,9 @@ class Metrics {
   // "whole_map" (the full pass, or a short one that fell back to it).
   void readback(const char* read) { readbacks_->Add({{"read", read}}).Increment(); }
   void persisted() { persists_.Increment(); }
+  // A command batch that copied the state before its first change (its log record could not be
+  // reserved: a full disk, a lease without headroom): the O(state) path, rare when healthy.
+  void undo_copy() { undo_copies_.Increment(); }
   void watcher_dropped() { watchers_dropped_.Increment(); }
   void pin_restored() { pins_restored_.Increment(); }
   prometheus::Registry& registry() { return *registry_; }
@@ -85,6 +88,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* readbacks_;
   prometheus::Family<prometheus::Gauge>* full_pass_seconds_;
   prometheus::Counter& persists_;
+  prometheus::Counter& undo_copies_;
   prometheus::Counter& watchers_dropped_;
   prometheus::Counter& pins_restored_;
   prometheus::Gauge& enforcing_;

@@ -111,6 +111,7 @@ template <class C>
 void submit(Engine& engine, const std::shared_ptr<C>& call, std::function<bool(Engine&)> apply,
             std::function<void(Engine&)> finish) {
   Command cmd;
+  cmd.request_bytes = call->req.ByteSizeLong();
   cmd.apply = [call, apply = std::move(apply)](Engine& e) {
     call->durable = apply(e);
     return call->durable;

@@ -144,13 +144,31 @@ std::string StateLog::append(const std::string& payload) {
     return "";
   }
   if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) broken_ = true;
+  reserved_end_ = size_;  // the truncation freed the blocks beyond the end
   return e;
+}
+
+std::string StateLog::reserve(uint64_t bytes) {
+  if (broken_) return path_ + ": a failed append could not be cut back";
+  if (size_ + bytes <= reserved_end_) return "";
+  // A chunk ahead, so that a run of small records costs one fallocate; just what is asked when
+  // the chunk does not fit (the file system is nearly full: the caller decides on that).
+  constexpr uint64_t kChunk = 1u << 20;
+  for (uint64_t len : {bytes + kChunk, bytes}) {
+    if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, static_cast<off_t>(size_), static_cast<off_t>(len)) == 0) {
+      reserved_end_ = size_ + len;
+      return "";
+    }
+    if (errno != ENOSPC) break;
+  }
+  return host::sys_error("fallocate", path_);
 }
 
 std::string StateLog::reset() {
   if (::ftruncate(fd_, 0) != 0) return host::sys_error("ftruncate", path_);
   if (::fsync(fd_) != 0) return host::sys_error("fsync", path_);
   size_ = 0;
+  reserved_end_ = 0;
   broken_ = false;
   return "";
 }

@@ -41,6 +41,11 @@ class StateLog {
   // not sit before the next one); if even that fails the log is broken() until reset().
   std::string append(const std::string& payload);
   std::string reset();  // empty it (the snapshot now holds everything): ftruncate + fsync
+  // Allocates the file system blocks for the next `bytes` after the end (fallocate, the size
+  // unchanged), so that an append of up to that much cannot fail for want of space; "" or the
+  // error (ENOSPC, or EOPNOTSUPP where the file system cannot reserve). Reserves ahead in chunks:
+  // most calls are no syscall. A failed append or a reset gives the reservation back.
+  std::string reserve(uint64_t bytes);
   // Free bytes of the file system holding the log ("" or the error in *err).
   uint64_t free_bytes() const;
   uint64_t size() const { return size_; }
@@ -52,6 +57,7 @@ class StateLog {
   std::string path_;
   int fd_ = -1;
   uint64_t size_ = 0;
+  uint64_t reserved_end_ = 0;  // blocks allocated up to here (fallocate, FALLOC_FL_KEEP_SIZE)
   bool broken_ = false;
 };
 

@@ -271,9 +271,13 @@ class FullDisk(unittest.TestCase):
 
     def test_a_write_that_cannot_be_persisted_is_refused_and_changes_nothing(self):
         d = self.d
-        d.write_config("off")
+        port = dt.free_port()
+        d.write_config("off", extra="metrics:\n  address: 127.0.0.1:%d\n" % port)
         d.start()
         d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("before", "^c2c-before$")))
+        # Room on the disk: the batch's log record was reserved, so it took no undo copy of the state.
+        copies = "claim2core_batch_undo_copies_total"
+        self.assertEqual(dt.scrape_metrics(port)[copies], 0)
         st = d.status()
         state_before = read_bytes(os.path.join(d.state, "state.json"))
         self.fill()
@@ -298,6 +302,8 @@ class FullDisk(unittest.TestCase):
                 self.assertEqual(len(d.call("ListBindings", pb.ListBindingsRequest()).bindings), 0)
                 self.assertEqual([i.policy for i in d.call("ListIntents", pb.ListIntentsRequest()).intents], ["before"])
                 self.assertEqual(read_bytes(os.path.join(d.state, "state.json")), state_before)
+        # Each refused batch could not reserve its record: it copied the state first and rolled back.
+        self.assertEqual(dt.scrape_metrics(port)[copies], len(requests))
         os.unlink(self.filler)
         r = d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("after", "^c2c-after$")))
         # Accepted and durable again (it matches no task: PENDING, saying so; issue #14).
