@@ -25,8 +25,19 @@ def require_bpf(why_root):
 
 
 def stop_processes(procs, *dirs):
-    """SIGTERM each live process (last started first), kill it after 10 s, then remove the dirs."""
+    """SIGTERM each live process (last started first), kill it after 10 s, then remove the dirs.
+    A process started in a session of its own (start_new_session=True) leads a process group: once
+    it is gone, whatever is left of its group (children it did not stop) is killed too, so that no
+    straggler keeps ctest's output pipe open until the test's timeout. Returns the pids of the
+    stragglers it killed that way."""
+    stragglers = []
     for p in reversed([p for p in procs if p is not None]):
+        group = None
+        try:
+            if os.getpgid(p.pid) == p.pid:
+                group = p.pid
+        except OSError:
+            pass
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)
             try:
@@ -34,8 +45,32 @@ def stop_processes(procs, *dirs):
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        if group is not None:
+            left = group_members(group)
+            if left:
+                stragglers += left
+                try:
+                    os.killpg(group, signal.SIGKILL)
+                except OSError:
+                    pass  # they ended meanwhile
     for d in dirs:
         shutil.rmtree(d, ignore_errors=True)
+    return stragglers
+
+
+def group_members(pgid):
+    """The pids of the live (not zombie) processes of a process group."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                if int(fields[2]) == pgid and fields[0] != "Z":
+                    out.append(int(d))
+            except (OSError, IndexError, ValueError):
+                pass
+    return out
 
 
 def wait_for(pred, timeout=10.0, step=0.1):

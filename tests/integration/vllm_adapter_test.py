@@ -105,7 +105,7 @@ try:
     # The realistic stand-in: API server, EngineCore per DP rank (2), Workers per TP rank (2 each).
     standin = subprocess.Popen([STANDIN, "serve", "--data-parallel-size", "2", "--tensor-parallel-size", "2",
                                 "--seconds", "300", "--report-dir", os.path.join(work, "standin")],
-                               stdout=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, text=True, start_new_session=True)
     procs.append(standin)
     rows = []
     for line in standin.stdout:
@@ -156,7 +156,7 @@ try:
         cli("delete", "-f", SEED)
 
     # The seed's hand-named fixture beside it.
-    fake = subprocess.Popen([FAKE, "--seconds", "300"], stdout=subprocess.PIPE, text=True)
+    fake = subprocess.Popen([FAKE, "--seconds", "300"], stdout=subprocess.PIPE, text=True, start_new_session=True)
     procs.append(fake)
     for line in fake.stdout:
         if line.strip() == "ready":
@@ -204,8 +204,19 @@ try:
     check(code == 0 and "title:    VLLM::EngineCore_DP" in out and "vllm-engine-core" in out, "explain shows the title")
 
     # The workloads exit: their entries leave.
-    stop_processes([fake, standin])
-    check(wait_for(timeout=30, pred=lambda: not set(trees) & set(map_entries())), "the entries of our threads leave the map on exit")
+    # Each leads a process group of its own: a child the stand-in failed to stop is killed with it
+    # (it would keep its entries, rightly, and ctest's output pipe open) and named here.
+    stragglers = stop_processes([fake, standin])
+    if stragglers:
+        print(f"     (the workloads left {len(stragglers)} process(es) running after their exit, killed: {stragglers})")
+    left = wait_for(timeout=30, pred=lambda: not set(trees) & set(map_entries()))
+    if not check(left, "the entries of our threads leave the map on exit"):
+        still = sorted(set(trees) & set(map_entries()))
+        alive = [tid for tid in still if os.path.exists(f"/proc/{tid}")]
+        print(f"     {len(still)} entries left, for tids {still[:20]}; of them still live: {alive[:20]}; "
+              f"claim2cored {'running' if daemon.poll() is None else f'exited with {daemon.returncode}'}")
+        with open(log_path) as f:
+            print("     claim2cored's log, last lines:\n       " + "       ".join(f.readlines()[-15:]))
 except SystemExit:
     pass
 finally:

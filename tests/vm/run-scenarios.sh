@@ -163,6 +163,11 @@ if [ "$mode" = vllm ]; then
   log "per-step CSVs: $(ls "$work"/vllm-*.csv 2>/dev/null | tr '\n' ' ')"
   [ -z "$samples_dir" ] || cp "$work"/vllm-*.csv "$samples_dir"/ 2>/dev/null || true
 fi
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
+  # The last lines are what a CI log keeps: the verdict and each failed result, once more.
+  log "$(grep -a "C2C-VERDICT:" "$work/console.log" | tail -n 1 | tr -d '\r' || echo "no verdict (rc $rc)")"
+  jq -c 'select(.pass != true)' "$work/results.jsonl" 2>/dev/null | cut -c1-600 | while IFS= read -r r; do log "failed: $r"; done
+fi
 case $rc in
   0) exit 0 ;;
   77) exit 77 ;;
