@@ -114,7 +114,7 @@ std::unordered_set<uint32_t> CoreImpl::tasks_under_cgroup(const std::string& cgr
   for (auto it = cgroups_in_order.lower_bound(cgroup); it != cgroups_in_order.end(); ++it) {
     if (it->compare(0, cgroup.size(), cgroup) != 0) break;
     if (!cgroup_within(*it, cgroup)) continue;
-    const TidSet& members = tids_by_cgroup.at(*it).tids;
+    const TidSet& members = tids_by_cgroup.at(strings.find(*it)).tids;
     out.insert(members.begin(), members.end());
   }
   return out;
@@ -156,7 +156,7 @@ void CoreImpl::index_task(uint32_t tid, uint8_t keys) {
   if (keys & kByTgid) tids_by_tgid[t.tgid].insert(tid);
   if (!(keys & kByCgroup)) return;
   const std::string& cgroup = cgroup_of(t);
-  auto [cg, fresh] = tids_by_cgroup.try_emplace(cgroup);
+  auto [cg, fresh] = tids_by_cgroup.try_emplace(t.cgroup);
   if (fresh) cgroups_in_order.insert(cgroup);
   cg->second.tids.insert(tid);
   // The record's pod: a moved cgroup starts without one (TaskSeen), so nothing is released here.
@@ -180,11 +180,11 @@ void CoreImpl::unindex_task(uint32_t tid, uint8_t keys) {
   if ((keys & kByTitle) && t.title != 0) drop(tids_by_title, title_of(t));
   if (keys & kByTgid) drop(tids_by_tgid, t.tgid);
   if (!(keys & kByCgroup)) return;
-  if (auto cg = tids_by_cgroup.find(cgroup_of(t)); cg != tids_by_cgroup.end()) {
+  if (auto cg = tids_by_cgroup.find(t.cgroup); cg != tids_by_cgroup.end()) {
     cg->second.tids.erase(tid);
     if (cg->second.tids.empty()) {
       strings.release(cg->second.pod);
-      cgroups_in_order.erase(cg->first);
+      cgroups_in_order.erase(cgroup_of(t));
       tids_by_cgroup.erase(cg);
       shrink_if_sparse(tids_by_cgroup);
     }
@@ -202,7 +202,7 @@ uint32_t CoreImpl::cgroup_pod(CgroupTasks& cg, const std::string& cgroup) {
 }
 
 void CoreImpl::forget_cgroup_pods() {
-  for (auto& [path, cg] : tids_by_cgroup) {
+  for (auto& [id, cg] : tids_by_cgroup) {
     strings.release(cg.pod);
     cg.pod = 0;
     cg.resolved = false;
@@ -472,7 +472,7 @@ struct Handlers {
       if (t.pod != 0)
         if (auto p = s.pods.find(s.pod_of(t)); p != s.pods.end()) p->second.tids.erase(tid);
       const uint32_t was = t.pod;
-      t.pod = s.cgroup_pod(s.tids_by_cgroup.at(s.cgroup_of(t)), s.cgroup_of(t));
+      t.pod = s.cgroup_pod(s.tids_by_cgroup.at(t.cgroup), s.cgroup_of(t));
       s.strings.retain(t.pod);
       s.strings.release(was);
       if (t.pod != 0) s.pods.at(s.pod_of(t)).tids.insert(tid);
@@ -565,6 +565,7 @@ struct Handlers {
     s.release_task_state(it->second);
     s.tasks.erase(it);
     shrink_if_sparse(s.tasks);
+    s.memo.fit(s.tasks.size());
     std::vector<uint32_t> affected{ev.key.tid};
     if (ev.key.tid == tgid) s.add_thread_group(affected, tgid);
     ApplyResult r;
@@ -878,10 +879,20 @@ CoreImpl CoreImpl::validity_skeleton() const {
   return t;
 }
 
+// Events that change no policy, pod, claim or node state (DeriveMemo's keys and results).
+static bool is_task_event(const Event& e) {
+  return std::holds_alternative<TaskSeen>(e) || std::holds_alternative<TaskRenamed>(e) ||
+         std::holds_alternative<TaskExited>(e) || std::holds_alternative<TaskRoleSet>(e) ||
+         std::holds_alternative<TimeAdvance>(e) || std::holds_alternative<BpfSynced>(e) ||
+         std::holds_alternative<BpfObserved>(e) || std::holds_alternative<SyncComplete>(e);
+}
+
 ApplyResult CoreImpl::apply(const Event& e) {
   // Stateless validation first (the same function the trace decoder runs on every line), so that
   // no handler can mutate anything before its input was checked.
   if (auto err = validate(e)) return invalid(*err);
+  // The memo's keys are the policies', pods' and node's states, which only task events leave alone.
+  if (!is_task_event(e)) memo.clear();
   return std::visit(Handlers{*this}, e);
 }
 

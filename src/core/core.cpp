@@ -113,6 +113,21 @@ std::optional<Pod> Core::pod(const std::string& uid) const {
 
 ApplyResult Core::apply(const Event& e) { return impl_->apply(e); }
 
+void Core::prefetch(const Event& e) const {
+  const auto* seen = std::get_if<TaskSeen>(&e);
+  prefetch_task(task_event_tid(e), seen ? seen->task.tgid : 0);
+}
+
+void Core::prefetch_task(uint32_t tid, uint32_t tgid) const {
+  if (tid == 0) return;
+  const CoreImpl& s = *impl_;
+  s.tasks.prefetch(tid);
+  s.desired.prefetch(tid);
+  s.dirty.prefetch(tid);
+  s.unsynced.prefetch(tid);
+  if (tgid != 0 && tgid != tid) s.tasks.prefetch(tgid);  // the leader: the TGID fallback reads it
+}
+
 BatchResult Core::apply_all(const std::vector<Event>& events) {
   BatchResult out;
   {

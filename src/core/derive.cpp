@@ -29,6 +29,19 @@ bool CoreImpl::claim_live_for(const std::string& claim_uid, const std::string& p
 
 bool CoreImpl::node_selected(const NodeSchedulingPolicy& p) const { return !node_not_selected(p); }
 
+bool CoreImpl::memo_node_selected(const NodeSchedulingPolicy& p) const {
+  return memo.node_selected(&p, [&] { return node_selected(p); });
+}
+
+bool CoreImpl::memo_matches(const RE2& pattern, uint32_t text) const {
+  return memo.match(&pattern, text, strings.serial(text), [&] { return RE2::PartialMatch(str(text), pattern); });
+}
+
+bool CoreImpl::memo_matches(const TitleAndComm& p, const TaskState& t) const {
+  if (p.empty()) return false;
+  return (!p.comm || memo_matches(*p.comm, t.comm)) && (!p.title || memo_matches(*p.title, t.title));
+}
+
 // The selectors are ANDed: the first that fails is the operator's answer to "why not here".
 std::optional<std::string> CoreImpl::node_not_selected(const NodeSchedulingPolicy& p) const {
   if (!p.node_names.empty() &&
@@ -78,14 +91,14 @@ namespace {
 
 // The role a task has: the one it registered (TaskRoleSet), else the first of its pod's
 // annotated roles whose comm pattern matches. `source` says which, for the lineage.
-std::string task_role(const PodState& pod, const std::string& registered, const std::string& comm,
-                      std::string* source) {
+std::string task_role(const CoreImpl& s, const PodState& pod, const TaskState& t, std::string* source) {
+  const std::string& registered = s.str(t.role);
   if (!registered.empty()) {
     *source = "registered role " + registered;
     return registered;
   }
   for (const auto& [role, re] : pod.role_regex)
-    if (re && RE2::PartialMatch(comm, *re)) {
+    if (re && s.memo_matches(*re, t.comm)) {
       *source = "pod annotation role " + role;
       return role;
     }
@@ -93,14 +106,15 @@ std::string task_role(const PodState& pod, const std::string& registered, const 
 }
 
 // The role of a DRA policy that matches the task: a registered role first, then the patterns.
-const TaskRole* matching_role(const DraPolicyState& st, const std::string& role, const std::string& comm,
-                              const std::string& title, bool* by_role) {
+// `stored`: st is the core's own (its patterns' results are memoized), not a preview's stand-in.
+const TaskRole* matching_role(const CoreImpl& s, const DraPolicyState& st, bool stored, const std::string& role,
+                              const TaskState& t, bool* by_role) {
   const DraExecutionPolicy& p = st.policy;
   for (size_t i = 0; i < p.task_roles.size(); ++i) {
     const TaskRole& r = p.task_roles[i];
     *by_role = !r.registered_role.empty() && r.registered_role == role;
     if (*by_role) return &r;
-    if (st.role_regex[i].matches(comm, title)) return &r;
+    if (stored ? s.memo_matches(st.role_regex[i], t) : st.role_regex[i].matches(s.comm_of(t), s.title_of(t))) return &r;
   }
   return nullptr;
 }
@@ -194,7 +208,7 @@ bool place_dra_cpus(const CoreImpl& s, const DraExecutionPolicy& p, const TaskSt
 }
 
 // A DRA execution policy reaches a task through its pod, and matches it per thread (exact TID).
-std::optional<Candidate> dra_candidate(const CoreImpl& s, const DraPolicyState& st, const TaskState& t,
+std::optional<Candidate> dra_candidate(const CoreImpl& s, const DraPolicyState& st, bool stored, const TaskState& t,
                                        const std::optional<CpuSet>& env, std::vector<std::string>* warnings) {
   const DraExecutionPolicy& p = st.policy;
   auto pit = s.pods.find(s.pod_of(t));
@@ -202,9 +216,9 @@ std::optional<Candidate> dra_candidate(const CoreImpl& s, const DraPolicyState& 
   const Pod& pod = pit->second.pod;
   if (!labels_match(p.match_labels, pod.labels)) return std::nullopt;
   std::string source;
-  const std::string has_role = task_role(pit->second, s.str(t.role), s.comm_of(t), &source);
+  const std::string has_role = task_role(s, pit->second, t, &source);
   bool by_role = false;
-  const TaskRole* role = matching_role(st, has_role, s.comm_of(t), s.title_of(t), &by_role);
+  const TaskRole* role = matching_role(s, st, stored, has_role, t, &by_role);
   if (!role) return std::nullopt;
 
   Candidate c;
@@ -266,16 +280,21 @@ Candidate node_candidate(const CoreImpl& s, const NodePolicyState& st, Strategy 
 // leader's match applies (the seed's "exact TID strategy first, then TGID").
 void node_candidates(const CoreImpl& s, const TaskState& t, const PolicyOverride& ov,
                      const std::optional<CpuSet>& env, std::vector<Candidate>& out) {
+  // fn(state, stored): stored is false for a preview's stand-in (never memoized).
   auto for_each_node_policy = [&](auto&& fn) {
     for (const auto& [name, st] : s.node_policies) {
       if (ov.node && ov.node->policy.name == name) continue;
-      fn(st);
+      fn(st, true);
     }
-    if (ov.node) fn(*ov.node);
+    if (ov.node) fn(*ov.node, false);
+  };
+  auto selects = [&](const NodePolicyState& st, bool stored, const TaskState& task) {
+    if (stored) return s.memo_node_selected(st.policy) && s.memo_matches(st.regex, task);
+    return s.node_selected(st.policy) && st.regex.matches(s.comm_of(task), s.title_of(task));
   };
   std::vector<const std::string*> exact_node;  // node policies that match this thread itself
-  for_each_node_policy([&](const NodePolicyState& st) {
-    if (s.node_selected(st.policy) && st.regex.matches(s.comm_of(t), s.title_of(t))) {
+  for_each_node_policy([&](const NodePolicyState& st, bool stored) {
+    if (selects(st, stored, t)) {
       out.push_back(node_candidate(s, st, Strategy::ExactTid, env));
       exact_node.push_back(&st.policy.name);
     }
@@ -288,10 +307,10 @@ void node_candidates(const CoreImpl& s, const TaskState& t, const PolicyOverride
     auto leader = s.tasks.find(t.tgid);
     if (leader != s.tasks.end() && leader->second.tgid == leader->first) {
       const TaskState& l = leader->second;
-      for_each_node_policy([&](const NodePolicyState& st) {
+      for_each_node_policy([&](const NodePolicyState& st, bool stored) {
         const bool itself = std::any_of(exact_node.begin(), exact_node.end(),
                                         [&](const std::string* n) { return *n == st.policy.name; });
-        if (!itself && s.node_selected(st.policy) && st.regex.matches(s.comm_of(l), s.title_of(l)))
+        if (!itself && selects(st, stored, l))
           out.push_back(node_candidate(s, st, Strategy::Tgid, env));
       });
     }
@@ -305,14 +324,14 @@ std::vector<Candidate> CoreImpl::candidates(const TaskState& t, const PolicyOver
   std::vector<Candidate> out;
   const std::optional<CpuSet> env = envelope(t);
   if (t.pod != 0) {
-    auto consider = [&](const DraPolicyState& st) {
-      if (auto c = dra_candidate(*this, st, t, env, warnings)) out.push_back(std::move(*c));
+    auto consider = [&](const DraPolicyState& st, bool stored) {
+      if (auto c = dra_candidate(*this, st, stored, t, env, warnings)) out.push_back(std::move(*c));
     };
     for (const auto& [name, st] : dra_policies) {
       if (ov.dra && ov.dra->policy.name == name) continue;
-      if (st.active()) consider(st);
+      if (st.active()) consider(st, true);
     }
-    if (ov.dra) consider(*ov.dra);  // a preview shows the policy as if it were live
+    if (ov.dra) consider(*ov.dra, false);  // a preview shows the policy as if it were live
   }
   node_candidates(*this, t, ov, env, out);
   for (auto& c : out) {
@@ -366,50 +385,40 @@ void CoreImpl::rederive(std::vector<uint32_t> tids, ApplyResult& out, const std:
   std::vector<std::pair<uint32_t, std::optional<DesiredEntry>>> changes;
   std::set<std::string> warnings;
 
+  DeriveMemo::Derivation scratch;
+  std::vector<std::string> w;
   for (uint32_t tid : tids) {
     auto tit = tasks.find(tid);
     auto cur = desired.find(tid);
-    std::optional<Candidate> win;
-    Conflict conflict;
+    const DeriveMemo::Derivation* d = nullptr;
     if (tit != tasks.end()) {
-      std::vector<std::string> w;
-      win = resolve(candidates(tit->second, {}, &w), &conflict);
+      w.clear();
+      d = &derivation(tit->second, scratch, w);
       warnings.insert(w.begin(), w.end());
     }
-    if (win && !conflict.losers.empty()) {
-      conflict.task = tit->second.key;
-      conflicts[tid] = conflict;
+    if (d && d->wins && d->conflict) {
+      Conflict& c = conflicts[tid];
+      c = d->resolution;
+      c.task = tit->second.key;
     } else {
       conflicts.erase(tid);
     }
-    if (!win) {
+    if (!d || !d->wins) {
       if (cur != desired.end()) changes.emplace_back(tid, std::nullopt);
       continue;
     }
 
     DesiredEntry e;
-    e.value = win->value;
-    e.strategy = win->strategy;
+    e.value = d->value;
+    e.value.start = tit->second.key.start;
+    e.value.tgid = tit->second.tgid;
+    e.strategy = d->strategy;
     e.restart_epoch = epoch;
-    // Compared field by field before an Origin is built: an unchanged lineage (most re-derivations)
-    // then costs no copy of its strings.
-    auto same_origin = [&w = *win](const Origin& o) {
-      return o.kind == w.kind && o.policy == w.policy && o.policy_generation == w.policy_generation &&
-             o.pod_uid == w.pod_uid && o.claims == w.claims && o.role == w.role && o.role_source == w.role_source;
-    };
-    if (cur != desired.end() && cur->second.origin && same_origin(*cur->second.origin)) {
-      e.origin = cur->second.origin;
-    } else {
-      Origin o{win->kind,          std::move(win->policy), win->policy_generation, std::move(win->pod_uid),
-               std::move(win->claims), std::move(win->role), std::move(win->role_source)};
-      std::string okey;
-      okey.reserve(96);
-      okey.append(to_string(o.kind)).append("/").append(o.policy).append("/");
-      okey.append(std::to_string(o.policy_generation)).append("/").append(o.pod_uid).append("/");
-      okey.append(o.role).append("/").append(o.role_source);
-      for (const auto& c : o.claims) okey.append("/").append(c.uid).append("@").append(std::to_string(c.generation));
-      e.origin = intern_origin(okey, std::move(o));
-    }
+    // An unchanged lineage keeps the entry's own origin (the pooled one is the same object unless
+    // the entry's was made apart from the pool, e.g. before a restart).
+    const bool keep_origin = cur != desired.end() && cur->second.origin &&
+                             (cur->second.origin == d->origin || *cur->second.origin == *d->origin);
+    e.origin = keep_origin ? cur->second.origin : d->origin;
     // A boost lease, once granted, runs to its deadline; re-deriving an unchanged boost keeps it.
     if (e.value.flags & kFlagBoost) {
       // Only the same task keeps its lease: a task that reuses the tid starts a new one.
@@ -436,6 +445,57 @@ void CoreImpl::rederive(std::vector<uint32_t> tids, ApplyResult& out, const std:
     }
     out.changed_tids.push_back(tid);
   }
+}
+
+std::shared_ptr<const Origin> CoreImpl::origin_of(Candidate& win) {
+  Origin o{win.kind,          std::move(win.policy), win.policy_generation, std::move(win.pod_uid),
+           std::move(win.claims), std::move(win.role), std::move(win.role_source)};
+  std::string okey;
+  okey.reserve(96);
+  okey.append(to_string(o.kind)).append("/").append(o.policy).append("/");
+  okey.append(std::to_string(o.policy_generation)).append("/").append(o.pod_uid).append("/");
+  okey.append(o.role).append("/").append(o.role_source);
+  for (const auto& c : o.claims) okey.append("/").append(c.uid).append("@").append(std::to_string(c.generation));
+  return intern_origin(okey, std::move(o));
+}
+
+const DeriveMemo::Derivation& CoreImpl::derivation(const TaskState& t, DeriveMemo::Derivation& scratch,
+                                                   std::vector<std::string>& warnings) {
+  DeriveMemo::DerivationKey k;
+  k.pod = strings.serial(t.pod);
+  k.comm = strings.serial(t.comm);
+  k.title = strings.serial(t.title);
+  k.role = strings.serial(t.role);
+  k.cpuset = cpusets.serial(t.cpuset);
+  if (t.key.tid != t.tgid) {
+    // What node_candidates reads of the leader: whether a real leader lives, and its names.
+    auto leader = tasks.find(t.tgid);
+    if (leader != tasks.end() && leader->second.tgid == leader->first) {
+      k.leader = 1;
+      k.leader_comm = strings.serial(leader->second.comm);
+      k.leader_title = strings.serial(leader->second.title);
+    } else {
+      k.leader = 2;
+    }
+  }
+  if (const DeriveMemo::Derivation* known = memo.derivation(k)) return *known;
+  DeriveMemo::Derivation d;
+  Conflict conflict;
+  std::optional<Candidate> win = resolve(candidates(t, {}, &warnings), &conflict);
+  if (win) {
+    d.wins = true;
+    d.value = win->value;
+    d.strategy = win->strategy;
+    d.conflict = !conflict.losers.empty();
+    if (d.conflict) d.resolution = std::move(conflict);
+    d.origin = origin_of(*win);
+  }
+  // Warnings may name the task (an allocation outside its envelope): such a derivation is its own.
+  if (!warnings.empty()) {
+    scratch = std::move(d);
+    return scratch;
+  }
+  return memo.remember(k, std::move(d));
 }
 
 // Every task that one policy derives through one pod and claim set shares one Origin, across

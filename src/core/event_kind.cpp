@@ -12,4 +12,12 @@ const char* event_kind(const Event& e) {
   return kNames[e.index()];
 }
 
+uint32_t task_event_tid(const Event& e) {
+  if (const auto* seen = std::get_if<TaskSeen>(&e)) return seen->task.key.tid;
+  if (const auto* renamed = std::get_if<TaskRenamed>(&e)) return renamed->key.tid;
+  if (const auto* exited = std::get_if<TaskExited>(&e)) return exited->key.tid;
+  if (const auto* role = std::get_if<TaskRoleSet>(&e)) return role->key.tid;
+  return 0;
+}
+
 }  // namespace c2c

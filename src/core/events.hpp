@@ -56,5 +56,7 @@ using Event = std::variant<NodeInfoEvent, ClaimAllocated, ClaimUpdated, ClaimDea
 
 // The trace-format name of an event ("claim_allocated", ...).
 const char* event_kind(const Event& e);
+// The tid a task event is about (seen, renamed, exited, role set); 0 for any other event.
+uint32_t task_event_tid(const Event& e);
 
 }  // namespace c2c

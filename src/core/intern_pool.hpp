@@ -27,15 +27,21 @@ class InternPool {
     if (fresh) {
       if (free_.empty()) {
         it->second = static_cast<uint32_t>(slots_.size());
-        slots_.push_back(Slot{v, 0});
+        slots_.push_back(Slot{v, 0, ++serials_});
       } else {
         it->second = free_.back();
         free_.pop_back();
         slots_[it->second].value = v;
+        slots_[it->second].serial = ++serials_;
       }
     }
     ++slots_[it->second].refs;
     return it->second;
+  }
+  // The id `v` has, without a reference; 0 when no task holds it.
+  uint32_t find(const T& v) const {
+    auto it = ids_.find(v);
+    return it == ids_.end() ? 0 : it->second;
   }
   void retain(uint32_t id) {
     if (id != 0) ++slots_[id].refs;
@@ -54,6 +60,9 @@ class InternPool {
     free_.push_back(id);
   }
   const T& operator[](uint32_t id) const { return slots_[id].value; }
+  // Which value an id holds now: ids are reused once released, serials never (not even after
+  // clear()), so (id, serial) names one value for the pool's life (a memo's key, CoreImpl).
+  uint64_t serial(uint32_t id) const { return slots_[id].serial; }
   size_t size() const { return ids_.size(); }  // distinct live values
   void clear() {
     std::vector<Slot>(1).swap(slots_);
@@ -65,7 +74,9 @@ class InternPool {
   struct Slot {
     T value{};
     uint32_t refs = 0;
+    uint64_t serial = 0;  // 0: the "none" value
   };
+  uint64_t serials_ = 0;
   std::vector<Slot> slots_;      // slots_[0]: the "none" value
   std::vector<uint32_t> free_;   // released ids, reused first
   absl::flat_hash_map<T, uint32_t, Hash> ids_;

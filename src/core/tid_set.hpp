@@ -60,6 +60,11 @@ class TidSet {
     size_ = 0;
   }
 
+  // Brings tid's home slot towards the cache ahead of an insert, erase or count (Core::prefetch).
+  void prefetch(uint32_t tid) const {
+    if (!slots_.empty()) __builtin_prefetch(slots_.data() + home(tid), 1);
+  }
+
   size_t count(uint32_t tid) const {
     if (slots_.empty() || tid == 0) return 0;
     for (size_t i = home(tid);; i = next(i)) {
