@@ -42,6 +42,8 @@ constexpr uint64_t kConfirmAfterNs = 100'000'000ull;
 // the restart rebuilds from what is on disk (INV-7); after a failed fdatasync the file's pages
 // cannot be trusted anyway (spec/daemon.md, "Durable before the map").
 constexpr int kExitUnwritableBatch = 75;
+// The change records a turn keeps room for; a larger burst's room is given back after it.
+constexpr size_t kKeptChanges = 1024;
 
 bool is_host_or_internal(const Event& e) {
   return std::holds_alternative<TaskSeen>(e) || std::holds_alternative<TaskRenamed>(e) ||
@@ -580,10 +582,7 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   if (log_ && log_->size() > kCompactLogBytes) {
     if (auto e = compact(); !e.empty()) spdlog::warn("compacting the durable state log: {} (the log keeps growing)", e);
   }
-  if (heap_trim_.due(now)) {
-    applier_->fit_read_buffers(core_.actual().size());
-    malloc_trim(0);
-  }
+  if (heap_trim_.due(now)) malloc_trim(0);
   metrics_.set_entries(static_cast<double>(core_.desired_size()), static_cast<double>(core_.actual().size()));
   for (auto st : {IntentState::Pending, IntentState::Sent, IntentState::Applied, IntentState::Failed})
     metrics_.set_intents(to_string(st), static_cast<double>(intents_.count(st)));
@@ -975,7 +974,9 @@ void Engine::publish_changes() {
       spdlog::warn("a Watch client fell more than {} changes behind: its stream is ended", cfg_.watch_queue);
     }
   }
-  changes_.clear();
+  // A burst's changes (100k exits: ~10 MB of Change records) are not kept as capacity.
+  if (changes_.capacity() > kKeptChanges) std::vector<Change>().swap(changes_);
+  else changes_.clear();
 }
 
 Pod Engine::resolve_pod(Pod p, std::vector<std::string>* warnings) const {

@@ -1,6 +1,7 @@
 // claim2cored: the node daemon (spec/daemon.md).
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <cerrno>
@@ -88,6 +89,14 @@ bool build_config(const Flags& f, c2c::daemon::DaemonConfig* out, std::string* e
 
 int main(int argc, char** argv) {
   using namespace c2c::daemon;
+  // glibc raises its mmap and trim thresholds as large blocks are freed (up to 32 and 64 MiB), and
+  // from then on a thread's arena keeps what a burst freed at its top, which malloc_trim does not
+  // reach in arenas other than the main one (the engine's loop is such a thread): 28 MB of a
+  // 100k-task burst stayed resident after the tasks exited (issue #13). Fixed thresholds: a block
+  // of 1 MiB or more is mapped on its own and unmapped when freed, an arena's top is trimmed once
+  // 4 MiB of it are free.
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  mallopt(M_TRIM_THRESHOLD, 4 << 20);
   CLI::App app{"claim2cored: keeps the pinned per-task policy maps in step with policies, claims and tasks"};
   Flags f;
   app.set_version_flag("--version", std::string("claim2cored ") + c2c::kVersionString);

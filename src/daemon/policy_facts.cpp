@@ -37,6 +37,8 @@ void PolicyFacts::remove(uint32_t tid) {
   if (it->second.in_map) --c.in_map;
   if (it->second.confirmed) --c.confirmed;
   slots_.erase(it);
+  // Buckets are not given back by erase: once mostly empty (a mass exit), shrink the array.
+  if (slots_.bucket_count() > 1024 && slots_.size() * 8 < slots_.bucket_count()) slots_.rehash(0);
 }
 
 void PolicyFacts::recount(const Core& core) {

@@ -168,18 +168,25 @@ void Applier::delete_keys(const std::vector<size_t>& idx, const Plan& plan, Appl
   // Compare before delete: read each entry and keep only those still holding the expected task.
   // Many deletes compare against one fresh batched read of the map instead of one lookup
   // syscall each; both read the map just before deleting, so the guarantee is the same.
-  std::vector<uint64_t> snapshot;  // (tid << 32 | index into raw_vals_), sorted
+  // What the compare needs of each entry: the task's start and the generation.
+  struct Held {
+    uint64_t start_ticks, generation;
+  };
+  std::vector<uint64_t> snapshot;  // (tid << 32 | index into held), sorted
+  std::vector<Held> held;
   bool batched_read = false;
-  const bool use_snapshot = idx.size() >= opts_.snapshot_compare_min && read_raw(&batched_read).empty();
-  if (use_snapshot) {
-    snapshot.resize(raw_count_);
-    for (size_t k = 0; k < raw_count_; ++k) snapshot[k] = (uint64_t{raw_keys_[k]} << 32) | k;
-    std::sort(snapshot.begin(), snapshot.end());
-  }
+  const bool use_snapshot =
+      idx.size() >= opts_.snapshot_compare_min && read_each(&batched_read, [&](uint32_t tid, const c2c_policy_value& v) {
+        snapshot.push_back((uint64_t{tid} << 32) | held.size());
+        held.push_back({v.start_ticks, v.generation});
+      }).empty();
+  if (use_snapshot) std::sort(snapshot.begin(), snapshot.end());
   auto current = [&](uint32_t tid, c2c_policy_value* out) {
     auto it = std::lower_bound(snapshot.begin(), snapshot.end(), uint64_t{tid} << 32);
     if (it == snapshot.end() || (*it >> 32) != tid) return ENOENT;
-    *out = raw_vals_[*it & 0xffffffffu];
+    const Held& h = held[*it & 0xffffffffu];
+    out->start_ticks = h.start_ticks;
+    out->generation = h.generation;
     return 0;
   };
   std::vector<size_t> doomed;
@@ -360,55 +367,45 @@ void Applier::fail_closed(size_t full_at, const std::vector<size_t>& pending, co
 }
 
 void Applier::fit_read_buffers(size_t entries) {
-  if (raw_cap_ <= 1024 || raw_cap_ <= 4 * entries) return;
-  raw_keys_.reset();
-  raw_vals_.reset();
-  raw_cap_ = raw_count_ = 0;
+  if (raw_cap_ == entries) return;
+  raw_keys_.reset(new uint32_t[entries]);
+  // Default-initialised (not zeroed): pages are touched only where the kernel writes entries.
+  raw_vals_.reset(new c2c_policy_value[entries]);
+  raw_cap_ = entries;
 }
 
-std::string Applier::read_raw(bool* batched) {
-  // The buffers live in the Applier and grow, until fit_read_buffers(): a daemon reconciling
-  // every few seconds then reads into memory that is already mapped (page faults are costly, in
-  // VMs above all).
-  size_t got = 0;
-  auto room = [&](size_t n) {
-    if (raw_cap_ >= got + n) return;
-    // Default-initialised (not zeroed): pages are touched only where the kernel writes entries.
-    std::unique_ptr<uint32_t[]> keys(new uint32_t[got + n]);
-    std::unique_ptr<c2c_policy_value[]> vals(new c2c_policy_value[got + n]);
-    std::copy(raw_keys_.get(), raw_keys_.get() + got, keys.get());
-    std::copy(raw_vals_.get(), raw_vals_.get() + got, vals.get());
-    raw_keys_ = std::move(keys);
-    raw_vals_ = std::move(vals);
-    raw_cap_ = got + n;
-  };
+std::string Applier::read_each(bool* batched, const std::function<void(uint32_t, const c2c_policy_value&)>& visit) {
+  // One chunk at a time (ApplyOptions::read_chunk entries per lookup_batch call) into buffers of
+  // that size, which stay allocated between reads: a reconcile every few seconds reads into
+  // memory already mapped, and the daemon holds one chunk, not the whole map.
+  const size_t chunk = std::max<size_t>(opts_.read_chunk, 1);
   bool use_batch = batch_ok_;
   if (use_batch) {
-    // By default one call returns the whole map: the kernel walks it bucket by bucket and copies
-    // out until `count` is reached, so a buffer of max_entries needs a single syscall.
     const size_t cap = std::max<size_t>(map_.max_entries(), 1);
-    size_t chunk = opts_.read_chunk != 0 ? opts_.read_chunk : cap;
+    size_t step = chunk;
     uint64_t in = 0, next = 0;
     bool first = true;
     unsigned transient = 0;
     while (true) {
-      room(chunk);
-      uint32_t count = static_cast<uint32_t>(std::min<size_t>(chunk, UINT32_MAX));
-      int err = map_.lookup_batch(first ? nullptr : &in, &next, raw_keys_.get() + got, raw_vals_.get() + got, &count);
-      if (err == 0 || err == ENOENT) got += std::min<size_t>(count, chunk);
+      fit_read_buffers(step);
+      uint32_t count = static_cast<uint32_t>(std::min<size_t>(step, UINT32_MAX));
+      int err = map_.lookup_batch(first ? nullptr : &in, &next, raw_keys_.get(), raw_vals_.get(), &count);
+      if (err == 0 || err == ENOENT)
+        for (size_t k = 0; k < std::min<size_t>(count, step); ++k) visit(raw_keys_[k], raw_vals_[k]);
       if (err == ENOENT) break;
       if (err == 0) {
         in = next;
         first = false;
         transient = 0;
+        step = chunk;  // a bucket that needed more is behind us
         continue;
       }
-      if (err == ENOSPC) {  // one bucket holds more than `chunk` entries: grow, read the step again
-        if (chunk > 8 * cap + 1024) return "lookup_batch: ENOSPC with a buffer of " + std::to_string(chunk) + " entries";
-        chunk *= 2;
+      if (err == ENOSPC) {  // one bucket holds more than `step` entries: grow, read the step again
+        if (step > 8 * cap + 1024) return "lookup_batch: ENOSPC with a buffer of " + std::to_string(step) + " entries";
+        step *= 2;
         continue;
       }
-      if (first && got == 0 && batch_unsupported(err)) {
+      if (first && batch_unsupported(err)) {
         use_batch = false;
         break;
       }
@@ -418,10 +415,10 @@ std::string Applier::read_raw(bool* batched) {
       }
       return "reading the policy map (lookup_batch) failed: " + bpf_errno_text(err);
     }
+    fit_read_buffers(chunk);
   }
   if (!use_batch) {
     // Keys first, then values: deleting or re-reading during get_next_key would restart it.
-    got = 0;
     std::vector<uint32_t> keys;
     std::unordered_set<uint32_t> seen;
     uint32_t prev = 0, key = 0;
@@ -437,15 +434,14 @@ std::string Applier::read_raw(bool* batched) {
       prev = key;
       first = false;
     }
-    room(keys.size());
     for (uint32_t k : keys) {
-      int err = map_.lookup(k, &raw_vals_[got]);
+      c2c_policy_value v;
+      int err = map_.lookup(k, &v);
       if (err == ENOENT) continue;  // deleted since we saw its key
       if (err != 0) return "reading tid " + std::to_string(k) + " failed: " + bpf_errno_text(err);
-      raw_keys_[got++] = k;
+      visit(k, v);
     }
   }
-  raw_count_ = got;
   *batched = use_batch;
   return "";
 }
@@ -466,16 +462,20 @@ void end_warnings(ReadResult& out, size_t bad) {
 Result<ReadResult> Applier::read_actual() {
   using R = Result<ReadResult>;
   ReadResult out;
-  if (std::string e = read_raw(&out.batched); !e.empty()) return R::fail(e);
-  // Sort (tid, index) pairs rather than moving 112-byte values around.
-  std::vector<uint64_t> order(raw_count_);
-  for (size_t i = 0; i < order.size(); ++i) order[i] = (uint64_t{raw_keys_[i]} << 32) | i;
+  // What the read returns, kept until it is sorted and decoded (freed with this call).
+  std::vector<c2c_policy_value> vals;
+  std::vector<uint64_t> order;  // (tid << 32 | index into vals): sorted rather than 112-byte values
+  const std::string e = read_each(&out.batched, [&](uint32_t tid, const c2c_policy_value& v) {
+    order.push_back((uint64_t{tid} << 32) | vals.size());
+    vals.push_back(v);
+  });
+  if (!e.empty()) return R::fail(e);
   std::sort(order.begin(), order.end());
   out.entries.reserve(order.size());
   size_t bad = 0;
   for (uint64_t o : order) {
     const uint32_t tid = static_cast<uint32_t>(o >> 32);
-    const c2c_policy_value& v = raw_vals_[o & 0xffffffffu];
+    const c2c_policy_value& v = vals[o & 0xffffffffu];
     if (!out.entries.empty() && out.entries.back().tid == tid) continue;  // a restarted walk
     add_entry(out, tid, v, bad);
   }

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,7 +63,7 @@ struct ApplyOptions {
   RetryPolicy retry;
   size_t batch_size = 8192;  // keys per batch call
   bool use_batch = true;     // false: one call per key (also the automatic fallback)
-  size_t read_chunk = 0;     // entries per lookup_batch call; 0: the whole map in one call
+  size_t read_chunk = 4096;  // entries per lookup_batch call: what the read buffers hold
   // From this many deletes on, compare-before-delete uses one fresh read of the whole map
   // instead of one lookup per key.
   size_t snapshot_compare_min = 256;
@@ -96,13 +97,10 @@ class Applier {
   // Only these keys, one lookup each (a key not in the map is left out): for a read-back of a
   // few keys in a large map, where one batched pass over the whole map would cost O(map).
   Result<ReadResult> read_keys(const std::vector<uint32_t>& tids);
-  // Gives the whole-map read buffers back when they could hold more than four times `entries`
-  // (what the map holds now) and more than 1024 (the next read allocates them again, touching
-  // only what the map then holds): the daemon calls it when it trims its heap after a mass exit,
-  // so a map that was large once does not keep ~112 B per entry it ever held, while a map that
-  // stays large keeps its buffers mapped.
-  void fit_read_buffers(size_t entries);
-  size_t read_buffer_entries() const { return raw_cap_; }  // what the read buffers hold now
+  // What the whole-map read buffers hold now: one chunk (ApplyOptions::read_chunk), whatever the
+  // map's size (more only while a bucket holds more than a chunk). A whole-map read keeps what it
+  // read in memory it frees when done: the daemon does not hold ~116 B per entry the map ever held.
+  size_t read_buffer_entries() const { return raw_cap_; }
 
  private:
   int with_retry(OpStatus& st, const std::function<int()>& call);
@@ -114,8 +112,10 @@ class Applier {
   void fail_closed(size_t full_at, const std::vector<size_t>& pending, const std::vector<size_t>& adds,
                    const std::vector<c2c_policy_value>& vals, ApplyReport& rep);
 
-  // Reads the whole map into raw_keys_/raw_vals_[0, raw_count_); "" or the error.
-  std::string read_raw(bool* batched);
+  // Reads the whole map a chunk at a time into raw_keys_/raw_vals_, calling visit(tid, value) for
+  // each entry read; "" or the error.
+  std::string read_each(bool* batched, const std::function<void(uint32_t, const c2c_policy_value&)>& visit);
+  void fit_read_buffers(size_t entries);  // exactly `entries` (a chunk), unless already so
 
   PolicyMapIo& map_;
   ApplyOptions opts_;
@@ -123,7 +123,7 @@ class Applier {
   bool batch_ok_ = true;
   std::unique_ptr<uint32_t[]> raw_keys_;
   std::unique_ptr<c2c_policy_value[]> raw_vals_;
-  size_t raw_cap_ = 0, raw_count_ = 0;
+  size_t raw_cap_ = 0;
 };
 
 }  // namespace c2c::mirror

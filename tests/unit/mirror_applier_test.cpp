@@ -270,40 +270,40 @@ TEST_F(MirrorApply, ReadsEverythingAcrossBatchesAndFlagsForeignEntries) {
   EXPECT_NE(read->warnings[0].find("tid 11"), std::string::npos);
 }
 
-// The read buffers are given back (the daemon's heap trim) only when the map shrank to under a
-// quarter of what they hold; the next read allocates them again and sees the map as it is then.
-TEST_F(MirrorApply, ReadsAfterItsBuffersWereFittedToAShrunkMap) {
-  opts.read_chunk = 2048;  // the buffers hold at least 2048 entries after a read
-  for (uint32_t t = 1; t <= 3000; ++t) map.entries[t] = to_abi(val(t, 1));
-  Applier a = make();
-  ASSERT_EQ(a.read_actual()->entries.size(), 3000u);
-  const size_t held = a.read_buffer_entries();
-  ASSERT_GE(held, 3000u);
-  a.fit_read_buffers(3000);  // the map as large as ever: kept
-  EXPECT_EQ(a.read_buffer_entries(), held);
-  a.fit_read_buffers(held / 4);  // a quarter of what they hold: still kept
-  EXPECT_EQ(a.read_buffer_entries(), held);
-  EXPECT_EQ(a.read_actual()->entries.size(), 3000u);
-  for (uint32_t t = 1; t <= 2990; ++t) map.entries.erase(t);
-  a.fit_read_buffers(10);
-  EXPECT_EQ(a.read_buffer_entries(), 0u) << "given back";
+// A whole-map read holds one chunk in its buffers, whatever the map's size: a map of thousands
+// of entries is read whole, and afterwards the buffers hold no more than a chunk (issue #13: the
+// daemon held ~116 B per entry the map ever held). Reads after the map shrank or grew see it as
+// it is.
+TEST_F(MirrorApply, ReadBuffersHoldOneChunkWhateverTheMapsSize) {
+  opts.read_chunk = 64;
+  FakePolicyMap large(100'000);  // a map that could hold far more than it does
+  for (uint32_t t = 1; t <= 3000; ++t) large.entries[t] = to_abi(val(t, 1));
+  Applier a(large, opts, [](nanoseconds) {});
   auto read = a.read_actual();
+  ASSERT_TRUE(read.ok()) << read.error();
+  ASSERT_EQ(read->entries.size(), 3000u);
+  EXPECT_EQ(read->entries.front().tid, 1u);
+  EXPECT_EQ(read->entries.back().tid, 3000u);
+  EXPECT_EQ(a.read_buffer_entries(), 64u);
+  for (uint32_t t = 1; t <= 2990; ++t) large.entries.erase(t);
+  read = a.read_actual();
   ASSERT_TRUE(read.ok()) << read.error();
   ASSERT_EQ(read->entries.size(), 10u);
   EXPECT_EQ(read->entries[0].tid, 2991u);
-  for (uint32_t t = 5000; t < 5020; ++t) map.entries[t] = to_abi(val(t, 1));
-  a.fit_read_buffers(30);
-  a.fit_read_buffers(30);  // twice: nothing to give back the second time
+  for (uint32_t t = 5000; t < 5020; ++t) large.entries[t] = to_abi(val(t, 1));
   EXPECT_EQ(a.read_actual()->entries.size(), 30u);
+  EXPECT_EQ(a.read_buffer_entries(), 64u);
 }
 
 TEST_F(MirrorApply, ReadGrowsItsBufferOnEnospc) {
   opts.read_chunk = 1;
   map.min_read_chunk = 4;
   for (uint32_t t = 1; t <= 9; ++t) map.entries[t] = to_abi(val(t, 1));
-  auto read = make().read_actual();
+  Applier a = make();
+  auto read = a.read_actual();
   ASSERT_TRUE(read.ok()) << read.error();
   EXPECT_EQ(read->entries.size(), 9u);
+  EXPECT_EQ(a.read_buffer_entries(), 1u) << "back to one chunk once the large bucket was read";
 }
 
 }  // namespace
