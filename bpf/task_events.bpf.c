@@ -37,6 +37,27 @@ struct {
 	__type(value, __u64);
 } c2c_ev_drops SEC(".maps");
 
+/*
+ * 1 while the reader polls the ring buffer on its own clock (a storm of forks and exits,
+ * src/daemon/task_event_pacing.hpp): records are then written without waking it. 0 (the
+ * default, and whenever nobody sets it): the kernel wakes the reader for a record written when it
+ * had read everything, i.e. at once when it keeps up.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} c2c_ev_quiet SEC(".maps");
+
+static __always_inline __u64 submit_flags(void)
+{
+	__u32 zero = 0;
+	__u32 *quiet = bpf_map_lookup_elem(&c2c_ev_quiet, &zero);
+
+	return quiet && *quiet ? BPF_RB_NO_WAKEUP : 0;
+}
+
 static __always_inline void count_drop(void)
 {
 	__u32 zero = 0;
@@ -71,7 +92,7 @@ int BPF_PROG(c2c_on_fork, struct task_struct *parent, struct task_struct *child)
 	if (!rec)
 		return 0;
 	BPF_CORE_READ_STR_INTO(&rec->comm, child, comm);
-	bpf_ringbuf_submit(rec, 0);
+	bpf_ringbuf_submit(rec, submit_flags());
 	return 0;
 }
 
@@ -84,7 +105,7 @@ int BPF_PROG(c2c_on_rename, struct task_struct *task, const char *comm)
 		return 0;
 	if (bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), comm) < 0)
 		rec->comm[0] = '\0';
-	bpf_ringbuf_submit(rec, 0);
+	bpf_ringbuf_submit(rec, submit_flags());
 	return 0;
 }
 
@@ -97,7 +118,7 @@ int BPF_PROG(c2c_on_exec, struct task_struct *p, pid_t old_pid, struct linux_bin
 		return 0;
 	rec->reserved = (__u32)old_pid;
 	BPF_CORE_READ_STR_INTO(&rec->comm, p, comm);
-	bpf_ringbuf_submit(rec, 0);
+	bpf_ringbuf_submit(rec, submit_flags());
 	return 0;
 }
 
@@ -109,6 +130,6 @@ int BPF_PROG(c2c_on_exit, struct task_struct *p)
 	if (!rec)
 		return 0;
 	BPF_CORE_READ_STR_INTO(&rec->comm, p, comm);
-	bpf_ringbuf_submit(rec, 0);
+	bpf_ringbuf_submit(rec, submit_flags());
 	return 0;
 }

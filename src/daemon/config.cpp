@@ -71,7 +71,7 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
   if (!root || root.IsNull()) return;
   if (!root.IsMap()) fail("(root)", "must be a mapping of fields");
   only(root, "", {"node_name", "socket", "role_socket", "allowed_uids", "state_dir", "pin_root", "policy_map_max_entries",
-                  "task_discovery", "task_event_buffer", "rescan_interval", "readback_interval", "watch_queue", "max_message_bytes",
+                  "task_discovery", "task_event_buffer", "task_event_poll_interval", "rescan_interval", "readback_interval", "watch_queue", "max_message_bytes",
                   "max_connections", "log_level", "scheduler", "scheduler_object", "bpf_dir", "tcp", "metrics", "node"});
   if (auto n = root["node_name"]) {
     c.node_name = scalar(n, "node_name");
@@ -129,6 +129,8 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
       if (auto p = host::events_ringbuf_bytes_problem(bytes)) fail("task_event_buffer", *p + " (0: derived from pid_max)");
     c.task_event_buffer_bytes = static_cast<uint32_t>(bytes);
   }
+  if (auto n = root["task_event_poll_interval"])
+    c.task_event_poll_interval_ns = duration(n, "task_event_poll_interval", 0, 10'000'000);
   if (auto n = root["rescan_interval"]) c.rescan_interval_ns = duration(n, "rescan_interval", 100'000'000, 3'600'000'000'000ull);
   if (auto n = root["readback_interval"])
     c.readback_interval_ns = duration(n, "readback_interval", 100'000'000, 3'600'000'000'000ull);

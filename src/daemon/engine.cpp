@@ -386,6 +386,7 @@ void Engine::start() {
   add(queue_.event_fd(), kTagCommands);
   if (feed_->epoll_fd() >= 0) add(feed_->epoll_fd(), kTagTaskEvents);
   add(timerfd_, kTagTimer);
+  task_event_pacing_.set_interval(cfg_.task_event_poll_interval_ns);
   thread_ = std::thread([this] { run(); });
 }
 
@@ -403,6 +404,8 @@ void Engine::drain() {
 void Engine::reload(const DaemonConfig& cfg) {
   submit(Command{[cfg](Engine& e) {
                    e.cfg_.rescan_interval_ns = cfg.rescan_interval_ns;
+                   e.cfg_.task_event_poll_interval_ns = cfg.task_event_poll_interval_ns;
+                   e.task_event_pacing_.set_interval(cfg.task_event_poll_interval_ns);
                    e.cfg_.readback_interval_ns = cfg.readback_interval_ns;
                    e.cfg_.watch_queue = cfg.watch_queue;
                    e.cfg_.log_level = cfg.log_level;
@@ -434,6 +437,7 @@ void Engine::arm_timer() {
   if (auto t = heap_trim_.deadline()) next = std::min(next, *t);
   if (auto t = feed_->drop_check_deadline()) next = std::min(next, *t);
   if (auto t = feed_->title_deadline()) next = std::min(next, *t);
+  if (auto t = task_event_pacing_.deadline()) next = std::min(next, *t);
   if (next == 0) next = 1;
   if (next == armed_ns_) return;
   armed_ns_ = next;
@@ -471,6 +475,31 @@ void Engine::run() {
       break;
     }
   }
+}
+
+void Engine::watch_task_events(bool on) {
+  epoll_event ev{};
+  ev.events = on ? uint32_t{EPOLLIN} : 0u;
+  ev.data.u64 = kTagTaskEvents;
+  epoll_ctl(epfd_, EPOLL_CTL_MOD, feed_->epoll_fd(), &ev);
+}
+
+// Reads the ring buffer and carries out a change of TaskEventPacing's mode: into a storm, the
+// producers stop waking the loop and the ring buffer leaves the epoll set (the timer reads it);
+// out of one, both come back and the records written meanwhile without a wake-up are read now.
+void Engine::read_task_events(uint64_t now) {
+  const size_t before = pending_host_.size();
+  feed_->poll(pending_host_);
+  const TaskEventPacing::Mode was = task_event_pacing_.mode();
+  const TaskEventPacing::Mode mode = task_event_pacing_.read(now, pending_host_.size() - before);
+  if (mode == was) return;
+  const bool wake = mode == TaskEventPacing::Mode::Wake;
+  feed_->set_wakeups(wake);
+  watch_task_events(wake);
+  if (wake)
+    feed_->poll(pending_host_);
+  else
+    metrics_.task_event_storm();
 }
 
 void Engine::advance_time() {
@@ -526,7 +555,7 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   }
 
   turn_changed_ = false;
-  if (events_ready || timer) feed_->poll(pending_host_);
+  if (events_ready || timer) read_task_events(boottime_ns());
   // Bounded like the ring buffer: if the loop fell this far behind, a snapshot is cheaper.
   bool overflow = pending_host_.size() > kMaxPendingHostEvents;
   if (overflow) {

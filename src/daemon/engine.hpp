@@ -29,6 +29,7 @@
 #include "daemon/policy_facts.hpp"
 #include "daemon/confirm_pass.hpp"
 #include "daemon/full_pass_pacing.hpp"
+#include "daemon/task_event_pacing.hpp"
 #include "daemon/heap_trim.hpp"
 #include "daemon/retry_queue.hpp"
 #include "daemon/task_listing.hpp"
@@ -208,6 +209,10 @@ class Engine {
   uint64_t next_confirm_ns_ = UINT64_MAX;  // the short read-back pass for SENT intents, if due
   bool refresh_intents_ = false;           // a policy or claim changed: selection and reasons again
   uint64_t armed_ns_ = 0;  // what the timerfd is set to (re-armed only when it changes)
+  // When the ring buffer is read: at its wake-up, or on the clock in a storm (task_event_pacing.hpp).
+  TaskEventPacing task_event_pacing_{0};
+  void read_task_events(uint64_t now);
+  void watch_task_events(bool on);
   // Incremental reconcile (spec/daemon.md, "Incremental reconcile"): the TIDs this turn changed
   // (changed_tids of every apply, ops written), the per-policy counts kept from them, and the
   // writes to retry. recount_ asks for a full recount (the actual table was re-observed).

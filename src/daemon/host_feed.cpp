@@ -47,6 +47,12 @@ HostFeed::HostFeed(TaskDiscovery mode, int events_fd) : mode_(mode) {
 
 int HostFeed::epoll_fd() const { return stream_ ? stream_->epoll_fd() : -1; }
 
+void HostFeed::set_wakeups(bool on) {
+  if (!stream_) return;
+  // A failed switch costs only efficiency: off, the loop still polls; on, it still reads.
+  if (std::string e = stream_->set_wakeups(on); !e.empty()) spdlog::warn("task events: {}", e);
+}
+
 void HostFeed::send_again(const Core& core, const std::vector<host::TaskInfo>& threads, uint64_t now_ns,
                           std::vector<Event>& out) {
   for (const auto& t : threads) {

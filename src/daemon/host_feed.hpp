@@ -30,6 +30,8 @@ class HostFeed {
   // A sentence for Status and logs: which discovery runs and why (fallbacks included).
   const std::string& description() const { return description_; }
   int epoll_fd() const;  // -1 without an event stream
+  // Whether a task event wakes the loop (TaskEventStream::set_wakeups; task_event_pacing.hpp).
+  void set_wakeups(bool on);
 
   // The ring buffer's records as decoded, cheap; complete() turns each into core events when the
   // engine gets to it.

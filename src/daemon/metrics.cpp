@@ -56,6 +56,11 @@ Metrics::Metrics()
       rpcs_(&BuildCounter().Name("claim2core_rpcs_total").Help("RPCs by method and status code").Register(*registry_)),
       intents_(&BuildGauge().Name("claim2core_intents").Help("Intents by state").Register(*registry_)),
       rescans_(BuildCounter().Name("claim2core_task_rescans_total").Help("Full task rescans").Register(*registry_).Add({})),
+      storms_(BuildCounter()
+                  .Name("claim2core_task_event_storms_total")
+                  .Help("Storms of task events: the ring buffer read every task_event_poll_interval, without wake-ups")
+                  .Register(*registry_)
+                  .Add({})),
       readbacks_(&BuildCounter()
                       .Name("claim2core_readback_passes_total")
                       .Help("Read-back passes of the policy map, by what they read: written_keys (the short pass "

@@ -50,6 +50,9 @@ class Metrics {
   }
   void set_intents(const std::string& state, double n) { intents_->Add({{"state", state}}).Set(n); }
   void rescan() { rescans_.Increment(); }
+  // A storm of task events began: the ring buffer is read on the clock until it ends
+  // (task_event_pacing.hpp).
+  void task_event_storm() { storms_.Increment(); }
   // How long the last periodic full pass held the loop: "readback" (the whole map, the full plan
   // and check) or "rescan" (the task snapshot); each is paced to at most 1 % of the loop
   // (full_pass_pacing.hpp), so this says how far apart they run.
@@ -85,6 +88,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* rpcs_;
   prometheus::Family<prometheus::Gauge>* intents_;
   prometheus::Counter& rescans_;
+  prometheus::Counter& storms_;
   prometheus::Family<prometheus::Counter>* readbacks_;
   prometheus::Family<prometheus::Gauge>* full_pass_seconds_;
   prometheus::Counter& persists_;

@@ -102,8 +102,9 @@ std::unique_ptr<TaskEventStream> TaskEventStream::open_impl(std::string* err, co
   }
   const int rb_fd = bpf_object__find_map_fd_by_name(s->obj_, C2C_EVENTS_MAP_NAME);
   s->drops_fd_ = bpf_object__find_map_fd_by_name(s->obj_, "c2c_ev_drops");
-  if (rb_fd < 0 || s->drops_fd_ < 0) {
-    if (err) *err = path.string() + ": missing map " C2C_EVENTS_MAP_NAME " or c2c_ev_drops";
+  s->quiet_fd_ = bpf_object__find_map_fd_by_name(s->obj_, "c2c_ev_quiet");
+  if (rb_fd < 0 || s->drops_fd_ < 0 || s->quiet_fd_ < 0) {
+    if (err) *err = path.string() + ": missing map " C2C_EVENTS_MAP_NAME ", c2c_ev_drops or c2c_ev_quiet";
     return nullptr;
   }
   s->rb_ = ring_buffer__new(rb_fd, &TaskEventStream::on_sample, s.get(), nullptr);
@@ -158,12 +159,21 @@ int TaskEventStream::on_sample(void* ctx, void* data, size_t size) {
 
 int TaskEventStream::poll(int timeout_ms, const Handler& on_event) {
   handler_ = &on_event;
-  const int n = ring_buffer__poll(rb_, timeout_ms);
+  // Not waiting: read whatever the ring buffer holds. ring_buffer__poll would only read what its
+  // epoll reports, and a record written without a wake-up (set_wakeups(false)) is not reported.
+  const int n = timeout_ms == 0 ? ring_buffer__consume(rb_) : ring_buffer__poll(rb_, timeout_ms);
   handler_ = nullptr;
   return n;
 }
 
 int TaskEventStream::epoll_fd() const { return ring_buffer__epoll_fd(rb_); }
+
+std::string TaskEventStream::set_wakeups(bool on) {
+  const uint32_t zero = 0, quiet = on ? 0 : 1;
+  if (bpf_map_update_elem(quiet_fd_, &zero, &quiet, BPF_ANY) != 0)
+    return std::string("c2c_ev_quiet: ") + bpf_errno_text(errno);
+  return "";
+}
 
 namespace {
 // The info of the ring buffer the object's programs write to; zeroed when unreadable.

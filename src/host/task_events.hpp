@@ -42,10 +42,14 @@ class TaskEventStream {
 
   using Handler = std::function<void(const TaskEvent&)>;
   // Waits up to timeout_ms (0: do not wait, -1: forever) and hands every available event to
-  // `on_event`. Returns the number of events or -errno. Malformed records are counted, not passed.
+  // `on_event` (with 0, also those written without a wake-up). Returns the number of events or -errno. Malformed records are counted, not passed.
   int poll(int timeout_ms, const Handler& on_event);
   // An epoll fd that becomes readable when events are available (for the daemon's loop).
   int epoll_fd() const;
+  // Whether a record wakes the reader (the default: the kernel wakes it for a record written when
+  // it had read everything). Off while the reader polls on its own clock in a storm of events
+  // (src/daemon/task_event_pacing.hpp). "" or what failed.
+  std::string set_wakeups(bool on);
   // Records the BPF side could not queue because the ring buffer was full: when this grows the
   // consumer has missed events and must rescan (procfs walk or iterator snapshot).
   uint64_t dropped() const;
@@ -67,6 +71,7 @@ class TaskEventStream {
   bpf_link* links_[4] = {};
   ring_buffer* rb_ = nullptr;
   int drops_fd_ = -1;
+  int quiet_fd_ = -1;
   const Handler* handler_ = nullptr;
   uint64_t malformed_ = 0;
   uint64_t stale_ = 0;

@@ -73,7 +73,7 @@ class Daemon:
     """One claim2cored process with private paths."""
     swept = False
 
-    def __init__(self, tag, task_discovery="events", extra=""):
+    def __init__(self, tag, task_discovery="events", extra="", readback="1s"):
         if not Daemon.swept:
             sweep_dead_test_pins()
             Daemon.swept = True
@@ -83,6 +83,7 @@ class Daemon:
         self.pin = "/sys/fs/bpf/c2c-test-%s-%d" % (tag, os.getpid())
         self.config = os.path.join(self.root, "claim2cored.yaml")
         self.log_path = os.path.join(self.root, "daemon.log")
+        self.readback = readback
         self.write_config(task_discovery, extra)
         self.proc = None
         self.channel = None
@@ -90,8 +91,8 @@ class Daemon:
     def write_config(self, task_discovery="events", extra=""):
         with open(self.config, "w") as f:
             f.write("node_name: c2c-test-node\nsocket: %s\nstate_dir: %s\npin_root: %s\n"
-                    "task_discovery: %s\nreadback_interval: 1s\nlog_level: info\n%s"
-                    % (self.socket, self.state, self.pin, task_discovery, extra))
+                    "task_discovery: %s\nreadback_interval: %s\nlog_level: info\n%s"
+                    % (self.socket, self.state, self.pin, task_discovery, self.readback, extra))
 
     def start(self, timeout=30, args=(), prefix=()):
         """Runs the daemon (extra flags `args`, under a wrapper command `prefix` such as prlimit)."""
@@ -709,6 +710,47 @@ class DriftAndMetrics(unittest.TestCase):
             took = after.get('claim2core_full_pass_seconds{pass="readback"}')
             self.assertIsNotNone(took, "no full read-back reported in %.1f s" % elapsed)
             self.assertLess(took, 1.0 / 99)
+        finally:
+            d.cleanup()
+
+
+class TaskEventStorms(unittest.TestCase):
+    def setUp(self):
+        reason = skip_reason()
+        if reason:
+            self.skipTest(reason)
+
+    def test_a_fork_storm_is_read_on_the_clock_and_a_lone_thread_after_it_at_once(self):
+        # In a storm of task events the ring buffer is read every task_event_poll_interval with
+        # the kernel's wake-ups off (src/daemon/task_event_pacing.hpp); the first read that finds
+        # nothing turns them back on. With readback_interval 30s (and the rescan at 30s) the
+        # timer reads nothing meanwhile, so a lone matching thread after the storm reaches the
+        # map within seconds only if its record woke the loop: wake-ups left off would keep it
+        # out until the next full pass.
+        port = free_port()
+        d = Daemon("storm", extra="metrics:\n  address: 127.0.0.1:%d\n" % port, readback="30s")
+        try:
+            d.start()
+            d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("storm", "^c2c-storm-")))
+            storms = "claim2core_task_event_storms_total"
+            before = scrape_metrics(port).get(storms, 0)
+            # 300 threads at once (a fork and a rename each), then 1,000 short processes one after
+            # the other (a fork, an exec and an exit each).
+            burst = Threads("c2c-burst", 300)
+            burst.end()
+            subprocess.run(["sh", "-c", "i=0; while [ $i -lt 1000 ]; do /bin/true; i=$((i+1)); done"], check=True,
+                           timeout=300)
+            self.assertGreaterEqual(scrape_metrics(port).get(storms, 0) - before, 1,
+                                    "no storm seen in ~4,000 task events:\n" + d.read_log()[-2000:])
+            time.sleep(0.5)  # the storm's last poll found nothing; its settle read has passed
+            for i in range(3):
+                t = Threads("c2c-storm-%d" % i, 1)
+                try:
+                    self.assertTrue(wait_for(lambda: t.tids[0] in d.map_entries(), timeout=5, step=0.05),
+                                    "thread %d after the storm: no entry within 5 s (wake-ups left off?)" % i)
+                finally:
+                    t.end()
+                time.sleep(0.2)
         finally:
             d.cleanup()
 

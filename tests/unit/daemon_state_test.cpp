@@ -243,7 +243,7 @@ TEST(DaemonConfig, DefaultsAndEveryErrorNamesItsField) {
   ASSERT_TRUE(parse_config("", &c, &err));
   EXPECT_EQ(c, DaemonConfig{});
   ASSERT_TRUE(parse_config("node_name: n1\nallowed_uids: [0, 1000]\nrescan_interval: 10s\ntask_discovery: scan\n"
-                           "metrics:\n  address: 127.0.0.1:9464\nmax_connections: 64\n",
+                           "metrics:\n  address: 127.0.0.1:9464\nmax_connections: 64\ntask_event_poll_interval: 2ms\n",
                            &c, &err))
       << err.field << ": " << err.message;
   EXPECT_EQ(c.node_name, "n1");
@@ -251,6 +251,9 @@ TEST(DaemonConfig, DefaultsAndEveryErrorNamesItsField) {
   EXPECT_EQ(c.rescan_interval_ns, 10'000'000'000ull);
   EXPECT_EQ(c.task_discovery, TaskDiscovery::Scan);
   EXPECT_EQ(c.max_connections, 64u);
+  EXPECT_EQ(c.task_event_poll_interval_ns, 2'000'000u);
+  ASSERT_TRUE(parse_config("task_event_poll_interval: 0\n", &c, &err)) << err.message;
+  EXPECT_EQ(c.task_event_poll_interval_ns, 0u);
 
   const std::pair<const char*, const char*> bad[] = {
       {"socket: relative.sock", "socket"},
@@ -259,6 +262,8 @@ TEST(DaemonConfig, DefaultsAndEveryErrorNamesItsField) {
       {"rescan_interval: soon", "rescan_interval"},
       {"rescan_interval: 1ms", "rescan_interval"},
       {"readback_interval: 2h", "readback_interval"},
+      {"task_event_poll_interval: 11ms", "task_event_poll_interval"},
+      {"task_event_poll_interval: soon", "task_event_poll_interval"},
       {"task_discovery: psychic", "task_discovery"},
       {"log_level: loud", "log_level"},
       {"pin_root: /tmp/pins", "pin_root"},
