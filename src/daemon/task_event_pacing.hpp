@@ -7,9 +7,10 @@
 // that is most of the daemon's cost and a part of every forking task's (hackbench in the TCG
 // guest spent ~60 us per record in the task tracepoints, issue #16). So:
 //  - Wake (the start): the ring buffer is in the loop's epoll set; a lone record is read at once.
-//  - Two reads that found records within `interval` of each other make a storm: Poll. The
-//    producers stop waking the reader and the loop reads on its timer, every `interval`, all the
-//    records written meanwhile.
+//  - Three reads in a row that found records, each within `interval` of the one before, make a
+//    storm: Poll. (A thread's start is two records, its fork and then its name a few microseconds
+//    later: two reads, no storm, both read at once.) The producers stop waking the reader and the
+//    loop reads on its timer, every `interval`, all the records written meanwhile.
 //  - A Poll read that finds nothing ends the storm: Wake again. The caller turns the wake-ups back
 //    on and reads once more at once (records written with wake-ups off before the switch). A
 //    program that saw the switch too late could still write one record without a wake-up after
@@ -29,6 +30,7 @@ namespace c2c::daemon {
 class TaskEventPacing {
  public:
   enum class Mode : uint8_t { Wake, Poll };
+  static constexpr unsigned kStormReads = 3;
 
   explicit TaskEventPacing(uint64_t interval_ns) : interval_ns_(interval_ns) {}
 
@@ -51,11 +53,13 @@ class TaskEventPacing {
       return mode_;
     }
     if (records == 0) return mode_;
-    const bool storm = interval_ns_ > 0 && found_before_ && now_ns - last_found_ns_ < interval_ns_;
+    const bool close = interval_ns_ > 0 && found_before_ && now_ns - last_found_ns_ < interval_ns_;
+    streak_ = close ? streak_ + 1 : 1;
     found_before_ = true;
     last_found_ns_ = now_ns;
-    if (storm) {
+    if (streak_ >= kStormReads) {
       mode_ = Mode::Poll;
+      streak_ = 0;
       ++storms_;
       next_poll_ns_ = now_ns + interval_ns_;
     }
@@ -79,6 +83,7 @@ class TaskEventPacing {
   Mode mode_ = Mode::Wake;
   bool found_before_ = false;  // a read in Wake mode found records, the last one at last_found_ns_
   uint64_t last_found_ns_ = 0;
+  unsigned streak_ = 0;  // reads in a row that found records, each within the interval of the last
   uint64_t next_poll_ns_ = 0;
   std::optional<uint64_t> settle_at_;
   uint64_t storms_ = 0;

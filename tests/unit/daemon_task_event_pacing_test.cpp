@@ -23,12 +23,28 @@ TEST(TaskEventPacing, LoneRecordsAreReadAtTheirWakeUp) {
   EXPECT_EQ(p.storms(), 0u);
 }
 
-TEST(TaskEventPacing, TwoReadsWithRecordsWithinTheIntervalStartAStormPolledOnTheClock) {
+TEST(TaskEventPacing, AThreadStartIsReadAtOnce) {
+  // A new thread: its fork record, then its name's a few microseconds later; the next thread
+  // 2 ms on. Every read at its wake-up.
+  TaskEventPacing p(kMs);
+  for (uint64_t t = 10 * kMs; t < 60 * kMs; t += 2 * kMs) {
+    EXPECT_EQ(p.read(t, 1), Mode::Wake);
+    EXPECT_EQ(p.read(t + 20'000, 1), Mode::Wake);
+    EXPECT_FALSE(p.deadline().has_value());
+  }
+  EXPECT_EQ(p.storms(), 0u);
+}
+
+TEST(TaskEventPacing, ThreeReadsWithRecordsEachWithinTheIntervalStartAStormPolledOnTheClock) {
   TaskEventPacing p(kMs);
   EXPECT_EQ(p.read(10 * kMs, 2), Mode::Wake);
-  EXPECT_EQ(p.read(10 * kMs + kMs / 2, 1), Mode::Poll);
+  EXPECT_EQ(p.read(10 * kMs + kMs / 2, 1), Mode::Wake);
+  // Three in a row, but the third more than an interval after the second: the streak starts over.
+  EXPECT_EQ(p.read(12 * kMs, 1), Mode::Wake);
+  EXPECT_EQ(p.read(12 * kMs + kMs / 2, 1), Mode::Wake);
+  EXPECT_EQ(p.read(12 * kMs + kMs / 2 + 10, 1), Mode::Poll);
   EXPECT_EQ(p.storms(), 1u);
-  EXPECT_EQ(p.deadline(), 11 * kMs + kMs / 2);
+  EXPECT_EQ(p.deadline(), 13 * kMs + kMs / 2 + 10);
   // Each poll that finds records keeps the storm and sets the next poll an interval later.
   EXPECT_EQ(p.read(12 * kMs, 40), Mode::Poll);
   EXPECT_EQ(p.deadline(), 13 * kMs);
@@ -40,16 +56,18 @@ TEST(TaskEventPacing, TwoReadsWithRecordsWithinTheIntervalStartAStormPolledOnThe
 TEST(TaskEventPacing, AnEmptyPollEndsTheStormWithOneSettleReadAnIntervalLater) {
   TaskEventPacing p(kMs);
   p.read(10 * kMs, 1);
-  ASSERT_EQ(p.read(10 * kMs + 1, 1), Mode::Poll);
+  p.read(10 * kMs + 1, 1);
+  ASSERT_EQ(p.read(10 * kMs + 2, 1), Mode::Poll);
   EXPECT_EQ(p.read(12 * kMs, 0), Mode::Wake);
   // A record written with wake-ups off after the caller's last read would wake nobody: read
   // once more, an interval later.
   EXPECT_EQ(p.deadline(), 13 * kMs);
   EXPECT_EQ(p.read(13 * kMs, 0), Mode::Wake);
   EXPECT_FALSE(p.deadline().has_value());
-  // The storm's records do not count towards the next one: a lone record after it is read at
-  // its wake-up.
+  // The storm's records do not count towards the next one: records after it are read at their
+  // wake-ups until three in a row come close again.
   EXPECT_EQ(p.read(13 * kMs + 10, 1), Mode::Wake);
+  EXPECT_EQ(p.read(13 * kMs + 20, 1), Mode::Wake);
   EXPECT_EQ(p.read(20 * kMs, 1), Mode::Wake);
   EXPECT_EQ(p.storms(), 1u);
 }
@@ -61,7 +79,8 @@ TEST(TaskEventPacing, IntervalZeroNeverPollsAndEndsAStormAtItsNextRead) {
 
   TaskEventPacing p(kMs);
   p.read(10 * kMs, 1);
-  ASSERT_EQ(p.read(10 * kMs + 1, 1), Mode::Poll);
+  p.read(10 * kMs + 1, 1);
+  ASSERT_EQ(p.read(10 * kMs + 2, 1), Mode::Poll);
   p.set_interval(0);  // SIGHUP
   EXPECT_EQ(p.read(11 * kMs, 5), Mode::Wake);
   EXPECT_FALSE(p.deadline().has_value());
