@@ -451,7 +451,9 @@ void Engine::run() {
   epoll_event evs[8];
   while (true) {
     arm_timer();
+    const uint64_t wait_from = boottime_ns();
     int n = epoll_wait(epfd_, evs, 8, pending_host_.empty() ? -1 : 0);
+    waited_ns_ = boottime_ns() - wait_from;
     if (n < 0 && errno != EINTR) {
       spdlog::critical("epoll_wait: {}", std::strerror(errno));
       break;
@@ -491,7 +493,7 @@ void Engine::read_task_events(uint64_t now) {
   const size_t before = pending_host_.size();
   feed_->poll(pending_host_);
   const TaskEventPacing::Mode was = task_event_pacing_.mode();
-  const TaskEventPacing::Mode mode = task_event_pacing_.read(now, pending_host_.size() - before);
+  const TaskEventPacing::Mode mode = task_event_pacing_.read(now, pending_host_.size() - before, waited_ns_);
   if (mode == was) return;
   const bool wake = mode == TaskEventPacing::Mode::Wake;
   feed_->set_wakeups(wake);

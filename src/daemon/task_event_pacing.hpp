@@ -7,10 +7,12 @@
 // that is most of the daemon's cost and a part of every forking task's (hackbench in the TCG
 // guest spent ~60 us per record in the task tracepoints, issue #16). So:
 //  - Wake (the start): the ring buffer is in the loop's epoll set; a lone record is read at once.
-//  - Three reads in a row that found records, each within `interval` of the one before, make a
-//    storm: Poll. (A thread's start is two records, its fork and then its name a few microseconds
-//    later: two reads, no storm, both read at once.) The producers stop waking the reader and the
-//    loop reads on its timer, every `interval`, all the records written meanwhile.
+//  - Three reads in a row that found records, each after the loop waited less than `interval`
+//    for it, make a storm: Poll. (A thread's start is two records, its fork and then its name a
+//    few microseconds later: two reads, no storm, both read at once. The wait, not the time
+//    between reads, because a loop busy with each record for longer than the interval, as under
+//    emulation, is in a storm however far apart its reads start.) The producers stop waking the
+//    reader and the loop reads on its timer, every `interval`, all the records written meanwhile.
 //  - A Poll read that finds nothing ends the storm: Wake again. The caller turns the wake-ups back
 //    on and reads once more at once (records written with wake-ups off before the switch). A
 //    program that saw the switch too late could still write one record without a wake-up after
@@ -37,10 +39,11 @@ class TaskEventPacing {
   // A new interval (SIGHUP); 0 ends a storm at its next read.
   void set_interval(uint64_t interval_ns) { interval_ns_ = interval_ns; }
 
-  // The loop read the ring buffer at now_ns and found `records`; returns the mode from now on.
+  // The loop read the ring buffer at now_ns, after waiting waited_ns for anything to do, and found
+  // `records`; returns the mode from now on.
   // A change of mode is the caller's to carry out: Wake -> Poll, producers' wake-ups off and the
   // ring buffer out of the epoll set; Poll -> Wake, wake-ups on, back in the set, one more read.
-  Mode read(uint64_t now_ns, size_t records) {
+  Mode read(uint64_t now_ns, size_t records, uint64_t waited_ns) {
     settle_at_.reset();
     if (mode_ == Mode::Poll) {
       if (records > 0 && interval_ns_ > 0) {
@@ -48,15 +51,13 @@ class TaskEventPacing {
         return mode_;
       }
       mode_ = Mode::Wake;
-      found_before_ = false;
+      streak_ = 0;
       if (interval_ns_ > 0) settle_at_ = now_ns + interval_ns_;
       return mode_;
     }
     if (records == 0) return mode_;
-    const bool close = interval_ns_ > 0 && found_before_ && now_ns - last_found_ns_ < interval_ns_;
+    const bool close = interval_ns_ > 0 && waited_ns < interval_ns_;
     streak_ = close ? streak_ + 1 : 1;
-    found_before_ = true;
-    last_found_ns_ = now_ns;
     if (streak_ >= kStormReads) {
       mode_ = Mode::Poll;
       streak_ = 0;
@@ -81,9 +82,7 @@ class TaskEventPacing {
  private:
   uint64_t interval_ns_;
   Mode mode_ = Mode::Wake;
-  bool found_before_ = false;  // a read in Wake mode found records, the last one at last_found_ns_
-  uint64_t last_found_ns_ = 0;
-  unsigned streak_ = 0;  // reads in a row that found records, each within the interval of the last
+  unsigned streak_ = 0;  // reads in a row that found records, each after a wait shorter than the interval
   uint64_t next_poll_ns_ = 0;
   std::optional<uint64_t> settle_at_;
   uint64_t storms_ = 0;

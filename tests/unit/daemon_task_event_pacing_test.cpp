@@ -12,77 +12,78 @@ constexpr uint64_t kMs = 1'000'000;
 
 TEST(TaskEventPacing, LoneRecordsAreReadAtTheirWakeUp) {
   TaskEventPacing p(kMs);
-  // Records 5 ms apart: each read at its wake-up, no clock.
+  // Records 5 ms apart: each read at its wake-up, after the loop slept ~5 ms; no clock.
   for (uint64_t t = 10 * kMs; t < 100 * kMs; t += 5 * kMs) {
-    EXPECT_EQ(p.read(t, 1), Mode::Wake);
+    EXPECT_EQ(p.read(t, 1, 5 * kMs - 20'000), Mode::Wake);
     EXPECT_FALSE(p.deadline().has_value());
   }
-  // Reads that found nothing (a timer turn) never start a storm, however close together.
-  EXPECT_EQ(p.read(200 * kMs, 0), Mode::Wake);
-  EXPECT_EQ(p.read(200 * kMs + 1, 0), Mode::Wake);
+  // Reads that found nothing (a timer turn) never start a storm, however short the waits.
+  for (uint64_t t = 200 * kMs; t < 200 * kMs + 10; ++t) EXPECT_EQ(p.read(t, 0, 0), Mode::Wake);
   EXPECT_EQ(p.storms(), 0u);
 }
 
 TEST(TaskEventPacing, AThreadStartIsReadAtOnce) {
-  // A new thread: its fork record, then its name's a few microseconds later; the next thread
-  // 2 ms on. Every read at its wake-up.
+  // A new thread: its fork record after a 2 ms sleep, then its name's after a 20 us one. Every
+  // read at its wake-up.
   TaskEventPacing p(kMs);
   for (uint64_t t = 10 * kMs; t < 60 * kMs; t += 2 * kMs) {
-    EXPECT_EQ(p.read(t, 1), Mode::Wake);
-    EXPECT_EQ(p.read(t + 20'000, 1), Mode::Wake);
+    EXPECT_EQ(p.read(t, 1, 2 * kMs - 20'000), Mode::Wake);
+    EXPECT_EQ(p.read(t + 20'000, 1, 15'000), Mode::Wake);
     EXPECT_FALSE(p.deadline().has_value());
   }
   EXPECT_EQ(p.storms(), 0u);
 }
 
-TEST(TaskEventPacing, ThreeReadsWithRecordsEachWithinTheIntervalStartAStormPolledOnTheClock) {
+TEST(TaskEventPacing, ThreeReadsWithRecordsEachAfterAShortWaitStartAStormPolledOnTheClock) {
   TaskEventPacing p(kMs);
-  EXPECT_EQ(p.read(10 * kMs, 2), Mode::Wake);
-  EXPECT_EQ(p.read(10 * kMs + kMs / 2, 1), Mode::Wake);
-  // Three in a row, but the third more than an interval after the second: the streak starts over.
-  EXPECT_EQ(p.read(12 * kMs, 1), Mode::Wake);
-  EXPECT_EQ(p.read(12 * kMs + kMs / 2, 1), Mode::Wake);
-  EXPECT_EQ(p.read(12 * kMs + kMs / 2 + 10, 1), Mode::Poll);
+  EXPECT_EQ(p.read(10 * kMs, 2, 50 * kMs), Mode::Wake);
+  EXPECT_EQ(p.read(10 * kMs + kMs / 2, 1, kMs / 2), Mode::Wake);
+  // The third after a wait of more than the interval: the streak starts over.
+  EXPECT_EQ(p.read(12 * kMs, 1, kMs + 1), Mode::Wake);
+  EXPECT_EQ(p.read(12 * kMs + kMs / 2, 1, kMs / 2), Mode::Wake);
+  // A loop busy with each record for longer than the interval (no wait at all) is in a storm
+  // however far apart its reads start.
+  EXPECT_EQ(p.read(15 * kMs, 1, 0), Mode::Poll);
   EXPECT_EQ(p.storms(), 1u);
-  EXPECT_EQ(p.deadline(), 13 * kMs + kMs / 2 + 10);
+  EXPECT_EQ(p.deadline(), 16 * kMs);
   // Each poll that finds records keeps the storm and sets the next poll an interval later.
-  EXPECT_EQ(p.read(12 * kMs, 40), Mode::Poll);
-  EXPECT_EQ(p.deadline(), 13 * kMs);
-  EXPECT_EQ(p.read(13 * kMs, 1), Mode::Poll);
-  EXPECT_EQ(p.deadline(), 14 * kMs);
+  EXPECT_EQ(p.read(16 * kMs, 40, kMs), Mode::Poll);
+  EXPECT_EQ(p.deadline(), 17 * kMs);
+  EXPECT_EQ(p.read(17 * kMs, 1, kMs), Mode::Poll);
+  EXPECT_EQ(p.deadline(), 18 * kMs);
   EXPECT_EQ(p.storms(), 1u);
 }
 
 TEST(TaskEventPacing, AnEmptyPollEndsTheStormWithOneSettleReadAnIntervalLater) {
   TaskEventPacing p(kMs);
-  p.read(10 * kMs, 1);
-  p.read(10 * kMs + 1, 1);
-  ASSERT_EQ(p.read(10 * kMs + 2, 1), Mode::Poll);
-  EXPECT_EQ(p.read(12 * kMs, 0), Mode::Wake);
+  p.read(10 * kMs, 1, 0);
+  p.read(10 * kMs + 1, 1, 0);
+  ASSERT_EQ(p.read(10 * kMs + 2, 1, 0), Mode::Poll);
+  EXPECT_EQ(p.read(12 * kMs, 0, kMs), Mode::Wake);
   // A record written with wake-ups off after the caller's last read would wake nobody: read
   // once more, an interval later.
   EXPECT_EQ(p.deadline(), 13 * kMs);
-  EXPECT_EQ(p.read(13 * kMs, 0), Mode::Wake);
+  EXPECT_EQ(p.read(13 * kMs, 0, kMs), Mode::Wake);
   EXPECT_FALSE(p.deadline().has_value());
-  // The storm's records do not count towards the next one: records after it are read at their
-  // wake-ups until three in a row come close again.
-  EXPECT_EQ(p.read(13 * kMs + 10, 1), Mode::Wake);
-  EXPECT_EQ(p.read(13 * kMs + 20, 1), Mode::Wake);
-  EXPECT_EQ(p.read(20 * kMs, 1), Mode::Wake);
-  EXPECT_EQ(p.storms(), 1u);
+  // The storm's reads do not count towards the next one: two reads with records after it are
+  // read at their wake-ups; a third in a row starts a storm again.
+  EXPECT_EQ(p.read(13 * kMs + 10, 1, 0), Mode::Wake);
+  EXPECT_EQ(p.read(13 * kMs + 20, 1, 0), Mode::Wake);
+  EXPECT_EQ(p.read(13 * kMs + 30, 1, 0), Mode::Poll);
+  EXPECT_EQ(p.storms(), 2u);
 }
 
 TEST(TaskEventPacing, IntervalZeroNeverPollsAndEndsAStormAtItsNextRead) {
   TaskEventPacing off(0);
-  for (uint64_t t = 1; t < 100; ++t) EXPECT_EQ(off.read(t, 3), Mode::Wake);
+  for (uint64_t t = 1; t < 100; ++t) EXPECT_EQ(off.read(t, 3, 0), Mode::Wake);
   EXPECT_FALSE(off.deadline().has_value());
 
   TaskEventPacing p(kMs);
-  p.read(10 * kMs, 1);
-  p.read(10 * kMs + 1, 1);
-  ASSERT_EQ(p.read(10 * kMs + 2, 1), Mode::Poll);
+  p.read(10 * kMs, 1, 0);
+  p.read(10 * kMs + 1, 1, 0);
+  ASSERT_EQ(p.read(10 * kMs + 2, 1, 0), Mode::Poll);
   p.set_interval(0);  // SIGHUP
-  EXPECT_EQ(p.read(11 * kMs, 5), Mode::Wake);
+  EXPECT_EQ(p.read(11 * kMs, 5, kMs), Mode::Wake);
   EXPECT_FALSE(p.deadline().has_value());
 }
 
