@@ -49,7 +49,7 @@ struct DaemonConfig {
   // Bytes of the task-event ring buffer (a power of two, 1 MiB..1 GiB); 0: derived from pid_max
   // (host::default_events_ringbuf_bytes).
   uint32_t task_event_buffer_bytes = 0;
-  // In a storm of task events (three reads in a row with records, each after the loop waited less
+  // In a storm of task events (eight reads in a row with records, each after the loop waited less
   // than this interval) the ring buffer is read on the loop's clock every this often with the producers'
   // wake-ups off, instead of a wake-up per fork and exit; 0: always woken (task_event_pacing.hpp).
   uint64_t task_event_poll_interval_ns = 1'000'000;

@@ -7,9 +7,10 @@
 // that is most of the daemon's cost and a part of every forking task's (hackbench in the TCG
 // guest spent ~60 us per record in the task tracepoints, issue #16). So:
 //  - Wake (the start): the ring buffer is in the loop's epoll set; a lone record is read at once.
-//  - Three reads in a row that found records, each after the loop waited less than `interval`
-//    for it, make a storm: Poll. (A thread's start is two records, its fork and then its name a
-//    few microseconds later: two reads, no storm, both read at once. The wait, not the time
+//  - kStormReads (8) reads in a row that found records, each after the loop waited less than
+//    `interval` for it, make a storm: Poll. (A short-lived thread is three records, its fork, its
+//    name a few microseconds later and its exit: three reads, no storm, each read at once; a
+//    process that forks, execs and exits is three or four. The wait, not the time
 //    between reads, because a loop busy with each record for longer than the interval, as under
 //    emulation, is in a storm however far apart its reads start.) The producers stop waking the
 //    reader and the loop reads on its timer, every `interval`, all the records written meanwhile.
@@ -32,7 +33,7 @@ namespace c2c::daemon {
 class TaskEventPacing {
  public:
   enum class Mode : uint8_t { Wake, Poll };
-  static constexpr unsigned kStormReads = 3;
+  static constexpr unsigned kStormReads = 8;
 
   explicit TaskEventPacing(uint64_t interval_ns) : interval_ns_(interval_ns) {}
 
