@@ -34,3 +34,12 @@ if(TARGET claim2cored)
   set_tests_properties(bench_daemon_scale_smoke PROPERTIES LABELS bench TIMEOUT 60
     PASS_REGULAR_EXPRESSION "RSS held after exit|skipped: needs root")
 endif()
+# A fork storm against the daemon's task-event reader, task_event_poll_interval 0 against the
+# default (spec/daemon.md, "Storms"). Run bench/task-event-storm (1k and 10k processes); the smoke
+# runs 50 once each, end to end (the ratio line must come out; no figure is judged).
+if(TARGET claim2cored)
+  add_test(NAME bench_task_event_storm_smoke
+           COMMAND ${CMAKE_CURRENT_LIST_DIR}/task-event-storm --build ${CMAKE_BINARY_DIR} --reps 1 50)
+  set_tests_properties(bench_task_event_storm_smoke PROPERTIES LABELS bench TIMEOUT 60 RUN_SERIAL TRUE
+    PASS_REGULAR_EXPRESSION "\\(1ms / 0\\)|skipped: needs root")
+endif()
