@@ -50,8 +50,9 @@ struct DaemonConfig {
   // (host::default_events_ringbuf_bytes).
   uint32_t task_event_buffer_bytes = 0;
   // In a storm of task events (eight reads in a row with records, each after the loop waited less
-  // than this interval) the ring buffer is read on the loop's clock every this often with the producers'
-  // wake-ups off, instead of a wake-up per fork and exit; 0: always woken (task_event_pacing.hpp).
+  // than this interval) the ring buffer is read on the loop's clock every this often with the
+  // producers' wake-ups off, instead of a wake-up per fork and exit; 0: always woken
+  // (task_event_pacing.hpp).
   uint64_t task_event_poll_interval_ns = 1'000'000;
   uint64_t rescan_interval_ns = 30'000'000'000ull;
   uint64_t readback_interval_ns = 5'000'000'000ull;

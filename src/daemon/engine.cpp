@@ -386,7 +386,6 @@ void Engine::start() {
   add(queue_.event_fd(), kTagCommands);
   if (feed_->epoll_fd() >= 0) add(feed_->epoll_fd(), kTagTaskEvents);
   add(timerfd_, kTagTimer);
-  task_event_pacing_.set_interval(cfg_.task_event_poll_interval_ns);
   thread_ = std::thread([this] { run(); });
 }
 

@@ -210,7 +210,7 @@ class Engine {
   bool refresh_intents_ = false;           // a policy or claim changed: selection and reasons again
   uint64_t armed_ns_ = 0;  // what the timerfd is set to (re-armed only when it changes)
   // When the ring buffer is read: at its wake-up, or on the clock in a storm (task_event_pacing.hpp).
-  TaskEventPacing task_event_pacing_{0};
+  TaskEventPacing task_event_pacing_{cfg_.task_event_poll_interval_ns};
   uint64_t waited_ns_ = 0;  // how long the loop's last epoll_wait slept
   void read_task_events(uint64_t now);
   void watch_task_events(bool on);

@@ -1,5 +1,5 @@
 // When the loop reads the task-event ring buffer: at the kernel's wake-up, or, in a storm of forks
-// and exits, on its own clock with the producers' wake-ups off (spec/daemon.md, "Task events").
+// and exits, on its own clock with the producers' wake-ups off (spec/daemon.md, "Storms").
 //
 // The kernel wakes a ring buffer's reader (an irq_work: a self-IPI, then a turn of the loop) for
 // each record written when the reader had read everything before it. A daemon that keeps up reads
@@ -10,10 +10,10 @@
 //  - kStormReads (8) reads in a row that found records, each after the loop waited less than
 //    `interval` for it, make a storm: Poll. (A short-lived thread is three records, its fork, its
 //    name a few microseconds later and its exit: three reads, no storm, each read at once; a
-//    process that forks, execs and exits is three or four. The wait, not the time
-//    between reads, because a loop busy with each record for longer than the interval, as under
-//    emulation, is in a storm however far apart its reads start.) The producers stop waking the
-//    reader and the loop reads on its timer, every `interval`, all the records written meanwhile.
+//    process that forks, execs and exits is three or four. The wait, not the time between reads,
+//    because a loop busy with each record for longer than the interval, as under emulation, is
+//    in a storm however far apart its reads start.) The producers stop waking the reader and the
+//    loop reads on its timer, every `interval`, all the records written meanwhile.
 //  - A Poll read that finds nothing ends the storm: Wake again. The caller turns the wake-ups back
 //    on and reads once more at once (records written with wake-ups off before the switch). A
 //    program that saw the switch too late could still write one record without a wake-up after

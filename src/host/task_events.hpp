@@ -42,7 +42,8 @@ class TaskEventStream {
 
   using Handler = std::function<void(const TaskEvent&)>;
   // Waits up to timeout_ms (0: do not wait, -1: forever) and hands every available event to
-  // `on_event` (with 0, also those written without a wake-up). Returns the number of events or -errno. Malformed records are counted, not passed.
+  // `on_event` (with 0, also those written without a wake-up). Returns the number of events or
+  // -errno. Malformed records are counted, not passed.
   int poll(int timeout_ms, const Handler& on_event);
   // An epoll fd that becomes readable when events are available (for the daemon's loop).
   int epoll_fd() const;
