@@ -6,9 +6,13 @@
 //   must already hold the new slice (claim2cored writes the map before it replies, after the
 //   batch is durable), so the figure bounds RPC -> map from above. p50/p99 per binary and client
 //   count, with the load average before and after (the machine is shared: compare columns of one
-//   run, not runs).
+//   run, not runs). The clients run SCHED_FIFO 1 (instrument_priority.hpp): on a busy host their
+//   own wake-up by the reply is not timed; the daemon runs as its config says (--variant).
 // Needs root and bpffs. Run:
-//   build/bench/daemon_rpc_latency_bench [--iterations N] <claim2cored> [<other claim2cored> ...]
+//   build/bench/daemon_rpc_latency_bench [--iterations N] [--rounds R] [--variant YAML]...
+//       <claim2cored> [<other claim2cored> ...]
+//   e.g. on a busy host (stress-ng --cpu 0 beside it), time-shared against SCHED_FIFO:
+//   build/bench/daemon_rpc_latency_bench --rounds 2 --variant 'realtime_priority: 1' build/src/daemon/claim2cored
 #include <bpf/bpf.h>
 #include <grpcpp/grpcpp.h>
 #include <signal.h>
@@ -35,6 +39,7 @@
 
 #include "claim2core.grpc.pb.h"
 #include "daemon_bench_policy.hpp"
+#include "instrument_priority.hpp"
 #include "claim2core_abi.h"
 
 namespace pb = claim2core::v1;
@@ -104,17 +109,20 @@ struct Daemon {
   std::unique_ptr<pb::Claim2Core::Stub> stub;
   int map_fd = -1;
 
-  bool start(const std::string& bin, int index) {
+  // config_yaml: the daemon's config file (empty: all defaults), e.g. "realtime_priority: 1".
+  bool start(const std::string& bin, const std::string& config_yaml, int index) {
     root = "/tmp/c2c-rpc-bench-" + std::to_string(getpid()) + "-" + std::to_string(index);
     pin = "/sys/fs/bpf/c2c-rpc-bench-" + std::to_string(getpid()) + "-" + std::to_string(index);
     sock = root + "/run/d.sock";
     std::filesystem::create_directories(root);
+    const std::string config = root + "/config.yaml";
+    std::ofstream(config) << config_yaml << "\n";
     pid = fork();
     if (pid == 0) {
       FILE* f = std::freopen((root + "/daemon.log").c_str(), "w", stderr);
       (void)f;
       execl(bin.c_str(), bin.c_str(), "--socket", sock.c_str(), "--state-dir", (root + "/state").c_str(), "--pin-root",
-            pin.c_str(), "--node-name", "bench-node", "--log-level", "warn", "--config", "/dev/null", nullptr);
+            pin.c_str(), "--node-name", "bench-node", "--log-level", "warn", "--config", config.c_str(), nullptr);
       _exit(127);
     }
     stub = pb::Claim2Core::NewStub(grpc::CreateChannel("unix://" + sock, grpc::InsecureChannelCredentials()));
@@ -156,6 +164,7 @@ std::vector<double> run(Daemon& d, int clients, int iters, int round) {
   std::vector<std::thread> callers;
   for (int k = 0; k < clients; ++k)
     callers.emplace_back([&, k] {
+      c2c::bench::instrument_realtime();
       const std::string tname = "c2cr-" + std::to_string(round) + "-" + std::to_string(k);
       const std::string pname = "rpc-" + std::to_string(round) + "-" + std::to_string(k);
       const uint32_t tid = threads[static_cast<size_t>(k)]->tid();
@@ -193,44 +202,54 @@ std::vector<double> run(Daemon& d, int clients, int iters, int round) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int iters = 300;
-  std::vector<std::string> bins;
+  int iters = 300, rounds = 1;
+  std::vector<std::string> bins, variants{""};
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) iters = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = std::atoi(argv[++i]);
+    else if (std::strcmp(argv[i], "--variant") == 0 && i + 1 < argc) variants.emplace_back(argv[++i]);
     else bins.emplace_back(argv[i]);
   }
-  if (bins.empty()) {
-    std::fprintf(stderr, "usage: %s [--iterations N] <claim2cored> [<other claim2cored> ...]\n", argv[0]);
+  if (bins.empty() || iters < 1 || rounds < 1) {
+    std::fprintf(stderr,
+                 "usage: %s [--iterations N] [--rounds R] [--variant YAML]... <claim2cored> [<other claim2cored> ...]\n"
+                 "  each claim2cored runs with the default config, then with each --variant as its config file\n"
+                 "  (e.g. --variant 'realtime_priority: 1'); R rounds of all of them, one after the other\n",
+                 argv[0]);
     return 2;
   }
   if (geteuid() != 0) {
     std::printf("skipped: needs root (bpffs, BPF maps)\n");
     return 0;
   }
-  std::printf("UpsertPolicy -> reply (the map already updated), %d calls per client, %u CPUs; load average %s\n", iters,
-              std::thread::hardware_concurrency(), loadavg().c_str());
-  std::printf("%-48s %7s %6s %10s %10s %10s   goal p99 <= 1000 us\n", "claim2cored", "clients", "n", "p50 us", "p99 us",
-              "max us");
-  int rc = 0, round = 0;
-  for (size_t b = 0; b < bins.size(); ++b) {
-    Daemon d;
-    if (!d.start(bins[b], static_cast<int>(b))) {
-      d.stop();
-      rc = 1;
-      continue;
-    }
-    for (int clients : {1, 16}) {
-      // Fewer calls per client at 16 clients: the same total order of magnitude.
-      auto q = quantiles(run(d, clients, clients == 1 ? iters : std::max(20, iters / 4), round++));
-      // No sample is no figure: never "met" (every call failed, see the message above).
-      const char* verdict = q.n == 0 ? "NO SAMPLES" : q.p99 <= 1000 ? "met" : "NOT met";
-      if (q.n == 0) rc = 1;
-      std::printf("%-48s %7d %6zu %10.1f %10.1f %10.1f   %s\n", bins[b].c_str(), clients, q.n, q.p50, q.p99, q.max,
-                  verdict);
-      std::fflush(stdout);
-    }
-    d.stop();
-  }
+  const std::string instrument = c2c::bench::instrument_realtime();
+  std::printf("UpsertPolicy -> reply (the map already updated), %d calls per client, %u CPUs; load average %s\n%s\n",
+              iters, std::thread::hardware_concurrency(), loadavg().c_str(), instrument.c_str());
+  std::printf("%-48s %7s %6s %10s %10s %10s   goal p99 <= 1000 us\n", "claim2cored [config]", "clients", "n", "p50 us",
+              "p99 us", "max us");
+  int rc = 0, round = 0, index = 0;
+  for (int r = 0; r < rounds; ++r)
+    for (const auto& bin : bins)
+      for (const auto& variant : variants) {
+        const std::string label = variant.empty() ? bin : bin + " [" + variant + "]";
+        Daemon d;
+        if (!d.start(bin, variant, index++)) {
+          d.stop();
+          rc = 1;
+          continue;
+        }
+        for (int clients : {1, 16}) {
+          // Fewer calls per client at 16 clients: the same total order of magnitude.
+          auto q = quantiles(run(d, clients, clients == 1 ? iters : std::max(20, iters / 4), round++));
+          // No sample is no figure: never "met" (every call failed, see the message above).
+          const char* verdict = q.n == 0 ? "NO SAMPLES" : q.p99 <= 1000 ? "met" : "NOT met";
+          if (q.n == 0) rc = 1;
+          std::printf("%-48s %7d %6zu %10.1f %10.1f %10.1f   %s\n", label.c_str(), clients, q.n, q.p50, q.p99, q.max,
+                      verdict);
+          std::fflush(stdout);
+        }
+        d.stop();
+      }
   std::printf("load average after: %s\n", loadavg().c_str());
   return rc;
 }

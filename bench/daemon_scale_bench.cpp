@@ -22,11 +22,15 @@
 //                       kernel allocated in full when the map was made, whatever the task count
 // Each figure is printed beside the smallest N's (the reference) as a ratio, with the load
 // average. The daemon runs with its default timers (read-back 5 s, rescan 30 s), as deployed: a
-// periodic pass that lands in a window is counted (the idle rate is printed beside it).
+// periodic pass that lands in a window is counted (the idle rate is printed beside it);
+// --daemon-config adds lines to its config file (e.g. 'realtime_priority: 1'). This process's
+// main thread, which samples and polls, runs SCHED_FIFO 1 with reset-on-fork
+// (instrument_priority.hpp): on a busy host its own wait for a CPU is not timed as the daemon's,
+// and the daemon, the farm and the sampled threads it starts run time-shared.
 // Needs root and bpffs; 100k threads need pid_max, threads-max and vm.max_map_count raised
 // (bench/daemon-scale does it and puts them back).
 // Run: build-<dir>/bench/daemon_scale_bench <claim2cored> [--tasks 1000,10000,100000] [--samples S] [--churn K]
-//      [--quick]  (shorter settling and idle windows: the ctest smoke)
+//      [--daemon-config YAML] [--quick]  (shorter settling and idle windows: the ctest smoke)
 #include <bpf/bpf.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -51,6 +55,7 @@
 #include "claim2core.grpc.pb.h"
 #include "claim2core_abi.h"
 #include "daemon_bench_policy.hpp"
+#include "instrument_priority.hpp"
 #include "thread_farm.hpp"
 
 namespace pb = claim2core::v1;
@@ -262,10 +267,11 @@ bool churn_window(pid_t daemon, int fd, int k, Row& row) {
 }
 
 // settle: how long the daemon is left before each RSS reading; idle: the idle-rate window.
-bool run_one(const std::string& exe, int n, int samples, int churn, int rpc_calls, std::chrono::milliseconds settle,
+bool run_one(const std::string& exe, const std::string& daemon_config, int n, int samples, int churn, int rpc_calls, std::chrono::milliseconds settle,
              std::chrono::milliseconds idle, Row& row) {
   row.n = n;
-  const std::string config = "policy_map_max_entries: " + std::to_string(std::max(131072, 2 * n + 65536)) + "\n";
+  const std::string config =
+      "policy_map_max_entries: " + std::to_string(std::max(131072, 2 * n + 65536)) + "\n" + daemon_config + "\n";
   c2c::bench::BenchDaemon d(exe, "scale-bench", config, "warn");
   if (!d.ready()) {
     std::fprintf(stderr, "claim2cored did not start (see %s)\n", d.log().c_str());
@@ -397,11 +403,12 @@ std::vector<int> parse_list(const char* s) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: %s <claim2cored> [--tasks 1000,10000,100000] [--samples S] [--churn K] [--quick]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <claim2cored> [--tasks 1000,10000,100000] [--samples S] [--churn K] [--daemon-config YAML] [--quick]\n", argv[0]);
     return 2;
   }
   std::vector<int> counts{1000, 10000, 100000};
   int samples = 300, churn = 3000;
+  std::string daemon_config;  // lines added to the daemon's config file
   // 1 s: the daemon's short read-back follows a write by 100 ms and its heap trim comes 200 ms
   // after the last large change (a write, a whole-map read, the exits): RSS is read once it is quiet.
   auto settle = std::chrono::milliseconds(1000), idle = std::chrono::milliseconds(1000);
@@ -416,6 +423,7 @@ int main(int argc, char** argv) {
     } else if (std::strcmp(argv[i], "--tasks") == 0) counts = parse_list(argv[i + 1]);
     else if (std::strcmp(argv[i], "--samples") == 0) samples = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--churn") == 0) churn = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--daemon-config") == 0) daemon_config += std::string(argv[i + 1]) + "\n";
     else {
       std::fprintf(stderr, "unknown option %s\n", argv[i]);
       return 2;
@@ -431,13 +439,15 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::sort(counts.begin(), counts.end());
+  const std::string instrument = c2c::bench::instrument_realtime();
   std::printf("claim2cored at scale: N live matching tasks and entries; %d new-thread samples, %d churn threads per N; "
-              "%u CPUs, load average %.2f at the start\n",
-              samples, churn, std::thread::hardware_concurrency(), load1());
+              "%u CPUs, load average %.2f at the start\n%s; daemon config: %s\n",
+              samples, churn, std::thread::hardware_concurrency(), load1(), instrument.c_str(),
+              daemon_config.empty() ? "defaults" : daemon_config.c_str());
   std::vector<Row> rows;
   for (int n : counts) {
     Row r;
-    if (!run_one(argv[1], n, samples, churn, samples, settle, idle, r)) return 1;
+    if (!run_one(argv[1], daemon_config, n, samples, churn, samples, settle, idle, r)) return 1;
     rows.push_back(r);
   }
   bool all_left = true;

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +33,10 @@ void write_all(int fd, std::string_view data) {
 }
 
 [[noreturn]] void run_child(int fd, std::string_view text, const YamlLimits& limits) {
+  // Time-shared whatever the parent runs at (claim2cored may run SCHED_FIFO, realtime_priority):
+  // a parse of untrusted input must not hold a CPU above the node's other work.
+  sched_param normal{};
+  ::sched_setscheduler(0, SCHED_OTHER, &normal);
   rlimit as{limits.max_memory_bytes, limits.max_memory_bytes};
   ::setrlimit(RLIMIT_AS, &as);
   // CPU seconds, rounded up, so a spinning parse dies even if the parent is starved of CPU.

@@ -71,7 +71,7 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
   if (!root || root.IsNull()) return;
   if (!root.IsMap()) fail("(root)", "must be a mapping of fields");
   only(root, "", {"node_name", "socket", "role_socket", "allowed_uids", "state_dir", "pin_root", "policy_map_max_entries",
-                  "task_discovery", "task_event_buffer", "task_event_poll_interval", "rescan_interval", "readback_interval", "watch_queue", "max_message_bytes",
+                  "task_discovery", "task_event_buffer", "task_event_poll_interval", "realtime_priority", "rescan_interval", "readback_interval", "watch_queue", "max_message_bytes",
                   "max_connections", "log_level", "scheduler", "scheduler_object", "bpf_dir", "tcp", "metrics", "node"});
   if (auto n = root["node_name"]) {
     c.node_name = scalar(n, "node_name");
@@ -131,6 +131,8 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
   }
   if (auto n = root["task_event_poll_interval"])
     c.task_event_poll_interval_ns = duration(n, "task_event_poll_interval", 0, 10'000'000);
+  if (auto n = root["realtime_priority"])
+    c.realtime_priority = static_cast<uint32_t>(number(n, "realtime_priority", 0, 99));
   if (auto n = root["rescan_interval"]) c.rescan_interval_ns = duration(n, "rescan_interval", 100'000'000, 3'600'000'000'000ull);
   if (auto n = root["readback_interval"])
     c.readback_interval_ns = duration(n, "readback_interval", 100'000'000, 3'600'000'000'000ull);
@@ -270,6 +272,7 @@ std::vector<std::string> restart_only_changes(const DaemonConfig& a, const Daemo
   if (a.policy_map_max_entries != b.policy_map_max_entries) out.emplace_back("policy_map_max_entries");
   if (a.task_discovery != b.task_discovery) out.emplace_back("task_discovery");
   if (a.task_event_buffer_bytes != b.task_event_buffer_bytes) out.emplace_back("task_event_buffer");
+  if (a.realtime_priority != b.realtime_priority) out.emplace_back("realtime_priority");
   if (a.max_message_bytes != b.max_message_bytes) out.emplace_back("max_message_bytes");
   if (a.max_connections != b.max_connections) out.emplace_back("max_connections");
   if (a.scheduler != b.scheduler || a.scheduler_object != b.scheduler_object) out.emplace_back("scheduler");

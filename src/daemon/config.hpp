@@ -54,6 +54,11 @@ struct DaemonConfig {
   // producers' wake-ups off, instead of a wake-up per fork and exit; 0: always woken
   // (task_event_pacing.hpp).
   uint64_t task_event_poll_interval_ns = 1'000'000;
+  // SCHED_FIFO priority (1..99) of every daemon thread, set at start before any thread exists
+  // (realtime_priority.hpp); 0: the default time-sharing class. On a node whose CPUs are busy a
+  // time-shared daemon waits out the running task's slice at each wake-up (ms), and its reaction
+  // to a new thread or an RPC with it.
+  uint32_t realtime_priority = 0;
   uint64_t rescan_interval_ns = 30'000'000'000ull;
   uint64_t readback_interval_ns = 5'000'000'000ull;
   uint32_t watch_queue = 256;                    // events a watcher may lag before it is dropped

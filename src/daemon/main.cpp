@@ -17,6 +17,7 @@
 #include "daemon/exclusive.hpp"
 #include "daemon/logging.hpp"
 #include "daemon/metrics.hpp"
+#include "daemon/realtime_priority.hpp"
 #include "daemon/sd_notify.hpp"
 #include "daemon/server.hpp"
 #include "daemon/signals.hpp"
@@ -138,8 +139,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   c2c::host::set_bpf_object_dir_override(cfg.bpf_dir);  // before anything opens a BPF object
+  // Before the first thread (metrics, engine loop, gRPC): each inherits the priority.
+  const RealtimeOutcome realtime = enter_realtime(cfg.realtime_priority);
+  if (!realtime.refused.empty())
+    spdlog::error("{}; the daemon runs time-shared (on a busy node its reactions then wait for CPU)", realtime.refused);
+  else if (realtime.priority != 0)
+    spdlog::info("every daemon thread runs SCHED_FIFO {} (realtime_priority)", realtime.priority);
+  if (auto e = drop_sys_nice(); !e.empty()) spdlog::warn("dropping CAP_SYS_NICE after the priority: {}", e);
 
   Metrics metrics;
+  metrics.set_realtime_priority(realtime.priority);
   if (!cfg.metrics_address.empty()) {
     if (auto e = metrics.expose(cfg.metrics_address); !e.empty()) {
       spdlog::critical("{}", e);
@@ -193,6 +202,8 @@ int main(int argc, char** argv) {
     cfg.tcp = keep.tcp;
     cfg.metrics_address = keep.metrics_address;
     cfg.task_discovery = keep.task_discovery;
+    cfg.task_event_buffer_bytes = keep.task_event_buffer_bytes;
+    cfg.realtime_priority = keep.realtime_priority;
     cfg.max_message_bytes = keep.max_message_bytes;
     cfg.max_connections = keep.max_connections;
     cfg.recover_generation = keep.recover_generation;

@@ -97,7 +97,13 @@ Metrics::Metrics()
                      .Help("1 while the claim2core sched_ext scheduler is attached and the kernel's root scheduler "
                            "(/sys/kernel/sched_ext/state enabled, root/ops claim2core), else 0: maps kept, not enforced")
                      .Register(*registry_)
-                     .Add({})) {
+                     .Add({})),
+      realtime_priority_(BuildGauge()
+                             .Name("claim2core_realtime_priority")
+                             .Help("The SCHED_FIFO priority the daemon's threads run at (config realtime_priority); "
+                                   "0: time-shared, also when the kernel refused the configured priority")
+                             .Register(*registry_)
+                             .Add({})) {
   for (const char* inv : {"INV-1", "INV-2", "INV-3", "INV-4", "INV-5", "INV-6", "INV-7", "INV-8"})
     violations_->Add({{"invariant", inv}});
   // The Prometheus build_info convention: constant 1, the version in a label.

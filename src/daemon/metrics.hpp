@@ -44,6 +44,8 @@ class Metrics {
   // 1 while the claim2core sched_ext scheduler is attached and the kernel's root scheduler
   // (sched::scheduler_enforcing), 0 otherwise: the maps are then kept current but not enforced.
   void set_scheduler_enforcing(bool on) { enforcing_.Set(on ? 1.0 : 0.0); }
+  // The SCHED_FIFO priority the daemon's threads run at (realtime_priority.hpp), 0: time-shared.
+  void set_realtime_priority(uint32_t p) { realtime_priority_.Set(static_cast<double>(p)); }
   void set_scheduler_latency(sched::LatencyBuckets h) { latency_->set(std::move(h)); }
   void rpc(const std::string& method, const std::string& code) {
     rpcs_->Add({{"method", method}, {"code", code}}).Increment();
@@ -96,6 +98,7 @@ class Metrics {
   prometheus::Counter& watchers_dropped_;
   prometheus::Counter& pins_restored_;
   prometheus::Gauge& enforcing_;
+  prometheus::Gauge& realtime_priority_;
 };
 
 }  // namespace c2c::daemon

@@ -755,6 +755,96 @@ class TaskEventStorms(unittest.TestCase):
             d.cleanup()
 
 
+def thread_policies(pid):
+    """(comm, policy, priority) of every thread of process `pid`."""
+    out = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+            comm = f.read().strip()
+        out.append((comm, os.sched_getscheduler(int(tid)), os.sched_getparam(int(tid)).sched_priority))
+    return out
+
+
+class RealtimeCase(unittest.TestCase):
+    """realtime_priority (src/daemon/realtime_priority.hpp): every daemon thread SCHED_FIFO at the
+    configured priority, or time-shared with the reason logged when the kernel refuses."""
+
+    def setUp(self):
+        reason = skip_reason()
+        if reason:
+            self.skipTest(reason)
+
+    def started(self, tag, priority, prefix=()):
+        port = free_port()
+        extra = "metrics:\n  address: 127.0.0.1:%d\n" % port
+        if priority is not None:
+            extra += "realtime_priority: %d\n" % priority
+        d = Daemon(tag, extra=extra)
+        self.addCleanup(d.cleanup)
+        d.start(prefix=prefix)
+        t = Threads("c2c-rt-%s" % tag, 1)
+        self.addCleanup(t.end)
+        # A write through the loop: the gRPC server and the loop have made their threads by then.
+        d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("rt", "^c2c-rt-")))
+        self.assertTrue(wait_for(lambda: t.tids[0] in d.map_entries(), timeout=10), d.read_log()[-2000:])
+        return d, port
+
+
+class RealtimePriority(RealtimeCase):
+    def test_every_thread_runs_fifo_at_the_configured_priority(self):
+        d, port = self.started("rt", 3)
+        threads = thread_policies(d.proc.pid)
+        self.assertGreaterEqual(len(threads), 5, threads)  # main, loop, gRPC, metrics at least
+        self.assertEqual([t for t in threads if t[1:] != (os.SCHED_FIFO, 3)], [],
+                         "threads not at SCHED_FIFO 3: the ones created before the priority was set?")
+        self.assertEqual(scrape_metrics(port).get("claim2core_realtime_priority"), 3)
+        self.assertIn("SCHED_FIFO 3", d.read_log())
+        # Used once at start, then gone from every thread (CAP_SYS_NICE is capability 23).
+        for tid in os.listdir("/proc/%d/task" % d.proc.pid):
+            with open("/proc/%d/task/%s/status" % (d.proc.pid, tid)) as f:
+                caps = {k: int(v, 16) for k, v in (l.split(":\t") for l in f.read().splitlines()
+                                                   if l.startswith(("CapEff", "CapPrm")))}
+            self.assertEqual([k for k, v in caps.items() if v & (1 << 23)], [], "thread %s holds CAP_SYS_NICE" % tid)
+
+    def test_by_default_every_thread_is_time_shared(self):
+        d, port = self.started("ts", None)
+        threads = thread_policies(d.proc.pid)
+        self.assertEqual([t for t in threads if t[1] != os.SCHED_OTHER], [], threads)
+        self.assertEqual(scrape_metrics(port).get("claim2core_realtime_priority"), 0)
+
+
+class RealtimeRefused(RealtimeCase):
+    """Its own ctest entry: it skips where the kernel cannot refuse this way (cgroup v2 only)."""
+
+    def test_a_refusal_is_logged_and_the_daemon_runs_time_shared(self):
+        # A kernel with CONFIG_RT_GROUP_SCHED refuses SCHED_FIFO in a cgroup whose
+        # cpu.rt_runtime_us is 0 (a new child's default, and what a container runtime leaves).
+        base = "/sys/fs/cgroup/cpu"
+        if not os.path.exists(os.path.join(base, "cpu.rt_runtime_us")):
+            self.skipTest("no cgroup v1 cpu controller with CONFIG_RT_GROUP_SCHED here")
+        group = os.path.join(base, "c2c-test-rt-%d" % os.getpid())
+        os.mkdir(group)
+
+        def remove_group():
+            for _ in range(100):  # the daemon's threads leave the group when it has exited
+                try:
+                    os.rmdir(group)
+                    return
+                except OSError:
+                    time.sleep(0.05)
+        self.addCleanup(remove_group)
+        with open(os.path.join(group, "cpu.rt_runtime_us")) as f:
+            self.assertEqual(f.read().strip(), "0")
+        prefix = ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', group]
+        d, port = self.started("rtno", 2, prefix=prefix)
+        self.assertEqual([t for t in thread_policies(d.proc.pid) if t[1] != os.SCHED_OTHER], [])
+        self.assertEqual(scrape_metrics(port).get("claim2core_realtime_priority"), 0)
+        log = d.read_log()
+        self.assertIn("realtime_priority: SCHED_FIFO 2 refused", log)
+        self.assertIn("cpu.rt_runtime_us", log)
+        d.stop()
+
+
 class Restart(DaemonCase):
     def test_kill9_keeps_intents_and_generation_and_the_map_converges(self):
         d = self.d

@@ -60,7 +60,7 @@ podman image exists "$REF" || fail "podman has no $REF"
   fail "the image's version label is not ${REF##*:}"
 
 # Host directories for the DaemonSet's volumes; the configmap's config with private paths.
-mkdir -p "$WORK"/{run,state,config}
+mkdir -p "$WORK"/{run,state,config,roles}
 chmod 0700 "$WORK/run"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 python3 - "$SRC/deploy/kubernetes/base/configmap.yaml" "$PIN" "$PORT" >"$WORK/config/claim2cored.yaml" <<'PY'
@@ -73,7 +73,7 @@ c["readback_interval"] = "500ms"
 print(yaml.safe_dump(c))
 PY
 mapfile -t RUN < <(python3 "$IMG/run_args.py" "$DS" claim2cored dgx-spark-gb10 bpffs=/sys/fs/bpf \
-  cgroupfs=/sys/fs/cgroup run="$WORK/run" state="$WORK/state" config="$WORK/config")
+  cgroupfs=/sys/fs/cgroup run="$WORK/run" state="$WORK/state" config="$WORK/config" roles="$WORK/roles")
 mapfile -t PROBE < <(python3 "$IMG/run_args.py" "$DS" claim2cored --probe readiness)
 run_as_daemonset() {  # run_as_daemonset <container name> <image>
   local args=("${RUN[@]/#IMAGE/$2}")

@@ -233,8 +233,8 @@ if ds:
     check(not pod.get("hostNetwork"), "no hostNetwork")
     check(sc.get("privileged") is False and sc.get("allowPrivilegeEscalation") is False, "not privileged")
     check(sc["capabilities"]["drop"] == ["ALL"], "drops every capability")
-    check(sorted(sc["capabilities"]["add"]) == ["BPF", "PERFMON", "SYS_ADMIN", "SYS_RESOURCE"],
-          f"adds exactly BPF, PERFMON, SYS_ADMIN, SYS_RESOURCE: {sc['capabilities']['add']}")
+    check(sorted(sc["capabilities"]["add"]) == ["BPF", "PERFMON", "SYS_ADMIN", "SYS_NICE", "SYS_RESOURCE"],
+          f"adds exactly BPF, PERFMON, SYS_ADMIN, SYS_NICE, SYS_RESOURCE: {sc['capabilities']['add']}")
     mounts = {m["mountPath"]: m for m in c["volumeMounts"]}
     vols = {v["name"]: v for v in pod["volumes"]}
     for mp, host in (("/sys/fs/bpf", "/sys/fs/bpf"), ("/sys/fs/cgroup", "/sys/fs/cgroup"),

@@ -27,7 +27,7 @@ fi
 # Directives the brief requires (a verify pass alone would accept a unit without them).
 for want in '^ExecReload=/bin/kill -HUP \$MAINPID$' '^KillSignal=SIGTERM$' '^RuntimeDirectory=claim2core$' \
   '^StateDirectory=claim2core$' '^ProtectSystem=strict$' '^ReadWritePaths=/sys/fs/bpf$' \
-  '^CapabilityBoundingSet=CAP_BPF CAP_PERFMON CAP_SYS_ADMIN CAP_SYS_RESOURCE$'; do
+  '^CapabilityBoundingSet=CAP_BPF CAP_PERFMON CAP_SYS_ADMIN CAP_SYS_RESOURCE CAP_SYS_NICE$'; do
   if ! grep -Eq "$want" "$UNIT"; then
     echo "FAIL: $UNIT lacks $want"
     exit 1

@@ -1,11 +1,13 @@
 # Part `daemon`, its intents' pure pieces (states, confirmed counts, reasons: spec/daemon.md,
-# "Intents"; the short read-back's comparison, the heap trim's timing, when a batch skips its undo copy and when the task-event ring buffer is read), compiled from their sources against the core alone, so that
+# "Intents"; the short read-back's comparison, the heap trim's timing, when a batch skips its undo copy, when the task-event ring buffer is read, the daemon's SCHED_FIFO), compiled from their sources against the core alone, so that
 # tests/mutants/mirror_run (which builds core + host + mirror) can seed bugs in them cheaply.
 if(TARGET c2c_core)
   add_executable(daemon_intents_tests ${CMAKE_CURRENT_LIST_DIR}/daemon_intents_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_confirm_pass_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_batch_reservation_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_task_event_pacing_test.cpp
+                                      ${CMAKE_CURRENT_LIST_DIR}/daemon_realtime_priority_test.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/realtime_priority.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/confirm_pass.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/intents.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/policy_facts.cpp

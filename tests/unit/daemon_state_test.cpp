@@ -347,6 +347,29 @@ TEST(DaemonConfig, TaskEventBufferIsAPowerOfTwoOrDerivedFromPidMax) {
   EXPECT_EQ(restart_only_changes(a, b), (std::vector<std::string>{"task_event_buffer"}));
 }
 
+// realtime_priority (issue 13, a busy node): the SCHED_FIFO priority of the daemon's threads,
+// 0 (the default) time-shared, at most 99; restart-only (every thread takes it at start).
+TEST(DaemonConfig, RealtimePriorityIsZeroToNinetyNineAndNeedsARestart) {
+  DaemonConfig c;
+  FieldError err;
+  ASSERT_TRUE(parse_config("", &c, &err));
+  EXPECT_EQ(c.realtime_priority, 0u);
+  ASSERT_TRUE(parse_config("realtime_priority: 1\n", &c, &err)) << err.field << ": " << err.message;
+  EXPECT_EQ(c.realtime_priority, 1u);
+  ASSERT_TRUE(parse_config("realtime_priority: 99\n", &c, &err)) << err.field << ": " << err.message;
+  EXPECT_EQ(c.realtime_priority, 99u);
+  for (const char* bad : {"realtime_priority: 100\n", "realtime_priority: -1\n", "realtime_priority: fifo\n",
+                          "realtime_priority: [1]\n"}) {
+    DaemonConfig d;
+    EXPECT_FALSE(parse_config(bad, &d, &err)) << bad;
+    EXPECT_EQ(err.field, "realtime_priority") << bad << " -> " << err.message;
+    EXPECT_EQ(d, DaemonConfig{}) << bad << ": a refused file changes nothing";
+  }
+  DaemonConfig a, b;
+  b.realtime_priority = 1;
+  EXPECT_EQ(restart_only_changes(a, b), (std::vector<std::string>{"realtime_priority"}));
+}
+
 // bpf_dir (issue 17): the directory searched first for the BPF objects; absolute, restart-only.
 TEST(DaemonConfig, BpfDirIsAnAbsolutePathThatNeedsARestart) {
   DaemonConfig c;

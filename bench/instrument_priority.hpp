@@ -1,0 +1,28 @@
+// The measuring threads of the daemon's latency benchmarks run SCHED_FIFO 1: on a busy host a
+// time-shared thread that wakes waits for the running task's slice (1.5-3 ms), so a poll of the
+// map or the wake-up by a reply would time the benchmark's own wait for a CPU as the daemon's
+// latency. SCHED_RESET_ON_FORK: whatever such a thread starts (the daemon, the workload's
+// threads) runs time-shared, as it would without the benchmark; the daemon runs SCHED_FIFO only
+// when its config says so (realtime_priority). Priority 1, the daemon's own when it is
+// configured so: the instrument never preempts the daemon it times.
+#pragma once
+
+#include <sched.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace c2c::bench {
+
+// For the calling thread; what it runs at now, for the benchmark's header.
+inline std::string instrument_realtime() {
+  sched_param p{};
+  p.sched_priority = 1;
+  if (::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &p) == 0)
+    return "measuring threads SCHED_FIFO 1 (reset on fork: the daemon and the workload run as configured)";
+  return std::string("measuring threads time-shared (SCHED_FIFO refused: ") + std::strerror(errno) +
+         "): on a busy host their own wake-ups are timed too";
+}
+
+}  // namespace c2c::bench

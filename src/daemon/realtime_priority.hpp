@@ -1,0 +1,34 @@
+// The daemon's own CPU priority (config realtime_priority, spec/daemon.md "On a busy node").
+//
+// On a node whose CPUs are all busy, a time-shared (SCHED_OTHER) task that wakes waits until the
+// running task has used its slice (EEVDF protects it: 1.5-3 ms per wake-up on 2-8 CPUs). Every
+// reaction of the daemon is such a wake-up (a task event, an RPC handed to the loop), so its
+// p99 on a busy node was 4-5 ms where a quiet one gives 0.3-0.7 ms. SCHED_FIFO at a low priority
+// runs it at once; what it does per wake-up is bounded (storm pacing, paced full passes), so it
+// cannot take a CPU for long.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace c2c::daemon {
+
+struct RealtimeOutcome {
+  uint32_t priority = 0;  // in effect for the calling thread now: 0 is SCHED_OTHER
+  std::string refused;    // "" or why the kernel refused the requested priority (names the field)
+};
+
+// SCHED_FIFO at `priority` (1..99) for the calling thread, so that every thread it creates
+// afterwards inherits it: call it before the daemon starts any thread. 0 changes nothing. A
+// refusal leaves the thread as it was; the daemon then runs time-shared and says why (a
+// container without CAP_SYS_NICE, or a kernel with CONFIG_RT_GROUP_SCHED whose cgroup grants
+// real-time tasks no run time).
+RealtimeOutcome enter_realtime(uint32_t priority);
+
+// CAP_SYS_NICE out of the calling thread's effective and permitted sets: the daemon needs it for
+// enter_realtime alone, and it would also let the process renice or move any task of the node.
+// Called right after enter_realtime, before the first thread, so no thread ever holds it. ""
+// or the error.
+std::string drop_sys_nice();
+
+}  // namespace c2c::daemon
