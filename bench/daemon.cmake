@@ -27,6 +27,10 @@ endif()
 # 100k), or build/bench/daemon_scale_bench <claim2cored> [--tasks 1000,10000] [--samples S] [--churn K].
 if(TARGET claim2cored)
   c2c_daemon_bench(daemon_scale_bench)
+  # Its metrics scrape (the daemon's full passes in the churn window): Debian's cpp-httplib.
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(C2C_BENCH_HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+  target_link_libraries(daemon_scale_bench PRIVATE PkgConfig::C2C_BENCH_HTTPLIB)
   # End to end at a tiny N (a few seconds; no figure is judged): every step must complete (tasks
   # seen, entries in, the churn window's marker, tasks and entries gone after the exit).
   add_test(NAME bench_daemon_scale_smoke

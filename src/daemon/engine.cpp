@@ -18,6 +18,7 @@
 #include "daemon/confirm_pass.hpp"
 #include "daemon/event_log.hpp"
 #include "daemon/intent_reasons.hpp"
+#include "daemon/realtime_budget.hpp"
 #include "host/durable_file.hpp"
 #include "daemon/generation_guard.hpp"
 #include "host/bpf_object_path.hpp"
@@ -29,6 +30,13 @@
 #include "sched/stats.hpp"
 
 namespace c2c::daemon {
+
+namespace {
+// CPU time the loop may spend per wake-up at SCHED_FIFO (realtime_budget.hpp): a task event or a
+// command takes microseconds to a few hundred; a turn past this is bulk work and goes on
+// time-shared.
+constexpr uint64_t kRealtimeBudgetNs = 2'000'000;
+}  // namespace
 namespace {
 
 constexpr uint64_t kTagCommands = 1, kTagTaskEvents = 2, kTagTimer = 3;
@@ -374,7 +382,7 @@ SchedulerStatus Engine::scheduler_status() const {
   return s;
 }
 
-void Engine::start() {
+void Engine::start(uint32_t realtime_priority) {
   epfd_ = epoll_create1(EPOLL_CLOEXEC);
   timerfd_ = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
   auto add = [&](int fd, uint64_t tag) {
@@ -386,7 +394,7 @@ void Engine::start() {
   add(queue_.event_fd(), kTagCommands);
   if (feed_->epoll_fd() >= 0) add(feed_->epoll_fd(), kTagTaskEvents);
   add(timerfd_, kTagTimer);
-  thread_ = std::thread([this] { run(); });
+  thread_ = std::thread([this, realtime_priority] { run(realtime_priority); });
 }
 
 bool Engine::submit(Command c) { return queue_.push(std::move(c)); }
@@ -446,13 +454,22 @@ void Engine::arm_timer() {
   timerfd_settime(timerfd_, TFD_TIMER_ABSTIME, &its, nullptr);
 }
 
-void Engine::run() {
+void Engine::run(uint32_t realtime_priority) {
+  RealtimeBudget budget(realtime_priority, kRealtimeBudgetNs);
+  if (!budget.error().empty())
+    spdlog::error("realtime_priority: no budget per wake-up ({}); a long turn holds its CPU at SCHED_FIFO", budget.error());
+  std::string budget_error;
   epoll_event evs[8];
   while (true) {
     arm_timer();
+    const uint64_t demoted = budget.demotions();
+    if (auto e = budget.before_wait(); !e.empty() && e != budget_error) spdlog::error("realtime_priority: {}", budget_error = e);
+    if (budget.demotions() != demoted) metrics_.realtime_demotion();
+    const int timeout = pending_host_.empty() ? -1 : 0;
     const uint64_t wait_from = boottime_ns();
-    int n = epoll_wait(epfd_, evs, 8, pending_host_.empty() ? -1 : 0);
+    int n = epoll_wait(epfd_, evs, 8, timeout);
     waited_ns_ = boottime_ns() - wait_from;
+    budget.woke(timeout != 0);
     if (n < 0 && errno != EINTR) {
       spdlog::critical("epoll_wait: {}", std::strerror(errno));
       break;

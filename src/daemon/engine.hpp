@@ -62,7 +62,9 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  void start();                 // the loop thread
+  // The loop thread; realtime_priority: the SCHED_FIFO priority the daemon's threads run at (0:
+  // time-shared), for the loop's budget per wake-up (realtime_budget.hpp).
+  void start(uint32_t realtime_priority = 0);
   bool submit(Command c);       // false while draining (the caller answers UNAVAILABLE)
   // SIGTERM: refuse new commands, finish the queued ones, persist, stop the loop (maps stay).
   void drain();
@@ -132,7 +134,7 @@ class Engine {
   std::optional<AnyPolicy> stored_policy(PolicyKind kind, const std::string& name) const;
   Engine(const DaemonConfig& cfg, Metrics& metrics);
   bool startup(std::string* err);
-  void run();
+  void run(uint32_t realtime_priority);
   void turn(bool commands_ready, bool events_ready, bool timer);
   void reconcile();
   // The read-back pass: the map read back (drift repaired, INV-5) and what it holds as written

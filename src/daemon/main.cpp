@@ -145,7 +145,6 @@ int main(int argc, char** argv) {
     spdlog::error("{}; the daemon runs time-shared (on a busy node its reactions then wait for CPU)", realtime.refused);
   else if (realtime.priority != 0)
     spdlog::info("every daemon thread runs SCHED_FIFO {} (realtime_priority)", realtime.priority);
-  if (auto e = drop_sys_nice(); !e.empty()) spdlog::warn("dropping CAP_SYS_NICE after the priority: {}", e);
 
   Metrics metrics;
   metrics.set_realtime_priority(realtime.priority);
@@ -161,7 +160,7 @@ int main(int argc, char** argv) {
     spdlog::critical("startup failed: {}", err);
     return 1;
   }
-  engine->start();
+  engine->start(realtime.priority);
   auto server = Server::start(cfg, *engine, metrics, &err);
   if (!server) {
     spdlog::critical("server: {}", err);

@@ -72,6 +72,11 @@ Metrics::Metrics()
                                     "(the whole policy map, the full plan and invariant check) or rescan (the task "
                                     "snapshot); each runs at most 1 % of the time")
                               .Register(*registry_)),
+      full_pass_seconds_total_(&BuildCounter()
+                                    .Name("claim2core_full_pass_seconds_total")
+                                    .Help("Time the periodic full passes held the daemon's loop, summed, by pass "
+                                          "(readback, rescan)")
+                                    .Register(*registry_)),
       persists_(BuildCounter()
                     .Name("claim2core_state_persists_total")
                     .Help("Durable state writes (one per batch of commands)")
@@ -103,7 +108,13 @@ Metrics::Metrics()
                              .Help("The SCHED_FIFO priority the daemon's threads run at (config realtime_priority); "
                                    "0: time-shared, also when the kernel refused the configured priority")
                              .Register(*registry_)
-                             .Add({})) {
+                             .Add({})),
+      realtime_demotions_(BuildCounter()
+                              .Name("claim2core_realtime_demotions_total")
+                              .Help("Wake-ups of the daemon's loop that used up their 2 ms of CPU at SCHED_FIFO and "
+                                    "finished time-shared (bulk work: a policy matching many threads, a full pass)")
+                              .Register(*registry_)
+                              .Add({})) {
   for (const char* inv : {"INV-1", "INV-2", "INV-3", "INV-4", "INV-5", "INV-6", "INV-7", "INV-8"})
     violations_->Add({{"invariant", inv}});
   // The Prometheus build_info convention: constant 1, the version in a label.

@@ -46,6 +46,8 @@ class Metrics {
   void set_scheduler_enforcing(bool on) { enforcing_.Set(on ? 1.0 : 0.0); }
   // The SCHED_FIFO priority the daemon's threads run at (realtime_priority.hpp), 0: time-shared.
   void set_realtime_priority(uint32_t p) { realtime_priority_.Set(static_cast<double>(p)); }
+  // A wake-up of the loop that used up its SCHED_FIFO budget and finished time-shared.
+  void realtime_demotion() { realtime_demotions_.Increment(); }
   void set_scheduler_latency(sched::LatencyBuckets h) { latency_->set(std::move(h)); }
   void rpc(const std::string& method, const std::string& code) {
     rpcs_->Add({{"method", method}, {"code", code}}).Increment();
@@ -58,7 +60,12 @@ class Metrics {
   // How long the last periodic full pass held the loop: "readback" (the whole map, the full plan
   // and check) or "rescan" (the task snapshot); each is paced to at most 1 % of the loop
   // (full_pass_pacing.hpp), so this says how far apart they run.
-  void full_pass(const char* pass, double seconds) { full_pass_seconds_->Add({{"pass", pass}}).Set(seconds); }
+  // The _total counter adds every pass's time: what the passes cost between two scrapes (a
+  // benchmark's window of task events subtracts it to see the events' own cost).
+  void full_pass(const char* pass, double seconds) {
+    full_pass_seconds_->Add({{"pass", pass}}).Set(seconds);
+    full_pass_seconds_total_->Add({{"pass", pass}}).Increment(seconds);
+  }
   // A read-back pass, by what it read: "written_keys" (the short pass, confirm_pass.hpp) or
   // "whole_map" (the full pass, or a short one that fell back to it).
   void readback(const char* read) { readbacks_->Add({{"read", read}}).Increment(); }
@@ -93,12 +100,14 @@ class Metrics {
   prometheus::Counter& storms_;
   prometheus::Family<prometheus::Counter>* readbacks_;
   prometheus::Family<prometheus::Gauge>* full_pass_seconds_;
+  prometheus::Family<prometheus::Counter>* full_pass_seconds_total_;
   prometheus::Counter& persists_;
   prometheus::Counter& undo_copies_;
   prometheus::Counter& watchers_dropped_;
   prometheus::Counter& pins_restored_;
   prometheus::Gauge& enforcing_;
   prometheus::Gauge& realtime_priority_;
+  prometheus::Counter& realtime_demotions_;
 };
 
 }  // namespace c2c::daemon

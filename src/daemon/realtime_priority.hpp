@@ -25,10 +25,4 @@ struct RealtimeOutcome {
 // real-time tasks no run time).
 RealtimeOutcome enter_realtime(uint32_t priority);
 
-// CAP_SYS_NICE out of the calling thread's effective and permitted sets: the daemon needs it for
-// enter_realtime alone, and it would also let the process renice or move any task of the node.
-// Called right after enter_realtime, before the first thread, so no thread ever holds it. ""
-// or the error.
-std::string drop_sys_nice();
-
 }  // namespace c2c::daemon

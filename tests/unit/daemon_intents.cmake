@@ -7,7 +7,9 @@ if(TARGET c2c_core)
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_batch_reservation_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_task_event_pacing_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_realtime_priority_test.cpp
+                                      ${CMAKE_CURRENT_LIST_DIR}/daemon_realtime_budget_test.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/realtime_priority.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/realtime_budget.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/confirm_pass.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/intents.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/policy_facts.cpp

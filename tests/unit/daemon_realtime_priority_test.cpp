@@ -95,29 +95,5 @@ TEST(RealtimePriority, ARefusalLeavesTheThreadTimeSharedAndSaysWhy) {
   EXPECT_NE(got.refused.find("CAP_SYS_NICE"), std::string::npos) << got.refused;
 }
 
-TEST(RealtimePriority, CapSysNiceIsDroppedForGood) {
-  bool had = false, effective = true, permitted = true;
-  int again = 0;
-  std::string err = "not run";
-  std::thread([&] {
-    __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct data[2]{};
-    ::syscall(SYS_capget, &hdr, data);
-    had = (data[CAP_TO_INDEX(CAP_SYS_NICE)].permitted & CAP_TO_MASK(CAP_SYS_NICE)) != 0;
-    err = drop_sys_nice();
-    ::syscall(SYS_capget, &hdr, data);
-    effective = (data[CAP_TO_INDEX(CAP_SYS_NICE)].effective & CAP_TO_MASK(CAP_SYS_NICE)) != 0;
-    permitted = (data[CAP_TO_INDEX(CAP_SYS_NICE)].permitted & CAP_TO_MASK(CAP_SYS_NICE)) != 0;
-    // Not permitted any more: raising it back into the effective set is refused.
-    data[CAP_TO_INDEX(CAP_SYS_NICE)].effective |= CAP_TO_MASK(CAP_SYS_NICE);
-    again = static_cast<int>(::syscall(SYS_capset, &hdr, data));
-  }).join();
-  if (!had) GTEST_SKIP() << "this test runs without CAP_SYS_NICE";
-  EXPECT_EQ(err, "");
-  EXPECT_FALSE(effective);
-  EXPECT_FALSE(permitted);
-  EXPECT_NE(again, 0) << "CAP_SYS_NICE could be raised again";
-}
-
 }  // namespace
 }  // namespace c2c::daemon

@@ -1,0 +1,83 @@
+#include "daemon/realtime_budget.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace c2c::daemon {
+
+namespace {
+
+// Set by the handler on the thread whose budget ran out; a thread_local is safe to write from a
+// handler running on that thread.
+thread_local volatile sig_atomic_t g_demoted = 0;
+
+void on_budget_spent(int) {
+  const int saved = errno;
+  sched_param p{};
+  ::sched_setscheduler(0, SCHED_OTHER, &p);  // a direct system call: async-signal-safe in effect
+  g_demoted = 1;
+  errno = saved;
+}
+
+int budget_signal() { return SIGRTMIN; }
+
+}  // namespace
+
+RealtimeBudget::RealtimeBudget(uint32_t priority, uint64_t budget_ns) : priority_(priority), budget_ns_(budget_ns) {
+  if (priority_ == 0 || budget_ns_ == 0) return;
+  struct sigaction sa{};
+  sa.sa_handler = on_budget_spent;
+  sa.sa_flags = SA_RESTART;  // the loop's system calls go on where the signal met them
+  sigemptyset(&sa.sa_mask);
+  if (::sigaction(budget_signal(), &sa, nullptr) != 0) {
+    error_ = std::string("sigaction: ") + std::strerror(errno);
+    return;
+  }
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, budget_signal());
+  ::pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
+  sigevent ev{};
+  ev.sigev_notify = SIGEV_THREAD_ID;
+  ev.sigev_signo = budget_signal();
+  ev._sigev_un._tid = static_cast<pid_t>(::syscall(SYS_gettid));  // this thread only
+  clockid_t clock;
+  if (::pthread_getcpuclockid(::pthread_self(), &clock) != 0 || ::timer_create(clock, &ev, &timer_) != 0) {
+    error_ = std::string("timer_create on the thread's CPU clock: ") + std::strerror(errno);
+    return;
+  }
+  armed_timer_ = true;
+}
+
+RealtimeBudget::~RealtimeBudget() {
+  if (armed_timer_) ::timer_delete(timer_);
+}
+
+void RealtimeBudget::woke(bool slept) {
+  if (!armed_timer_ || !slept) return;
+  itimerspec t{};
+  t.it_value.tv_sec = static_cast<time_t>(budget_ns_ / 1'000'000'000u);
+  t.it_value.tv_nsec = static_cast<long>(budget_ns_ % 1'000'000'000u);
+  ::timer_settime(timer_, 0, &t, nullptr);
+}
+
+std::string RealtimeBudget::before_wait() {
+  if (!g_demoted) return "";
+  g_demoted = 0;
+  ++demotions_;
+  sched_param p{};
+  p.sched_priority = static_cast<int>(priority_);
+  if (::sched_setscheduler(0, SCHED_FIFO, &p) != 0)
+    return std::string("back to SCHED_FIFO after a turn past its budget: ") + std::strerror(errno) +
+           " (CAP_SYS_NICE gone?)";
+  return "";
+}
+
+}  // namespace c2c::daemon

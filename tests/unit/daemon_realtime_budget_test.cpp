@@ -1,0 +1,120 @@
+// The loop's SCHED_FIFO budget per wake-up (src/daemon/realtime_budget.hpp): a wake-up that spends
+// more CPU than its budget finishes time-shared and returns to SCHED_FIFO before the next wait
+// (CAP_SYS_NICE, which the daemon keeps); a short one stays SCHED_FIFO; turns that did not
+// sleep share one budget. CPU timers are checked at the scheduler tick (4 ms at HZ=250), so the
+// budgets and the work below are tens of milliseconds apart.
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "daemon/realtime_budget.hpp"
+#include "daemon/realtime_priority.hpp"
+
+namespace c2c::daemon {
+namespace {
+
+uint64_t thread_cpu_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+void spin_cpu_ms(unsigned ms) {
+  const uint64_t until = thread_cpu_ns() + ms * 1'000'000ull;
+  while (thread_cpu_ns() < until) {
+  }
+}
+
+struct Seen {
+  std::string setup, back;
+  int during = -1, after = -1;
+  uint64_t demotions = 0;
+};
+
+// In a thread of its own at SCHED_FIFO 2: `work` between a wake-up and the next wait.
+template <typename Work>
+Seen run_turn(uint64_t budget_ns, Work work) {
+  Seen s;
+  std::thread([&] {
+    RealtimeOutcome rt = enter_realtime(2);
+    if (!rt.refused.empty()) {
+      s.setup = rt.refused;
+      return;
+    }
+    RealtimeBudget b(2, budget_ns);
+    s.setup = b.error();
+    work(b);
+    s.during = ::sched_getscheduler(0);
+    s.back = b.before_wait();
+    s.after = ::sched_getscheduler(0);
+    s.demotions = b.demotions();
+  }).join();
+  return s;
+}
+
+bool fifo_allowed() {
+  bool ok = false;
+  std::thread([&] {
+    sched_param p{};
+    p.sched_priority = 1;
+    ok = ::sched_setscheduler(0, SCHED_FIFO, &p) == 0;
+  }).join();
+  return ok;
+}
+
+TEST(RealtimeBudget, ATurnPastItsBudgetFinishesTimeSharedAndComesBack) {
+  if (!fifo_allowed()) GTEST_SKIP() << "SCHED_FIFO refused to this test";
+  Seen s = run_turn(5'000'000, [](RealtimeBudget& b) {
+    b.woke(true);
+    spin_cpu_ms(40);
+  });
+  ASSERT_EQ(s.setup, "");
+  EXPECT_EQ(s.during, SCHED_OTHER) << "40 ms of CPU on a 5 ms budget and still SCHED_FIFO";
+  EXPECT_EQ(s.back, "");
+  EXPECT_EQ(s.after, SCHED_FIFO) << "not back to SCHED_FIFO before the wait";
+  EXPECT_EQ(s.demotions, 1u);
+}
+
+TEST(RealtimeBudget, AShortTurnStaysFifo) {
+  if (!fifo_allowed()) GTEST_SKIP() << "SCHED_FIFO refused to this test";
+  Seen s = run_turn(50'000'000, [](RealtimeBudget& b) {
+    b.woke(true);
+    spin_cpu_ms(2);
+  });
+  ASSERT_EQ(s.setup, "");
+  EXPECT_EQ(s.during, SCHED_FIFO);
+  EXPECT_EQ(s.after, SCHED_FIFO);
+  EXPECT_EQ(s.demotions, 0u);
+}
+
+TEST(RealtimeBudget, TurnsThatDidNotSleepShareOneBudget) {
+  if (!fifo_allowed()) GTEST_SKIP() << "SCHED_FIFO refused to this test";
+  // 30 ms each, 60 ms together, on a 45 ms budget: only the sum is past it.
+  Seen s = run_turn(45'000'000, [](RealtimeBudget& b) {
+    b.woke(true);
+    spin_cpu_ms(30);
+    b.woke(false);  // a turn that polled without sleeping (a backlog)
+    spin_cpu_ms(30);
+  });
+  ASSERT_EQ(s.setup, "");
+  EXPECT_EQ(s.during, SCHED_OTHER) << "a backlog read without sleeping got a new budget per turn";
+  EXPECT_EQ(s.after, SCHED_FIFO);
+}
+
+TEST(RealtimeBudget, AWakeUpAfterASleepHasAFullBudget) {
+  if (!fifo_allowed()) GTEST_SKIP() << "SCHED_FIFO refused to this test";
+  Seen s = run_turn(45'000'000, [](RealtimeBudget& b) {
+    b.woke(true);
+    spin_cpu_ms(30);
+    b.woke(true);
+    spin_cpu_ms(30);
+  });
+  ASSERT_EQ(s.setup, "");
+  EXPECT_EQ(s.during, SCHED_FIFO) << "two short wake-ups, each within its budget";
+}
+
+}  // namespace
+}  // namespace c2c::daemon
