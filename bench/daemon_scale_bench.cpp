@@ -8,7 +8,7 @@
 //                       exit); goal <= 10 us at 100k. Other jobs' tasks make records too: the
 //                       same CPU over every fork on the host in the window (/proc/stat) is printed
 //                       beside it, and the same less the periodic full passes that ran in the
-//                       window (the daemon's claim2core_full_pass_seconds_total, scraped from its
+//                       window (the daemon's claim2core_full_pass_cpu_seconds_total, scraped from its
 //                       metrics endpoint before and after): a busy host stretches the window to
 //                       seconds, and a whole-map read-back with the full plan and check at 100k
 //                       then lands in it
@@ -186,7 +186,7 @@ struct Row {
   double appear_p50 = 0, appear_p99 = 0, appear_max = 0;
   double cpu_event_us = 0, stat_event_us = 0, idle_ms_per_s = 0;
   // The same CPU less the periodic full passes that ran in the window (their time from the
-  // daemon's claim2core_full_pass_seconds_total), and how many ran: a busy host stretches the
+  // daemon's claim2core_full_pass_cpu_seconds_total), and how many ran: a busy host stretches the
   // window, and a whole-map read-back with the full plan and check at 100k then lands in it.
   double cpu_event_less_passes_us = 0;
   int passes_in_window = 0;
@@ -274,7 +274,7 @@ bool sample_rpc(c2c::bench::BenchDaemon& d, int fd, int calls, Row& row) {
   return ok;
 }
 
-// The daemon's full passes so far (claim2core_full_pass_seconds_total and the pass counts, every
+// The daemon's full passes so far (claim2core_full_pass_cpu_seconds_total and the pass counts, every
 // `pass` label summed) from its metrics endpoint; nullopt if it does not answer.
 struct FullPasses {
   double seconds = 0, count = 0;
@@ -290,7 +290,7 @@ std::optional<FullPasses> full_passes(int metrics_port) {
     const auto sp = line.rfind(' ');
     if (line.empty() || line[0] == '#' || sp == std::string::npos) continue;
     const double v = std::strtod(line.c_str() + sp + 1, nullptr);
-    if (line.rfind("claim2core_full_pass_seconds_total{", 0) == 0) f.seconds += v;
+    if (line.rfind("claim2core_full_pass_cpu_seconds_total{", 0) == 0) f.seconds += v;
     // Every whole-map read-back counts here, the periodic ones with the rest; rescans apart.
     else if (line.rfind("claim2core_task_rescans_total", 0) == 0 || line.rfind("claim2core_readback_passes_total{read=\"whole_map\"}", 0) == 0)
       f.count += v;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <unordered_set>
@@ -36,6 +37,13 @@ namespace {
 // command takes microseconds to a few hundred; a turn past this is bulk work and goes on
 // time-shared.
 constexpr uint64_t kRealtimeBudgetNs = 2'000'000;
+
+// The calling thread's CPU time (the loop's, for what a full pass cost it).
+uint64_t thread_cpu_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
 }  // namespace
 namespace {
 
@@ -584,13 +592,14 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   const bool rescan_due = discovery && rescan_pass_.due(now, core_.task_count(), cfg_.rescan_interval_ns);
   if (discovery && (overflow || feed_->lost_events(now) || rescan_due)) {
     std::vector<Event> snapshot;
-    const uint64_t started = boottime_ns();
+    const uint64_t started = boottime_ns(), cpu_started = thread_cpu_ns();
     feed_->rescan(core_, snapshot);
     pending_host_.clear();  // polled before the snapshot, which supersedes them (HostFeed::rescan)
     for (auto& e : snapshot) apply(e);
     const uint64_t ended = boottime_ns();
     rescan_pass_.ran(started, ended, core_.task_count(), cfg_.rescan_interval_ns);
-    metrics_.full_pass("rescan", static_cast<double>(ended - started) / 1e9);
+    metrics_.full_pass("rescan", static_cast<double>(ended - started) / 1e9,
+                       static_cast<double>(thread_cpu_ns() - cpu_started) / 1e9);
     metrics_.rescan();
   }
   // Task events may cost /proc reads (cgroup v1 hosts, unknown cgroup ids); a command that arrives meanwhile is not kept waiting:
@@ -860,7 +869,7 @@ void Engine::confirm_read_back() {
 
 void Engine::readback(bool full) {
   next_confirm_ns_ = UINT64_MAX;
-  const uint64_t started = boottime_ns();
+  const uint64_t started = boottime_ns(), cpu_started = thread_cpu_ns();
   if (full) restore_pins();
   // The short pass reads back only the keys written since the last read-back (confirm_pass.hpp);
   // the full pass, too many keys, or drift among them: the whole map, as before.
@@ -931,7 +940,8 @@ void Engine::readback(bool full) {
   last_violations_ = std::move(now);
   const uint64_t ended = boottime_ns();
   readback_pass_.ran(started, ended, map_units(), cfg_.readback_interval_ns);
-  metrics_.full_pass("readback", static_cast<double>(ended - started) / 1e9);
+  metrics_.full_pass("readback", static_cast<double>(ended - started) / 1e9,
+                     static_cast<double>(thread_cpu_ns() - cpu_started) / 1e9);
 }
 
 void Engine::record(StateChange c) {

@@ -72,11 +72,11 @@ Metrics::Metrics()
                                     "(the whole policy map, the full plan and invariant check) or rescan (the task "
                                     "snapshot); each runs at most 1 % of the time")
                               .Register(*registry_)),
-      full_pass_seconds_total_(&BuildCounter()
-                                    .Name("claim2core_full_pass_seconds_total")
-                                    .Help("Time the periodic full passes held the daemon's loop, summed, by pass "
-                                          "(readback, rescan)")
-                                    .Register(*registry_)),
+      full_pass_cpu_seconds_total_(&BuildCounter()
+                                        .Name("claim2core_full_pass_cpu_seconds_total")
+                                        .Help("CPU time of the daemon's loop in the periodic full passes, summed, by "
+                                              "pass (readback, rescan)")
+                                        .Register(*registry_)),
       persists_(BuildCounter()
                     .Name("claim2core_state_persists_total")
                     .Help("Durable state writes (one per batch of commands)")
