@@ -190,6 +190,9 @@ struct Row {
   // window, and a whole-map read-back with the full plan and check at 100k then lands in it.
   double cpu_event_less_passes_us = 0;
   int passes_in_window = 0;
+  // Wake-ups of the daemon's loop that went past their SCHED_FIFO budget (realtime_priority) while
+  // the policy matching N was applied: the bulk work finished time-shared.
+  double policy_demotions = 0;
   double host_event_us = 0;  // the same CPU over every record of the host in the window (estimated)
   double policy_ms = 0;  // UpsertPolicy matching n threads -> every entry in the map
   double rpc_p50 = 0, rpc_p99 = 0, rpc_max = 0;  // UpsertPolicy matching one thread -> reply, map checked
@@ -278,6 +281,7 @@ bool sample_rpc(c2c::bench::BenchDaemon& d, int fd, int calls, Row& row) {
 // `pass` label summed) from its metrics endpoint; nullopt if it does not answer.
 struct FullPasses {
   double seconds = 0, count = 0;
+  double demotions = 0;  // claim2core_realtime_demotions_total: wake-ups past the SCHED_FIFO budget
 };
 std::optional<FullPasses> full_passes(int metrics_port) {
   httplib::Client cli("127.0.0.1", metrics_port);
@@ -291,6 +295,7 @@ std::optional<FullPasses> full_passes(int metrics_port) {
     if (line.empty() || line[0] == '#' || sp == std::string::npos) continue;
     const double v = std::strtod(line.c_str() + sp + 1, nullptr);
     if (line.rfind("claim2core_full_pass_cpu_seconds_total{", 0) == 0) f.seconds += v;
+    else if (line.rfind("claim2core_realtime_demotions_total", 0) == 0) f.demotions = v;
     // Every whole-map read-back counts here, the periodic ones with the rest; rescans apart.
     else if (line.rfind("claim2core_task_rescans_total", 0) == 0 || line.rfind("claim2core_readback_passes_total{read=\"whole_map\"}", 0) == 0)
       f.count += v;
@@ -372,6 +377,7 @@ bool run_one(const std::string& exe, const std::string& daemon_config, int n, in
 
   phase(t_row, n, "tasks seen; the policy matching them");
   {
+    const auto p0 = full_passes(metrics_port);
     const auto t0 = Clock::now();
     grpc::ClientContext ctx;
     pb::UpsertPolicyRequest req;
@@ -394,6 +400,7 @@ bool run_one(const std::string& exe, const std::string& daemon_config, int n, in
       return false;
     }
     row.policy_ms = us(Clock::now() - t0) / 1e3;
+    if (auto p1 = full_passes(metrics_port); p1 && p0) row.policy_demotions = p1->demotions - p0->demotions;
   }
   std::this_thread::sleep_for(settle);
   const Rss rss_entries = rss_of(pid);
@@ -443,10 +450,10 @@ bool run_one(const std::string& exe, const std::string& daemon_config, int n, in
   std::printf(
       "%7d tasks: new-thread -> map p50 %.0f us p99 %.0f us max %.0f us (%d samples); CPU per event %.2f us "
       "(/proc stat %.2f us; per host record %.2f us; %.2f us less %d full passes in the window; idle %.2f ms/s); RPC -> map p50 %.0f us p99 %.0f us max %.0f us; "
-      "policy -> %d entries %.0f ms; RssAnon %.0f B/task %.0f B/entry, "
+      "policy -> %d entries %.0f ms (%.0f wake-ups past the budget); RssAnon %.0f B/task %.0f B/entry, "
       "%.0f B/task held after exit%s (VmRSS %.0f / %.0f / %.0f B); load %.2f before the farm\n",
       n, row.appear_p50, row.appear_p99, row.appear_max, samples, row.cpu_event_us, row.stat_event_us,
-      row.host_event_us, row.cpu_event_less_passes_us, row.passes_in_window, row.idle_ms_per_s, row.rpc_p50, row.rpc_p99, row.rpc_max, n, row.policy_ms, row.b_task, row.b_entry, row.b_held,
+      row.host_event_us, row.cpu_event_less_passes_us, row.passes_in_window, row.idle_ms_per_s, row.rpc_p50, row.rpc_p99, row.rpc_max, n, row.policy_ms, row.policy_demotions, row.b_task, row.b_entry, row.b_held,
       row.returned_all ? "" : " (tasks or entries NOT all gone)", row.vm_task, row.vm_entry, row.vm_held, row.load);
   std::fflush(stdout);
   d.remove_root();
@@ -538,6 +545,8 @@ int main(int argc, char** argv) {
   line("RPC -> map p50 (1 client)", &Row::rpc_p50, "us", 0, "");
   line("RPC -> map p99 (1 client)", &Row::rpc_p99, "us", 1000, "<= 1000 us");
   line("policy matching N -> all entries", &Row::policy_ms, "ms", 0, "");
+  line("  (loop wake-ups past the budget)", &Row::policy_demotions, "", 0,
+       "(realtime_priority: finished time-shared; 0 when time-shared)");
   line("RSS per task", &Row::b_task, "B", 300, "<= 300 B (RssAnon)");
   line("RSS per entry", &Row::b_entry, "B", 512, "<= 512 B (RssAnon)");
   line("  (VmRSS per task)", &Row::vm_task, "B", 0, "(+ ring buffer pages touched)");
