@@ -54,8 +54,8 @@ struct DaemonConfig {
   // producers' wake-ups off, instead of a wake-up per fork and exit; 0: always woken
   // (task_event_pacing.hpp).
   uint64_t task_event_poll_interval_ns = 1'000'000;
-  // SCHED_FIFO priority (1..99) of every daemon thread, set at start before any thread exists
-  // (realtime_priority.hpp); 0: the default time-sharing class. On a node whose CPUs are busy a
+  // SCHED_FIFO priority (1..99) of the daemon's loop and gRPC threads, set at start before they
+  // exist (realtime_priority.hpp); 0: the default time-sharing class. On a node whose CPUs are busy a
   // time-shared daemon waits out the running task's slice at each wake-up (ms), and its reaction
   // to a new thread or an RPC with it.
   uint32_t realtime_priority = 0;

@@ -470,10 +470,11 @@ void Engine::run(uint32_t realtime_priority) {
   epoll_event evs[8];
   while (true) {
     arm_timer();
-    const uint64_t demoted = budget.demotions();
-    if (auto e = budget.before_wait(); !e.empty() && e != budget_error) spdlog::error("realtime_priority: {}", budget_error = e);
-    if (budget.demotions() != demoted) metrics_.realtime_demotion();
     const int timeout = pending_host_.empty() ? -1 : 0;
+    const uint64_t demoted = budget.demotions();
+    if (auto e = budget.before_wait(timeout != 0); !e.empty() && e != budget_error)
+      spdlog::error("realtime_priority: {}", budget_error = e);
+    if (budget.demotions() != demoted) metrics_.realtime_demotion();
     const uint64_t wait_from = boottime_ns();
     int n = epoll_wait(epfd_, evs, 8, timeout);
     waited_ns_ = boottime_ns() - wait_from;

@@ -139,15 +139,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   c2c::host::set_bpf_object_dir_override(cfg.bpf_dir);  // before anything opens a BPF object
-  // Before the first thread (metrics, engine loop, gRPC): each inherits the priority.
-  const RealtimeOutcome realtime = enter_realtime(cfg.realtime_priority);
-  if (!realtime.refused.empty())
-    spdlog::error("{}; the daemon runs time-shared (on a busy node its reactions then wait for CPU)", realtime.refused);
-  else if (realtime.priority != 0)
-    spdlog::info("every daemon thread runs SCHED_FIFO {} (realtime_priority)", realtime.priority);
-
+  // The metrics endpoint's threads start first and stay time-shared: a scrape needs no haste.
   Metrics metrics;
-  metrics.set_realtime_priority(realtime.priority);
   if (!cfg.metrics_address.empty()) {
     if (auto e = metrics.expose(cfg.metrics_address); !e.empty()) {
       spdlog::critical("{}", e);
@@ -155,7 +148,19 @@ int main(int argc, char** argv) {
     }
     spdlog::info("metrics on http://{}/metrics", cfg.metrics_address);
   }
-  auto engine = Engine::create(cfg, metrics, &err);
+  // Before the engine's loop and gRPC's threads: each inherits the priority.
+  const RealtimeOutcome realtime = enter_realtime(cfg.realtime_priority);
+  if (!realtime.refused.empty())
+    spdlog::error("{}; the daemon runs time-shared (on a busy node its reactions then wait for CPU)", realtime.refused);
+  else if (realtime.priority != 0)
+    spdlog::info("the daemon's loop and gRPC threads run SCHED_FIFO {} (realtime_priority)", realtime.priority);
+  metrics.set_realtime_priority(realtime.priority);
+  std::unique_ptr<Engine> engine;
+  {
+    // Startup is bulk work (a rescan of every task, the whole map, the first reconcile): time-shared.
+    TimeSharedScope startup(realtime.priority);
+    engine = Engine::create(cfg, metrics, &err);
+  }
   if (!engine) {
     spdlog::critical("startup failed: {}", err);
     return 1;

@@ -105,7 +105,7 @@ Metrics::Metrics()
                      .Add({})),
       realtime_priority_(BuildGauge()
                              .Name("claim2core_realtime_priority")
-                             .Help("The SCHED_FIFO priority the daemon's threads run at (config realtime_priority); "
+                             .Help("The SCHED_FIFO priority the daemon's loop and gRPC threads run at (config realtime_priority); "
                                    "0: time-shared, also when the kernel refused the configured priority")
                              .Register(*registry_)
                              .Add({})),

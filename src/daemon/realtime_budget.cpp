@@ -68,7 +68,10 @@ void RealtimeBudget::woke(bool slept) {
   ::timer_settime(timer_, 0, &t, nullptr);
 }
 
-std::string RealtimeBudget::before_wait() {
+std::string RealtimeBudget::before_wait(bool will_sleep) {
+  if (!armed_timer_ || !will_sleep) return "";
+  itimerspec off{};
+  ::timer_settime(timer_, 0, &off, nullptr);  // a signal already due is handled by its return
   if (!g_demoted) return "";
   g_demoted = 0;
   ++demotions_;

@@ -32,9 +32,11 @@ class RealtimeBudget {
   // Right after the loop's wait returned; `slept`: the wait could block (a new wake-up, a new
   // budget). A wait that could not block continues the budget of the turn before.
   void woke(bool slept);
-  // Right before the loop waits: back to SCHED_FIFO if the budget ran out. "" or the error (the
-  // thread then stays time-shared).
-  std::string before_wait();
+  // Right before the loop waits; `will_sleep`: the wait can block. Only then is the budget
+  // disarmed (a timer left running could demote the thread while it sleeps) and the thread put back
+  // in SCHED_FIFO if the budget ran out; a wait that cannot block (a backlog read turn by turn)
+  // keeps the thread where the budget left it. "" or the error (the thread stays time-shared).
+  std::string before_wait(bool will_sleep);
   // Wake-ups whose budget ran out (claim2core_realtime_demotions_total).
   uint64_t demotions() const { return demotions_; }
 

@@ -26,4 +26,17 @@ RealtimeOutcome enter_realtime(uint32_t priority) {
   return out;
 }
 
+TimeSharedScope::TimeSharedScope(uint32_t priority) : priority_(priority) {
+  if (priority_ == 0) return;
+  sched_param p{};
+  ::sched_setscheduler(0, SCHED_OTHER, &p);
+}
+
+TimeSharedScope::~TimeSharedScope() {
+  if (priority_ == 0) return;
+  sched_param p{};
+  p.sched_priority = static_cast<int>(priority_);
+  ::sched_setscheduler(0, SCHED_FIFO, &p);  // allowed: it held this priority before (CAP_SYS_NICE)
+}
+
 }  // namespace c2c::daemon

@@ -19,10 +19,24 @@ struct RealtimeOutcome {
 };
 
 // SCHED_FIFO at `priority` (1..99) for the calling thread, so that every thread it creates
-// afterwards inherits it: call it before the daemon starts any thread. 0 changes nothing. A
+// afterwards inherits it: call it before the daemon starts its loop and gRPC. 0 changes nothing. A
 // refusal leaves the thread as it was; the daemon then runs time-shared and says why (a
 // container without CAP_SYS_NICE, or a kernel with CONFIG_RT_GROUP_SCHED whose cgroup grants
 // real-time tasks no run time).
 RealtimeOutcome enter_realtime(uint32_t priority);
+
+// The calling thread time-shared for a scope of bulk work (the daemon's startup), then back at
+// SCHED_FIFO `priority`; nothing when `priority` is 0. Threads created inside the scope stay
+// time-shared.
+class TimeSharedScope {
+ public:
+  explicit TimeSharedScope(uint32_t priority);
+  ~TimeSharedScope();
+  TimeSharedScope(const TimeSharedScope&) = delete;
+  TimeSharedScope& operator=(const TimeSharedScope&) = delete;
+
+ private:
+  uint32_t priority_;
+};
 
 }  // namespace c2c::daemon

@@ -48,7 +48,7 @@ Seen run_turn(uint64_t budget_ns, Work work) {
     s.setup = b.error();
     work(b);
     s.during = ::sched_getscheduler(0);
-    s.back = b.before_wait();
+    s.back = b.before_wait(true);
     s.after = ::sched_getscheduler(0);
     s.demotions = b.demotions();
   }).join();
@@ -96,12 +96,30 @@ TEST(RealtimeBudget, TurnsThatDidNotSleepShareOneBudget) {
   Seen s = run_turn(45'000'000, [](RealtimeBudget& b) {
     b.woke(true);
     spin_cpu_ms(30);
-    b.woke(false);  // a turn that polled without sleeping (a backlog)
+    b.before_wait(false);  // a turn that polled without sleeping (a backlog)
+    b.woke(false);
     spin_cpu_ms(30);
   });
   ASSERT_EQ(s.setup, "");
   EXPECT_EQ(s.during, SCHED_OTHER) << "a backlog read without sleeping got a new budget per turn";
   EXPECT_EQ(s.after, SCHED_FIFO);
+}
+
+TEST(RealtimeBudget, ABacklogStaysTimeSharedUntilTheLoopSleeps) {
+  if (!fifo_allowed()) GTEST_SKIP() << "SCHED_FIFO refused to this test";
+  int between = -1;
+  Seen s = run_turn(5'000'000, [&](RealtimeBudget& b) {
+    b.woke(true);
+    spin_cpu_ms(40);  // past the budget: time-shared
+    b.before_wait(false);  // the next turn reads on without sleeping
+    b.woke(false);
+    between = ::sched_getscheduler(0);
+    spin_cpu_ms(20);
+  });
+  ASSERT_EQ(s.setup, "");
+  EXPECT_EQ(between, SCHED_OTHER) << "back at SCHED_FIFO for a backlog, with no budget left to stop it";
+  EXPECT_EQ(s.during, SCHED_OTHER);
+  EXPECT_EQ(s.after, SCHED_FIFO) << "not back before a wait that sleeps";
 }
 
 TEST(RealtimeBudget, AWakeUpAfterASleepHasAFullBudget) {

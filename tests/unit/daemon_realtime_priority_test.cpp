@@ -95,5 +95,22 @@ TEST(RealtimePriority, ARefusalLeavesTheThreadTimeSharedAndSaysWhy) {
   EXPECT_NE(got.refused.find("CAP_SYS_NICE"), std::string::npos) << got.refused;
 }
 
+TEST(RealtimePriority, ATimeSharedScopeLowersTheThreadAndRestoresIt) {
+  if (auto why = cannot_use_fifo(); !why.empty()) GTEST_SKIP() << why;
+  int inside = -1, child = -1, after = -1;
+  std::thread([&] {
+    enter_realtime(2);
+    {
+      TimeSharedScope bulk(2);
+      inside = ::sched_getscheduler(0);
+      std::thread([&] { child = ::sched_getscheduler(0); }).join();
+    }
+    after = ::sched_getscheduler(0);
+  }).join();
+  EXPECT_EQ(inside, SCHED_OTHER);
+  EXPECT_EQ(child, SCHED_OTHER) << "a thread made inside the scope inherits the time-shared class";
+  EXPECT_EQ(after, SCHED_FIFO);
+}
+
 }  // namespace
 }  // namespace c2c::daemon
