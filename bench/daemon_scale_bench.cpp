@@ -190,8 +190,8 @@ struct Row {
   // window, and a whole-map read-back with the full plan and check at 100k then lands in it.
   double cpu_event_less_passes_us = 0;
   int passes_in_window = 0;
-  // Wake-ups of the daemon's loop that went past their SCHED_FIFO budget (realtime_priority) while
-  // the policy matching N was applied: the bulk work finished time-shared.
+  // Wake-ups of the daemon's loop that went past their SCHED_FIFO budget (realtime_priority) from a
+  // settle before the policy matching N to a settle after it: the bulk work finished time-shared.
   double policy_demotions = 0;
   double host_event_us = 0;  // the same CPU over every record of the host in the window (estimated)
   double policy_ms = 0;  // UpsertPolicy matching n threads -> every entry in the map
@@ -372,12 +372,13 @@ bool run_one(const std::string& exe, const std::string& daemon_config, int n, in
     std::fprintf(stderr, "the daemon saw %u of %d new tasks within 120 s\n", status(d.stub()).tasks() - tasks0, n);
     return false;
   }
+  // Scraped a settle before the policy's call, so that the scrape is not timed with it.
+  const auto before_policy = full_passes(metrics_port);
   std::this_thread::sleep_for(settle);
   const Rss rss_tasks = rss_of(pid);
 
   phase(t_row, n, "tasks seen; the policy matching them");
   {
-    const auto p0 = full_passes(metrics_port);
     const auto t0 = Clock::now();
     grpc::ClientContext ctx;
     pb::UpsertPolicyRequest req;
@@ -400,10 +401,12 @@ bool run_one(const std::string& exe, const std::string& daemon_config, int n, in
       return false;
     }
     row.policy_ms = us(Clock::now() - t0) / 1e3;
-    if (auto p1 = full_passes(metrics_port); p1 && p0) row.policy_demotions = p1->demotions - p0->demotions;
   }
   std::this_thread::sleep_for(settle);
   const Rss rss_entries = rss_of(pid);
+  // Counted after the settle: the loop counts a demotion when it next waits, after the work.
+  if (auto after = full_passes(metrics_port); after && before_policy)
+    row.policy_demotions = after->demotions - before_policy->demotions;
   row.b_task = (rss_tasks.anon - rss0.anon) / n;
   row.b_entry = (rss_entries.anon - rss_tasks.anon) / n;
   row.vm_task = (rss_tasks.vm - rss0.vm) / n;
