@@ -33,19 +33,20 @@
 namespace c2c::daemon {
 
 namespace {
+
 // CPU time the loop may spend per wake-up at SCHED_FIFO (realtime_budget.hpp): a task event or a
 // command takes microseconds to a few hundred; a turn past this is bulk work and goes on
 // time-shared.
 constexpr uint64_t kRealtimeBudgetNs = 2'000'000;
 
-// The calling thread's CPU time (the loop's, for what a full pass cost it).
-uint64_t thread_cpu_ns() {
+uint64_t clock_ns(clockid_t clock) {
   timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
-}  // namespace
-namespace {
+
+// The calling thread's CPU time (the loop's, for what a full pass cost it).
+uint64_t thread_cpu_ns() { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 constexpr uint64_t kTagCommands = 1, kTagTaskEvents = 2, kTagTimer = 3;
 constexpr size_t kMaxPendingHostEvents = 65536;
@@ -93,11 +94,7 @@ std::unique_ptr<Engine> Engine::create(const DaemonConfig& cfg, Metrics& metrics
   return e;
 }
 
-uint64_t Engine::boottime_ns() const {
-  timespec ts{};
-  clock_gettime(CLOCK_BOOTTIME, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
+uint64_t Engine::boottime_ns() const { return clock_ns(CLOCK_BOOTTIME); }
 
 int64_t Engine::now_unix_ms() const {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())

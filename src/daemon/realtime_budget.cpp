@@ -1,14 +1,14 @@
 #include "daemon/realtime_budget.hpp"
 
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
+
+#include "daemon/realtime_priority.hpp"
 
 namespace c2c::daemon {
 
@@ -20,8 +20,7 @@ thread_local volatile sig_atomic_t g_demoted = 0;
 
 void on_budget_spent(int) {
   const int saved = errno;
-  sched_param p{};
-  ::sched_setscheduler(0, SCHED_OTHER, &p);  // a direct system call: async-signal-safe in effect
+  to_time_shared();  // a direct system call: async-signal-safe in effect
   g_demoted = 1;
   errno = saved;
 }
@@ -75,10 +74,8 @@ std::string RealtimeBudget::before_wait(bool will_sleep) {
   if (!g_demoted) return "";
   g_demoted = 0;
   ++demotions_;
-  sched_param p{};
-  p.sched_priority = static_cast<int>(priority_);
-  if (::sched_setscheduler(0, SCHED_FIFO, &p) != 0)
-    return std::string("back to SCHED_FIFO after a turn past its budget: ") + std::strerror(errno) +
+  if (const int err = to_fifo(priority_); err != 0)
+    return std::string("back to SCHED_FIFO after a turn past its budget: ") + std::strerror(err) +
            " (CAP_SYS_NICE gone?)";
   return "";
 }

@@ -7,17 +7,25 @@
 
 namespace c2c::daemon {
 
+int to_fifo(uint32_t priority) {
+  sched_param p{};
+  p.sched_priority = static_cast<int>(priority);
+  return ::sched_setscheduler(0, SCHED_FIFO, &p) == 0 ? 0 : errno;
+}
+
+void to_time_shared() {
+  sched_param p{};
+  ::sched_setscheduler(0, SCHED_OTHER, &p);
+}
+
 RealtimeOutcome enter_realtime(uint32_t priority) {
   RealtimeOutcome out;
   if (priority == 0) return out;
-  sched_param p{};
-  p.sched_priority = static_cast<int>(priority);
-  // pid 0 is the calling thread; no SCHED_RESET_ON_FORK, so the threads created after inherit it.
-  if (::sched_setscheduler(0, SCHED_FIFO, &p) == 0) {
+  const int err = to_fifo(priority);
+  if (err == 0) {
     out.priority = priority;
     return out;
   }
-  const int err = errno;
   out.refused = "realtime_priority: SCHED_FIFO " + std::to_string(priority) + " refused (" + std::strerror(err) + ")";
   if (err == EPERM)
     out.refused +=
@@ -27,16 +35,11 @@ RealtimeOutcome enter_realtime(uint32_t priority) {
 }
 
 TimeSharedScope::TimeSharedScope(uint32_t priority) : priority_(priority) {
-  if (priority_ == 0) return;
-  sched_param p{};
-  ::sched_setscheduler(0, SCHED_OTHER, &p);
+  if (priority_ != 0) to_time_shared();
 }
 
 TimeSharedScope::~TimeSharedScope() {
-  if (priority_ == 0) return;
-  sched_param p{};
-  p.sched_priority = static_cast<int>(priority_);
-  ::sched_setscheduler(0, SCHED_FIFO, &p);  // allowed: it held this priority before (CAP_SYS_NICE)
+  if (priority_ != 0) to_fifo(priority_);  // allowed: it held this priority before (CAP_SYS_NICE)
 }
 
 }  // namespace c2c::daemon

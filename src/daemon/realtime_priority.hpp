@@ -4,14 +4,21 @@
 // running task has used its slice (EEVDF protects it: 1.5-3 ms per wake-up on 2-8 CPUs). Every
 // reaction of the daemon is such a wake-up (a task event, an RPC handed to the loop), so its
 // p99 on a busy node was 4-5 ms where a quiet one gives 0.3-0.7 ms. SCHED_FIFO at a low priority
-// runs it at once; what it does per wake-up is bounded (storm pacing, paced full passes), so it
-// cannot take a CPU for long.
+// runs it at once; bulk work runs time-shared (startup here, a long loop turn by
+// realtime_budget.hpp), so it cannot take a CPU for long.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 namespace c2c::daemon {
+
+// The calling thread (pid 0 of sched_setscheduler) into SCHED_FIFO `priority`: 0 or the errno.
+// Without SCHED_RESET_ON_FORK: the threads it creates afterwards inherit the class.
+int to_fifo(uint32_t priority);
+// The calling thread back into SCHED_OTHER, which is always allowed; a direct system call, so a
+// signal handler may call it.
+void to_time_shared();
 
 struct RealtimeOutcome {
   uint32_t priority = 0;  // in effect for the calling thread now: 0 is SCHED_OTHER
