@@ -221,13 +221,20 @@ def scrape_metrics(port):
 wait_for = functools.partial(c2c_it.wait_for, step=0.02)
 
 
-class DaemonCase(unittest.TestCase):
-    discovery = "events"
+class HostCase(unittest.TestCase):
+    """A scenario that needs root and bpffs: skipped, saying why, without them."""
 
     def setUp(self):
         reason = skip_reason()
         if reason:
             self.skipTest(reason)
+
+
+class DaemonCase(HostCase):
+    discovery = "events"
+
+    def setUp(self):
+        super().setUp()
         self.d = Daemon(self.id().split(".")[-1][:12], task_discovery=self.discovery).start()
 
     def tearDown(self):
@@ -356,12 +363,7 @@ class PeerCredentials(DaemonCase):
         self.assertEqual(self.d.status().node, "c2c-test-node")
 
 
-class MutualTls(unittest.TestCase):
-    def setUp(self):
-        reason = skip_reason()
-        if reason:
-            self.skipTest(reason)
-
+class MutualTls(HostCase):
     def test_tcp_requires_a_client_certificate_signed_by_the_ca(self):
         tmp = tempfile.mkdtemp(prefix="c2c-tls-", dir=WORK)
         def ossl(*a):
@@ -649,12 +651,7 @@ class DraPolicy(DaemonCase):
             self.assertFalse(d.call("Explain", pb.ExplainRequest(tid=tids[0])).found)
 
 
-class DriftAndMetrics(unittest.TestCase):
-    def setUp(self):
-        reason = skip_reason()
-        if reason:
-            self.skipTest(reason)
-
+class DriftAndMetrics(HostCase):
     def test_an_injected_entry_is_drift_removed_and_counted(self):
         port = free_port()
         d = Daemon("drift", task_discovery="off", extra="metrics:\n  address: 127.0.0.1:%d\n" % port)
@@ -714,12 +711,7 @@ class DriftAndMetrics(unittest.TestCase):
             d.cleanup()
 
 
-class TaskEventStorms(unittest.TestCase):
-    def setUp(self):
-        reason = skip_reason()
-        if reason:
-            self.skipTest(reason)
-
+class TaskEventStorms(HostCase):
     def test_a_fork_storm_is_read_on_the_clock_and_a_lone_thread_after_it_at_once(self):
         # In a storm of task events the ring buffer is read every task_event_poll_interval with
         # the kernel's wake-ups off (src/daemon/task_event_pacing.hpp); the first read that finds
@@ -765,14 +757,9 @@ def thread_policies(pid):
     return out
 
 
-class RealtimeCase(unittest.TestCase):
-    """realtime_priority (src/daemon/realtime_priority.hpp): every daemon thread SCHED_FIFO at the
-    configured priority, or time-shared with the reason logged when the kernel refuses."""
-
-    def setUp(self):
-        reason = skip_reason()
-        if reason:
-            self.skipTest(reason)
+class RealtimeCase(HostCase):
+    """realtime_priority (src/daemon/realtime_priority.hpp): the loop and gRPC threads SCHED_FIFO at
+    the configured priority, or time-shared with the reason logged when the kernel refuses."""
 
     def started(self, tag, priority, prefix=()):
         port = free_port()
@@ -1009,14 +996,12 @@ class Load(DaemonCase):
         self.assertLess(max(rss), rss[0] + 200 * 1024, "RSS grew by more than 200 MiB")
 
 
-class KernelState(unittest.TestCase):
+class KernelState(HostCase):
     """Kernel state that vanishes under the daemon or lingers across its restart (spec/daemon.md,
     "Kernel state that vanishes or lingers")."""
 
     def setUp(self):
-        reason = skip_reason()
-        if reason:
-            self.skipTest(reason)
+        super().setUp()
         self.port = free_port()
         self.d = Daemon(self.id().split(".")[-1][:12], extra="metrics:\n  address: 127.0.0.1:%d\n" % self.port)
         self.d.start()

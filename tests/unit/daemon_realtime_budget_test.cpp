@@ -12,6 +12,7 @@
 
 #include "daemon/realtime_budget.hpp"
 #include "daemon/realtime_priority.hpp"
+#include "daemon_fifo_probe.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -55,18 +56,8 @@ Seen run_turn(uint64_t budget_ns, Work work) {
   return s;
 }
 
-bool fifo_allowed() {
-  bool ok = false;
-  std::thread([&] {
-    sched_param p{};
-    p.sched_priority = 1;
-    ok = ::sched_setscheduler(0, SCHED_FIFO, &p) == 0;
-  }).join();
-  return ok;
-}
-
 TEST(RealtimeBudget, ATurnPastItsBudgetFinishesTimeSharedAndComesBack) {
-  if (!fifo_allowed()) GTEST_SKIP() << "SCHED_FIFO refused to this test";
+  if (auto why = fifo_refused_here(); !why.empty()) GTEST_SKIP() << why;
   Seen s = run_turn(5'000'000, [](RealtimeBudget& b) {
     b.woke(true);
     spin_cpu_ms(40);
@@ -79,7 +70,7 @@ TEST(RealtimeBudget, ATurnPastItsBudgetFinishesTimeSharedAndComesBack) {
 }
 
 TEST(RealtimeBudget, AShortTurnStaysFifo) {
-  if (!fifo_allowed()) GTEST_SKIP() << "SCHED_FIFO refused to this test";
+  if (auto why = fifo_refused_here(); !why.empty()) GTEST_SKIP() << why;
   Seen s = run_turn(50'000'000, [](RealtimeBudget& b) {
     b.woke(true);
     spin_cpu_ms(2);
@@ -91,7 +82,7 @@ TEST(RealtimeBudget, AShortTurnStaysFifo) {
 }
 
 TEST(RealtimeBudget, TurnsThatDidNotSleepShareOneBudget) {
-  if (!fifo_allowed()) GTEST_SKIP() << "SCHED_FIFO refused to this test";
+  if (auto why = fifo_refused_here(); !why.empty()) GTEST_SKIP() << why;
   // 30 ms each, 60 ms together, on a 45 ms budget: only the sum is past it.
   Seen s = run_turn(45'000'000, [](RealtimeBudget& b) {
     b.woke(true);
@@ -106,7 +97,7 @@ TEST(RealtimeBudget, TurnsThatDidNotSleepShareOneBudget) {
 }
 
 TEST(RealtimeBudget, ABacklogStaysTimeSharedUntilTheLoopSleeps) {
-  if (!fifo_allowed()) GTEST_SKIP() << "SCHED_FIFO refused to this test";
+  if (auto why = fifo_refused_here(); !why.empty()) GTEST_SKIP() << why;
   int between = -1;
   Seen s = run_turn(5'000'000, [&](RealtimeBudget& b) {
     b.woke(true);
@@ -123,7 +114,7 @@ TEST(RealtimeBudget, ABacklogStaysTimeSharedUntilTheLoopSleeps) {
 }
 
 TEST(RealtimeBudget, AWakeUpAfterASleepHasAFullBudget) {
-  if (!fifo_allowed()) GTEST_SKIP() << "SCHED_FIFO refused to this test";
+  if (auto why = fifo_refused_here(); !why.empty()) GTEST_SKIP() << why;
   Seen s = run_turn(45'000'000, [](RealtimeBudget& b) {
     b.woke(true);
     spin_cpu_ms(30);

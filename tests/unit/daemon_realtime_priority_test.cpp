@@ -11,21 +11,10 @@
 #include <thread>
 
 #include "daemon/realtime_priority.hpp"
+#include "daemon_fifo_probe.hpp"
 
 namespace c2c::daemon {
 namespace {
-
-// SCHED_FIFO needs CAP_SYS_NICE (or RLIMIT_RTPRIO); a kernel with CONFIG_RT_GROUP_SCHED also
-// needs real-time run time in this cgroup. "" when a probe thread could take it.
-std::string cannot_use_fifo() {
-  std::string why;
-  std::thread([&] {
-    sched_param p{};
-    p.sched_priority = 1;
-    if (::sched_setscheduler(0, SCHED_FIFO, &p) != 0) why = "SCHED_FIFO refused to this test (no CAP_SYS_NICE?)";
-  }).join();
-  return why;
-}
 
 // Drops CAP_SYS_NICE from the calling thread's effective set only (capabilities are per thread).
 bool drop_effective_sys_nice() {
@@ -37,7 +26,7 @@ bool drop_effective_sys_nice() {
 }
 
 TEST(RealtimePriority, TheThreadAndTheThreadsItCreatesRunFifo) {
-  if (auto why = cannot_use_fifo(); !why.empty()) GTEST_SKIP() << why;
+  if (auto why = fifo_refused_here(); !why.empty()) GTEST_SKIP() << why;
   RealtimeOutcome got;
   int self_policy = -1, child_policy = -1, child_priority = -1;
   std::thread([&] {
@@ -96,7 +85,7 @@ TEST(RealtimePriority, ARefusalLeavesTheThreadTimeSharedAndSaysWhy) {
 }
 
 TEST(RealtimePriority, ATimeSharedScopeLowersTheThreadAndRestoresIt) {
-  if (auto why = cannot_use_fifo(); !why.empty()) GTEST_SKIP() << why;
+  if (auto why = fifo_refused_here(); !why.empty()) GTEST_SKIP() << why;
   int inside = -1, child = -1, after = -1;
   std::thread([&] {
     enter_realtime(2);

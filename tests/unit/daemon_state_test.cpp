@@ -237,6 +237,17 @@ TEST(DaemonDurableState, RestoreRebuildsTheDurablePartOfAFreshCore) {
   EXPECT_EQ(core.digest(), d);
 }
 
+// A refused YAML text names `field` and leaves the configuration it was parsed over as it was.
+void expect_refused(const std::string& yaml, const std::string& field) {
+  DaemonConfig keep;
+  keep.node_name = "kept";
+  const DaemonConfig before = keep;
+  FieldError e;
+  EXPECT_FALSE(parse_config(yaml, &keep, &e)) << yaml;
+  EXPECT_EQ(e.field, field) << yaml << " -> " << e.message;
+  EXPECT_EQ(keep, before) << yaml << ": a refused config leaves the old one";
+}
+
 TEST(DaemonConfig, DefaultsAndEveryErrorNamesItsField) {
   DaemonConfig c;
   FieldError err;
@@ -283,14 +294,7 @@ TEST(DaemonConfig, DefaultsAndEveryErrorNamesItsField) {
       {"socket: [unclosed", "(yaml)"},
       {"node_name: a\nnode_name: b\n", "(yaml)"},  // a duplicate key: refused, not "last one wins"
   };
-  for (const auto& [yaml, field] : bad) {
-    DaemonConfig keep;
-    keep.node_name = "kept";
-    FieldError e;
-    EXPECT_FALSE(parse_config(yaml, &keep, &e)) << yaml;
-    EXPECT_EQ(e.field, field) << yaml << " -> " << e.message;
-    EXPECT_EQ(keep.node_name, "kept") << "a refused config leaves the old one";
-  }
+  for (const auto& [yaml, field] : bad) expect_refused(yaml, field);
   DaemonConfig ok;
   ASSERT_TRUE(parse_config("metrics:\n  address: 0.0.0.0:9464\n  allow_non_loopback: true\n", &ok, &err));
 }
@@ -336,12 +340,8 @@ TEST(DaemonConfig, TaskEventBufferIsAPowerOfTwoOrDerivedFromPidMax) {
   ASSERT_TRUE(parse_config("task_event_buffer: 16777216\n", &c, &err)) << err.field << ": " << err.message;
   EXPECT_EQ(c.task_event_buffer_bytes, 16u << 20);
   for (const char* bad : {"task_event_buffer: 3000000\n", "task_event_buffer: 4096\n", "task_event_buffer: -1\n",
-                          "task_event_buffer: 2147483648\n", "task_event_buffer: big\n"}) {
-    DaemonConfig d;
-    EXPECT_FALSE(parse_config(bad, &d, &err)) << bad;
-    EXPECT_EQ(err.field, "task_event_buffer") << bad << " -> " << err.message;
-    EXPECT_EQ(d, DaemonConfig{}) << bad << ": a refused file changes nothing";
-  }
+                          "task_event_buffer: 2147483648\n", "task_event_buffer: big\n"})
+    expect_refused(bad, "task_event_buffer");
   DaemonConfig a, b;
   b.task_event_buffer_bytes = 8u << 20;
   EXPECT_EQ(restart_only_changes(a, b), (std::vector<std::string>{"task_event_buffer"}));
@@ -359,12 +359,8 @@ TEST(DaemonConfig, RealtimePriorityIsZeroToNinetyNineAndNeedsARestart) {
   ASSERT_TRUE(parse_config("realtime_priority: 99\n", &c, &err)) << err.field << ": " << err.message;
   EXPECT_EQ(c.realtime_priority, 99u);
   for (const char* bad : {"realtime_priority: 100\n", "realtime_priority: -1\n", "realtime_priority: fifo\n",
-                          "realtime_priority: [1]\n"}) {
-    DaemonConfig d;
-    EXPECT_FALSE(parse_config(bad, &d, &err)) << bad;
-    EXPECT_EQ(err.field, "realtime_priority") << bad << " -> " << err.message;
-    EXPECT_EQ(d, DaemonConfig{}) << bad << ": a refused file changes nothing";
-  }
+                          "realtime_priority: [1]\n"})
+    expect_refused(bad, "realtime_priority");
   DaemonConfig a, b;
   b.realtime_priority = 1;
   EXPECT_EQ(restart_only_changes(a, b), (std::vector<std::string>{"realtime_priority"}));
