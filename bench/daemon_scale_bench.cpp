@@ -277,28 +277,28 @@ bool sample_rpc(c2c::bench::BenchDaemon& d, int fd, int calls, Row& row) {
   return ok;
 }
 
-// The daemon's full passes so far (claim2core_full_pass_cpu_seconds_total and the pass counts, every
-// `pass` label summed) from its metrics endpoint; nullopt if it does not answer.
-struct FullPasses {
-  double seconds = 0, count = 0;
-  double demotions = 0;  // claim2core_realtime_demotions_total: wake-ups past the SCHED_FIFO budget
+// The daemon's counters the windows subtract, from its metrics endpoint; nullopt if it does not
+// answer.
+struct DaemonCounters {
+  double pass_cpu_seconds = 0;  // claim2core_full_pass_cpu_seconds_total, every `pass` summed
+  double passes = 0;            // whole-map read-backs (the periodic ones with the rest) and rescans
+  double demotions = 0;         // claim2core_realtime_demotions_total: wake-ups past the SCHED_FIFO budget
 };
-std::optional<FullPasses> full_passes(int metrics_port) {
+std::optional<DaemonCounters> scrape_counters(int metrics_port) {
   httplib::Client cli("127.0.0.1", metrics_port);
   cli.set_read_timeout(5, 0);
   auto r = cli.Get("/metrics");
   if (!r || r->status != 200) return std::nullopt;
-  FullPasses f;
+  DaemonCounters f;
   std::istringstream in(r->body);
   for (std::string line; std::getline(in, line);) {
     const auto sp = line.rfind(' ');
     if (line.empty() || line[0] == '#' || sp == std::string::npos) continue;
     const double v = std::strtod(line.c_str() + sp + 1, nullptr);
-    if (line.rfind("claim2core_full_pass_cpu_seconds_total{", 0) == 0) f.seconds += v;
+    if (line.rfind("claim2core_full_pass_cpu_seconds_total{", 0) == 0) f.pass_cpu_seconds += v;
     else if (line.rfind("claim2core_realtime_demotions_total", 0) == 0) f.demotions = v;
-    // Every whole-map read-back counts here, the periodic ones with the rest; rescans apart.
     else if (line.rfind("claim2core_task_rescans_total", 0) == 0 || line.rfind("claim2core_readback_passes_total{read=\"whole_map\"}", 0) == 0)
-      f.count += v;
+      f.passes += v;
   }
   return f;
 }
@@ -306,7 +306,7 @@ std::optional<FullPasses> full_passes(int metrics_port) {
 // K matching threads, one after the other, each started, renamed and gone; then a marker that
 // stays until its entry is in: everything recorded before it has been handled by then.
 bool churn_window(pid_t daemon, int metrics_port, int fd, int k, Row& row) {
-  const auto p0 = full_passes(metrics_port);
+  const auto p0 = scrape_counters(metrics_port);
   const double c0 = cpu_ns(daemon), s0 = stat_cpu_ns(daemon), f0 = host_forks();
   for (int i = 0; i < k; ++i) {
     std::thread t([] { ::prctl(PR_SET_NAME, kName, 0, 0, 0); });
@@ -315,15 +315,16 @@ bool churn_window(pid_t daemon, int metrics_port, int fd, int k, Row& row) {
   std::vector<double> ignored;
   if (!sample_new_thread(fd, ignored)) return false;
   const double c1 = cpu_ns(daemon), s1 = stat_cpu_ns(daemon), f1 = host_forks();
-  const auto p1 = full_passes(metrics_port);
+  const auto p1 = scrape_counters(metrics_port);
   const double events = 3.0 * k + 3.0;  // + the marker's fork, rename, exit
   row.cpu_event_us = (c1 - c0) / events / 1e3;
   if (!p0 || !p1) {
     std::fprintf(stderr, "the daemon's metrics endpoint did not answer\n");
     return false;
   }
-  row.passes_in_window = static_cast<int>(p1->count - p0->count);
-  row.cpu_event_less_passes_us = std::max(0.0, (c1 - c0) - (p1->seconds - p0->seconds) * 1e9) / events / 1e3;
+  row.passes_in_window = static_cast<int>(p1->passes - p0->passes);
+  row.cpu_event_less_passes_us =
+      std::max(0.0, (c1 - c0) - (p1->pass_cpu_seconds - p0->pass_cpu_seconds) * 1e9) / events / 1e3;
   row.stat_event_us = (s1 - s0) / events / 1e3;
   // Every fork on the host makes a fork and an exit record (exec records of other jobs are not
   // counted, so this is an upper bound), plus our renames.
@@ -373,7 +374,7 @@ bool run_one(const std::string& exe, const std::string& daemon_config, int n, in
     return false;
   }
   // Scraped a settle before the policy's call, so that the scrape is not timed with it.
-  const auto before_policy = full_passes(metrics_port);
+  const auto before_policy = scrape_counters(metrics_port);
   std::this_thread::sleep_for(settle);
   const Rss rss_tasks = rss_of(pid);
 
@@ -405,7 +406,7 @@ bool run_one(const std::string& exe, const std::string& daemon_config, int n, in
   std::this_thread::sleep_for(settle);
   const Rss rss_entries = rss_of(pid);
   // Counted after the settle: the loop counts a demotion when it next waits, after the work.
-  if (auto after = full_passes(metrics_port); after && before_policy)
+  if (auto after = scrape_counters(metrics_port); after && before_policy)
     row.policy_demotions = after->demotions - before_policy->demotions;
   row.b_task = (rss_tasks.anon - rss0.anon) / n;
   row.b_entry = (rss_entries.anon - rss_tasks.anon) / n;
