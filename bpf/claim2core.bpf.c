@@ -177,6 +177,14 @@ static struct c2c_stats *stats(void)
 	return bpf_map_lookup_elem(&c2c_stats, &zero);
 }
 
+/* One more of a statistics counter (this CPU's copy). */
+#define COUNT_STAT(field)                    \
+	do {                                 \
+		struct c2c_stats *st_ = stats(); \
+		if (st_)                     \
+			st_->field++;        \
+	} while (0)
+
 static struct cpu_ctx *this_cpu_ctx(void)
 {
 	__u32 zero = 0;
@@ -217,14 +225,11 @@ static const struct c2c_policy_value *policy_of(struct task_struct *p)
 {
 	struct c2c_task_key key = {.tid = (__u32)p->pid};
 	struct c2c_policy_value *v = bpf_map_lookup_elem(&c2c_policy, &key);
-	struct c2c_stats *st;
 
 	if (!v)
 		return NULL;
 	if (!c2c_entry_usable(v, p->start_boottime)) {
-		st = stats();
-		if (st)
-			st->identity_mismatches++;
+		COUNT_STAT(identity_mismatches);
 		return NULL;
 	}
 	return v;
@@ -240,18 +245,11 @@ static const struct c2c_policy_value *policy_of(struct task_struct *p)
  */
 #define C2C_ORACLE_LEASE_GRACE_NS (500ull * C2C_NSEC_PER_MSEC)
 
-#define ORACLE_COUNT(field)                                  \
-	do {                                                 \
-		struct c2c_stats *st_ = stats();             \
-		if (st_)                                     \
-			st_->field++; \
-	} while (0)
-
 /* INV-6: a CPU the scheduler chose for p is one p->cpus_ptr permits. */
 static void oracle_check_cpu(struct task_struct *p, __s32 cpu)
 {
 	if (cpu >= 0 && !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
-		ORACLE_COUNT(oracle_cpu_outside);
+		COUNT_STAT(oracle_cpu_outside);
 }
 
 /*
@@ -273,7 +271,7 @@ static void oracle_check_run(struct task_struct *p, struct task_ctx *tc, __s32 c
 	if (p->nr_cpus_allowed >= (int)nr_cpus() || bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 		tc->cpumask_changed = 0;
 	else if (!tc->cpumask_changed)
-		ORACLE_COUNT(oracle_cpu_outside);
+		COUNT_STAT(oracle_cpu_outside);
 	if (!tc->boosted)
 		return;
 	v = bpf_map_lookup_elem(&c2c_policy, &key);
@@ -281,9 +279,9 @@ static void oracle_check_run(struct task_struct *p, struct task_ctx *tc, __s32 c
 		return;
 	if (v->start_ticks != p->start_boottime / C2C_NSEC_PER_TICK || v->abi_version != C2C_ABI_VERSION ||
 	    v->exec_class >= C2C_NR_CLASSES)
-		ORACLE_COUNT(oracle_stale_identity);
+		COUNT_STAT(oracle_stale_identity);
 	else if (now > v->boost_until_ns && now - v->boost_until_ns > C2C_ORACLE_LEASE_GRACE_NS)
-		ORACLE_COUNT(oracle_past_lease);
+		COUNT_STAT(oracle_past_lease);
 }
 
 static __u32 class_of(const struct c2c_policy_value *v)
@@ -316,7 +314,6 @@ static __noinline bool budget_left(void)
 static bool lease_live(struct task_struct *p, const struct c2c_policy_value *v)
 {
 	struct task_ctx *tc;
-	struct c2c_stats *st;
 
 	if (!v || !c2c_boost_requested(v))
 		return false;
@@ -325,9 +322,7 @@ static bool lease_live(struct task_struct *p, const struct c2c_policy_value *v)
 	tc = tctx_of(p);
 	if (tc && tc->expired_lease != v->boost_until_ns) {
 		tc->expired_lease = v->boost_until_ns;
-		st = stats();
-		if (st)
-			st->boost_expired++;
+		COUNT_STAT(boost_expired);
 	}
 	return false;
 }
@@ -393,16 +388,13 @@ static void boosted_mask_of(__u64 *mask)
  */
 static bool place_task(const struct c2c_policy_value *v, const __u64 *task, struct task_ctx *tc)
 {
-	struct c2c_stats *st;
 	__u32 i;
 
 	tc->placed = 0;
 	if (!(v->flags & (C2C_F_PREFERRED_CPUS | C2C_F_ALLOWED_CPUS)))
 		return false;
 	if (c2c_policy_masks(v, task, tc->allowed, tc->preferred)) {
-		st = stats();
-		if (st)
-			st->cpumask_rejections++;
+		COUNT_STAT(cpumask_rejections);
 	}
 	for (i = 0; i < C2C_CPUMASK_WORDS; i++)
 		if (tc->allowed[i])
@@ -617,7 +609,6 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 	__u64 slice = slice_of(v);
 	struct task_ctx *tc = tctx_of(p);
 	__u64 task[C2C_CPUMASK_WORDS] = {};
-	struct c2c_stats *st;
 	__u64 dsq;
 
 	if (tc) {
@@ -654,9 +645,7 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 			return;
 		}
 		/* The CPU spent its boost budget: served unboosted, in its class (INV-8). */
-		st = stats();
-		if (st)
-			st->boost_budget_exhausted++;
+		COUNT_STAT(boost_budget_exhausted);
 	}
 	dsq = class_dsq(cls) + placed_offset(tc);
 	if (tc)
@@ -765,7 +754,6 @@ static __s32 class_queued(__u64 dsq)
 static bool rescue_consume(__u32 dsq, __u64 now)
 {
 	struct cpu_ctx *cc;
-	struct c2c_stats *st;
 
 	if (dsq >= 4 || !serve_class(dsq, now))
 		return false;
@@ -774,9 +762,7 @@ static bool rescue_consume(__u32 dsq, __u64 now)
 	cc = this_cpu_ctx();
 	if (cc)
 		cc->rescue_next = 1;
-	st = stats();
-	if (st)
-		st->starvation_rescues++;
+	COUNT_STAT(starvation_rescues);
 	return true;
 }
 
