@@ -256,9 +256,53 @@ run_diag() {
   fi
 }
 
+# The scheduler's cost per callback for each shape of task (run-scenarios.sh --mode cost): the
+# wakeup probe for 2 s under no policy, a class-only policy, a boosted one, and a boosted one with
+# CPU masks (the path a DRA policy with a device-local CPU takes), beside a CPU hog on CPU 0, with
+# the kernel's BPF run-time stats on. Figures, not a verdict: each line has the probe's run delay
+# and each callback's ns per call. With a base object ($C2C_VM_BASE_OBJECT on the host) the two
+# objects alternate for three rounds: the emulated machine's speed moves by half between boots,
+# so only figures of one boot compare.
+run_cost() {
+  c2c-mirror-tool open >/dev/null
+  objects="new"
+  [ -f /c2c/base.bpf.o ] && objects="base new"
+  stress-ng --cpu 1 --taskset 0 --timeout 600s --quiet &
+  hog=$!
+  for round in 1 2 3; do
+    for o in $objects; do
+      obj=$OBJ
+      [ $o = base ] && obj=/c2c/base.bpf.o
+      start_sched $obj || { failed="$failed sched-load-$o"; continue; }
+      for shape in none class boosted placed; do
+        case $shape in
+          none) args="" ;;
+          class) args="--class lc" ;;
+          boosted) args="--class lc --boost-ms 60000" ;;
+          placed) args="--class lc --boost-ms 60000 --allowed 0-1 --preferred 1" ;;
+        esac
+        echo 1 >/proc/sys/kernel/bpf_stats_enabled
+        s0=$(c2c-vm-tool progs --struct-ops)
+        r=$(c2c-vm-tool latency --duration-ms 2000 $args)
+        s1=$(c2c-vm-tool progs --struct-ops)
+        echo 0 >/proc/sys/kernel/bpf_stats_enabled
+        per=$(jq -c -n --argjson a "$s0" --argjson b "$s1" '$b.programs | with_entries(
+          (.value.run_cnt - ($a.programs[.key].run_cnt // 0)) as $n
+          | .value = {calls: $n, ns_per_call: (if $n > 0 then ((.value.run_time_ns - ($a.programs[.key].run_time_ns // 0)) / $n | floor) else null end)})')
+        echo "C2C-RESULT $(jq -c -n --arg o $o --arg s $shape --argjson k $round --argjson r "$r" --argjson p "$per" \
+          '{scenario: "cost", object: $o, round: $k, shape: $s, run_delay: $r.run_delay, ctx_switches: $r.ctx_switches, programs: $p, pass: true}')"
+      done
+      kill -TERM $SCHED_PID; wait $SCHED_PID
+      wait_state disabled 100
+    done
+  done
+  kill $hog 2>/dev/null; wait $hog 2>/dev/null
+}
+
 case "$mode" in
   scenarios) run_scenarios ;;
   diag) run_diag ;;
+  cost) run_cost ;;
   experiment) c2c-mirror-tool open; . /c2c/experiment-guest.sh; run_experiment ;;
   vllm) . /c2c/vllm-guest.sh; run_vllm ;;  # the vLLM adapter's figure (vllm-guest.sh, issue #15)
   daemon)

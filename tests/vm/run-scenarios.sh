@@ -2,7 +2,7 @@
 # The vm_scenarios test: builds (or reuses) the test-bed kernel, builds the scheduler object,
 # loader and scenario tool in the given CMake build dir, packs an initramfs and boots it.
 #
-#   run-scenarios.sh --build-dir DIR [--mode scenarios|experiment|daemon|diag|vllm] [--timeout SECONDS]
+#   run-scenarios.sh --build-dir DIR [--mode scenarios|experiment|daemon|diag|cost|vllm] [--timeout SECONDS]
 #                    [--append KERNEL-ARGS] [--results FILE (copy of the C2C-RESULT JSON lines)]
 #                    [--with-daemon (scenarios mode: the daemon scenario too, ~35-75 s more)]
 #                    [--samples-dir DIR (vllm mode: every step's CSV, vllm-<config>-dp<rank>.csv)]
@@ -103,6 +103,9 @@ for t in ${mutant_targets[@]+"${mutant_targets[@]}"}; do
   extra_files+=(--file "$build/bpf/claim2core-$name.bpf.o:/c2c/mutants/$name.bpf.o"
                 --file "$build/bpf/claim2core-$name.check:/c2c/mutants/$name.check")
 done
+# --mode cost: $C2C_VM_BASE_OBJECT, another build of the scheduler object, runs beside this one in
+# the same boot (rounds alternate), so that two builds compare on one emulated machine's speed.
+[ "$mode" = cost ] && [ -n "${C2C_VM_BASE_OBJECT:-}" ] && extra_files+=(--file "$C2C_VM_BASE_OBJECT:/c2c/base.bpf.o")
 [ -s "$here/experiment-guest.sh" ] && extra_files+=(--file "$here/experiment-guest.sh:/c2c/experiment-guest.sh")
 daemon_bins=("$daemon_build/src/daemon/claim2cored" "$daemon_build/src/cli/claim2core" "$daemon_build/src/cli/c2c-fake-vllm")
 missing=""
@@ -155,6 +158,7 @@ log "console log: $work/console.log"
 grep -a "^C2C-RESULT" "$work/console.log" | sed 's/^C2C-RESULT //' | tr -d '\r' >"$work/results.jsonl" || true
 log "$(wc -l <"$work/results.jsonl") results in $work/results.jsonl"
 [ -z "$results" ] || cp "$work/results.jsonl" "$results"
+[ "$mode" = cost ] && python3 "$here/cost_table.py" "$work/results.jsonl" || true
 if [ "$mode" = vllm ]; then
   log "host load after the guest: $(cut -d' ' -f1-3 /proc/loadavg)"
   # Every step of every configuration and EngineCore: C2C-VLLM-CSV <config> <rank> <csv line>.
