@@ -9,10 +9,11 @@
  *
  * Queueing model:
  *   - boosted tasks (C2C_F_BOOST, lease boost_until_ns in the future, CPU budget left) go
- *     straight to the head of the local DSQ of the CPU chosen in select_cpu, preempting what runs
- *     there (SCX_ENQ_PREEMPT: the current task's slice is zeroed and the CPU rescheduled, by IPI
- *     if it is remote). select_cpu takes an idle CPU if there is one, else it steers the wakeup
- *     away from a CPU that already runs a boosted task, to one that runs an unboosted one;
+ *     straight to the local DSQ of the CPU chosen in select_cpu: an idle one from select_cpu
+ *     itself (no enqueue round), else from enqueue at its head, preempting what runs there
+ *     (SCX_ENQ_PREEMPT: the current task's slice is zeroed and the CPU rescheduled, by IPI if it
+ *     is remote). select_cpu takes an idle CPU if there is one, else it steers the wakeup away
+ *     from a CPU that already runs a boosted task, to one that runs an unboosted one;
  *   - unboosted latency-critical / comm-progress tasks go to the HI class;
  *   - normal, throughput and unmatched tasks go to the NORM class, ordered by weighted virtual
  *     time;
@@ -299,10 +300,9 @@ static __u64 slice_of(const struct c2c_policy_value *v)
  * "p->scx.slice = 0" into one instruction, which the verifier rejects ("same insn cannot be used
  * with different pointers").
  */
-static __noinline bool budget_left(void)
+static __noinline bool budget_left(__u64 now)
 {
 	struct cpu_ctx *cc = this_cpu_ctx();
-	__u64 now = bpf_ktime_get_boot_ns();
 
 	if (!cc)
 		return false;
@@ -310,14 +310,17 @@ static __noinline bool budget_left(void)
 	return c2c_budget_left(&cc->budget);
 }
 
-/* Whether v grants a boost right now: a live lease (INV-8). Expiry is counted once per lease. */
-static bool lease_live(struct task_struct *p, const struct c2c_policy_value *v)
+/*
+ * Whether v grants a boost at now (CLOCK_BOOTTIME): a live lease (INV-8). Expiry is counted once
+ * per lease. The callers read the clock once per callback and pass it here and to budget_left.
+ */
+static bool lease_live(struct task_struct *p, const struct c2c_policy_value *v, __u64 now)
 {
 	struct task_ctx *tc;
 
 	if (!v || !c2c_boost_requested(v))
 		return false;
-	if (c2c_lease_live(v, bpf_ktime_get_boot_ns()))
+	if (c2c_lease_live(v, now))
 		return true;
 	tc = tctx_of(p);
 	if (tc && tc->expired_lease != v->boost_until_ns) {
@@ -336,27 +339,48 @@ static void mask_set(__u64 *mask, __s32 cpu)
 		mask[c / 64] |= 1ull << (c % 64);
 }
 
-/* The task's own cpumask (p->cpus_ptr: affinity and cpuset) as C2C_CPUMASK_WORDS words. */
+/*
+ * The words of a kernel cpumask as C2C_CPUMASK_WORDS words: a load per 64 CPUs, where a
+ * bpf_cpumask_test_cpu call per CPU cost a kfunc call each on every wakeup of a task with a
+ * policy (issue #16). Only the words the running kernel's struct cpumask has are read (its size,
+ * NR_CPUS, comes from CO-RE at load time, so the verifier never walks the reads past it); CPUs
+ * at or past nr_cpus() are cleared (cpu_all_mask has every NR_CPUS bit set).
+ */
+static __always_inline void cpumask_words(const struct cpumask *m, __u64 *mask)
+{
+	const unsigned long *bits = (const unsigned long *)m;
+	const __u32 bytes = bpf_core_type_size(struct cpumask);
+	__u32 nr = nr_cpus(), w;
+
+	if (bytes >= 8)
+		mask[0] = bits[0];
+	if (bytes >= 16)
+		mask[1] = bits[1];
+	if (bytes >= 24)
+		mask[2] = bits[2];
+	if (bytes >= 32)
+		mask[3] = bits[3];
+	_Static_assert(C2C_CPUMASK_WORDS == 4, "cpumask_words reads four words");
+	for (w = 0; w < C2C_CPUMASK_WORDS; w++) {
+		if (nr <= w * 64)
+			mask[w] = 0;
+		else if (nr - w * 64 < 64)
+			mask[w] &= (1ull << (nr - w * 64)) - 1;
+	}
+}
+
+/* The task's own cpumask (p->cpus_ptr: affinity and cpuset). */
 static void task_mask_of(struct task_struct *p, __u64 *mask)
 {
-	__s32 cpu;
-
-	bpf_for(cpu, 0, nr_cpus()) {
-		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
-			mask_set(mask, cpu);
-	}
+	cpumask_words(p->cpus_ptr, mask);
 }
 
 /* The CPUs idle right now (a snapshot: the choice is claimed with test_and_clear afterwards). */
 static void idle_mask_of(__u64 *mask)
 {
 	const struct cpumask *idle = scx_bpf_get_idle_cpumask();
-	__s32 cpu;
 
-	bpf_for(cpu, 0, nr_cpus()) {
-		if (bpf_cpumask_test_cpu(cpu, idle))
-			mask_set(mask, cpu);
-	}
+	cpumask_words(idle, mask);
 	scx_bpf_put_idle_cpumask(idle);
 }
 
@@ -385,14 +409,16 @@ static void boosted_mask_of(__u64 *mask)
  * and keeps them in tc for the dispatch path; policy CPUs outside the task's mask are counted
  * (cpumask_rejections). False (tc not placed) when the policy names no CPU the task may use: then
  * the task is scheduled as if its entry had no masks, never left waiting for an empty allowed.
+ * The task's mask is read only for a policy with masks (into task, for the caller).
  */
-static bool place_task(const struct c2c_policy_value *v, const __u64 *task, struct task_ctx *tc)
+static bool place_task(struct task_struct *p, const struct c2c_policy_value *v, __u64 *task, struct task_ctx *tc)
 {
 	__u32 i;
 
 	tc->placed = 0;
 	if (!(v->flags & (C2C_F_PREFERRED_CPUS | C2C_F_ALLOWED_CPUS)))
 		return false;
+	task_mask_of(p, task);
 	if (c2c_policy_masks(v, task, tc->allowed, tc->preferred)) {
 		COUNT_STAT(cpumask_rejections);
 	}
@@ -471,14 +497,12 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	/* Without a policy the task's storage is not needed: stopping left tc->placed at 0. */
 	struct task_ctx *tc = v ? tctx_of(p) : NULL;
 	__u64 task[C2C_CPUMASK_WORDS] = {}, none[C2C_CPUMASK_WORDS] = {};
-	bool idle = false, placed = false;
-	s32 cpu = -1;
+	bool idle = false, placed = false, boosted = false;
+	s32 cpu = -1, c;
 
 	if (tc)
 		tc->placed = 0;
-	if (v)
-		task_mask_of(p, task);
-	if (v && tc && place_task(v, task, tc)) {
+	if (v && tc && place_task(p, v, task, tc)) {
 		placed = true;
 		cpu = pick_policy_cpu(tc, prev_cpu, &idle);
 		oracle_check_cpu(p, cpu);
@@ -486,31 +510,42 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (cpu < 0)
 		cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &idle);
 
-	/* An idle CPU runs the task right away; boosted tasks are handled in enqueue (preempt). */
-	if (!lease_live(p, v)) {
-		if (idle) {
-			/* Straight to the idle CPU, past enqueue: its wait starts (and ends) here. */
-			if (!tc)
-				tc = tctx_of(p);
-			if (tc) {
-				if (!tc->runnable_at)
-					tc->runnable_at = bpf_ktime_get_boot_ns();
-				tc->cls = (__u8)class_of(v);
-			}
-			count_dispatch(class_of(v));
-			scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice_of(v), 0);
+	if (idle) {
+		__u64 now = bpf_ktime_get_boot_ns();
+
+		/*
+		 * Straight to the idle CPU, past enqueue: its wait starts (and ends) here. A boosted
+		 * task too: on an idle CPU nothing is there to preempt, so the enqueue round (the
+		 * policy, the masks and the budget looked up once more on every wakeup of a boosted
+		 * task) is skipped; the run is boosted while the budget lasts (INV-8), as in enqueue.
+		 */
+		if (lease_live(p, v, now)) {
+			if (tc && budget_left(now))
+				boosted = true;
+			else
+				COUNT_STAT(boost_budget_exhausted);
 		}
+		if (!tc)
+			tc = tctx_of(p);
+		if (tc) {
+			if (!tc->runnable_at)
+				tc->runnable_at = now;
+			tc->cls = (__u8)class_of(v);
+			tc->boosted = boosted;
+		}
+		count_dispatch(class_of(v));
+		scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice_of(v), 0);
 		return cpu;
 	}
-	if (!idle) {
-		s32 c = placed ? pick_preemptible_cpu(tc->allowed, tc->preferred, cpu)
-			       : pick_preemptible_cpu(task, none, cpu);
-
-		if (c != cpu)
-			oracle_check_cpu(p, c);
-		cpu = c;
-	}
-	return cpu;
+	/* No idle CPU: a boosted task preempts in enqueue, on the CPU chosen here. */
+	if (!v || !lease_live(p, v, bpf_ktime_get_boot_ns()))
+		return cpu;
+	if (!placed)
+		task_mask_of(p, task);
+	c = placed ? pick_preemptible_cpu(tc->allowed, tc->preferred, cpu) : pick_preemptible_cpu(task, none, cpu);
+	if (c != cpu)
+		oracle_check_cpu(p, c);
+	return c;
 }
 
 /*
@@ -609,6 +644,7 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 	__u64 slice = slice_of(v);
 	struct task_ctx *tc = tctx_of(p);
 	__u64 task[C2C_CPUMASK_WORDS] = {};
+	__u64 now = bpf_ktime_get_boot_ns();
 	__u64 dsq;
 
 	if (tc) {
@@ -623,17 +659,15 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 		 * is called right before this, and a callback fewer per wakeup is what it would cost.
 		 */
 		if (!tc->runnable_at)
-			tc->runnable_at = bpf_ktime_get_boot_ns();
+			tc->runnable_at = now;
 		tc->wait_from = tc->runnable_at;
-		if (v) {
-			task_mask_of(p, task);
-			place_task(v, task, tc);
-		}
+		if (v)
+			place_task(p, v, task, tc);
 	}
 	count_dispatch(cls);
 
-	if (lease_live(p, v)) {
-		if (budget_left()) {
+	if (lease_live(p, v, now)) {
+		if (budget_left(now)) {
 			/*
 			 * Local DSQ of the CPU select_cpu returned (always inside p->cpus_ptr), ahead
 			 * of whatever runs there now. Bounded by the lease and the CPU's boost budget
@@ -807,7 +841,7 @@ static bool serve(__u64 dsq, __u64 now)
  * short burst can) would wait a whole slice of a background task. Kept only while its lease and
  * the CPU's boost budget last: the tick ends the run when the budget is spent (INV-8).
  */
-static bool keep_boosted_prev(struct task_struct *prev)
+static bool keep_boosted_prev(struct task_struct *prev, __u64 now)
 {
 	const struct c2c_policy_value *v;
 	struct cpu_ctx *cc = this_cpu_ctx();
@@ -820,7 +854,7 @@ static bool keep_boosted_prev(struct task_struct *prev)
 	if (!tc || !tc->boosted)
 		return false;
 	v = policy_of(prev);
-	if (!lease_live(prev, v) || !budget_left())
+	if (!lease_live(prev, v, now) || !budget_left(now))
 		return false;
 	prev->scx.slice = slice_of(v);
 	return true;
@@ -833,7 +867,7 @@ void BPF_STRUCT_OPS(c2c_dispatch, s32 cpu, struct task_struct *prev)
 	/* Starvation rescue first, so that keeping prev can never starve anyone (INV-8). */
 	if (rescue(now))
 		return;
-	if (keep_boosted_prev(prev))
+	if (keep_boosted_prev(prev, now))
 		return;
 	if (serve(DSQ_HI, now) || serve(DSQ_NORM, now))
 		return;
@@ -1014,7 +1048,7 @@ void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
 	/* Charge as we go so a long boosted run cannot overdraw the window's budget (INV-8). */
 	c2c_budget_charge(&cc->budget, tc->charged_at, now);
 	tc->charged_at = now;
-	if (!budget_left())
+	if (!budget_left(now))
 		p->scx.slice = 0;
 }
 
