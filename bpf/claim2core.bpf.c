@@ -8,12 +8,13 @@
  * (scx_bpf_dispatch, scx_bpf_consume).
  *
  * Queueing model:
- *   - boosted tasks (C2C_F_BOOST, lease boost_until_ns in the future, CPU budget left) go
- *     straight to the local DSQ of the CPU chosen in select_cpu: an idle one from select_cpu
- *     itself (no enqueue round), else from enqueue at its head, preempting what runs there
- *     (SCX_ENQ_PREEMPT: the current task's slice is zeroed and the CPU rescheduled, by IPI if it
- *     is remote). select_cpu takes an idle CPU if there is one, else it steers the wakeup away
- *     from a CPU that already runs a boosted task, to one that runs an unboosted one;
+ *   - boosted tasks (C2C_F_BOOST, lease boost_until_ns in the future, budget left on the CPU
+ *     they go to) go straight to the head of the local DSQ of the CPU chosen in select_cpu,
+ *     preempting what runs there (SCX_ENQ_PREEMPT: the current task's slice is zeroed and the
+ *     CPU rescheduled, by IPI if it is remote): from select_cpu itself when the choice counts as
+ *     idle (no enqueue round), else from enqueue. select_cpu takes an idle CPU if there is one,
+ *     else it steers the wakeup away from a CPU that already runs a boosted task, to one that
+ *     runs an unboosted one;
  *   - unboosted latency-critical / comm-progress tasks go to the HI class;
  *   - normal, throughput and unmatched tasks go to the NORM class, ordered by weighted virtual
  *     time;
@@ -311,6 +312,32 @@ static __noinline bool budget_left(__u64 now)
 }
 
 /*
+ * Whether the boost budget of cpu, the CPU a boosted run is about to start on, has time left at
+ * now (INV-8). That CPU's tick and stopping charge the run, so its budget is the one to ask, not
+ * the budget of the CPU this callback runs on (a wakeup's select_cpu and enqueue run on the
+ * waker's CPU). Another CPU's window is read as if rolled, never written (its own callbacks roll
+ * it): a racy read, bounded by the charging side, whose tick ends a boosted run once that CPU's
+ * budget is spent.
+ */
+static __noinline bool budget_left_on(__s32 cpu, __u64 now)
+{
+	__u32 zero = 0;
+	struct c2c_budget b;
+	struct cpu_ctx *cc;
+
+	if (cpu < 0)
+		return false;
+	if (cpu == bpf_get_smp_processor_id())
+		return budget_left(now);
+	cc = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, (__u32)cpu);
+	if (!cc)
+		return false;
+	b = cc->budget;
+	c2c_budget_roll(&b, now);
+	return c2c_budget_left(&b);
+}
+
+/*
  * Whether v grants a boost at now (CLOCK_BOOTTIME): a live lease (INV-8). Expiry is counted once
  * per lease. The callers read the clock once per callback and pass it here and to budget_left.
  */
@@ -342,9 +369,11 @@ static void mask_set(__u64 *mask, __s32 cpu)
 /*
  * The words of a kernel cpumask as C2C_CPUMASK_WORDS words: a load per 64 CPUs, where a
  * bpf_cpumask_test_cpu call per CPU cost a kfunc call each on every wakeup of a task with a
- * policy (issue #16). Only the words the running kernel's struct cpumask has are read (its size,
- * NR_CPUS, comes from CO-RE at load time, so the verifier never walks the reads past it); CPUs
- * at or past nr_cpus() are cleared (cpu_all_mask has every NR_CPUS bit set).
+ * policy (issue #16). A word is read only when the running kernel's struct cpumask has it (its
+ * size, NR_CPUS, comes from CO-RE at load time, so the verifier never walks the reads past it)
+ * and it holds a CPU below nr_cpus() (<= nr_cpu_ids): an off-stack cpumask (the idle masks with
+ * CPUMASK_OFFSTACK) is allocated for nr_cpu_ids bits only, not NR_CPUS. Bits at or past
+ * nr_cpus() are cleared (cpu_all_mask has every NR_CPUS bit set).
  */
 static __always_inline void cpumask_words(const struct cpumask *m, __u64 *mask)
 {
@@ -352,13 +381,13 @@ static __always_inline void cpumask_words(const struct cpumask *m, __u64 *mask)
 	const __u32 bytes = bpf_core_type_size(struct cpumask);
 	__u32 nr = nr_cpus(), w;
 
-	if (bytes >= 8)
+	if (bytes >= 8 && nr > 0)
 		mask[0] = bits[0];
-	if (bytes >= 16)
+	if (bytes >= 16 && nr > 64)
 		mask[1] = bits[1];
-	if (bytes >= 24)
+	if (bytes >= 24 && nr > 128)
 		mask[2] = bits[2];
-	if (bytes >= 32)
+	if (bytes >= 32 && nr > 192)
 		mask[3] = bits[3];
 	_Static_assert(C2C_CPUMASK_WORDS == 4, "cpumask_words reads four words");
 	for (w = 0; w < C2C_CPUMASK_WORDS; w++) {
@@ -515,12 +544,15 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 
 		/*
 		 * Straight to the idle CPU, past enqueue: its wait starts (and ends) here. A boosted
-		 * task too: on an idle CPU nothing is there to preempt, so the enqueue round (the
-		 * policy, the masks and the budget looked up once more on every wakeup of a boosted
-		 * task) is skipped; the run is boosted while the budget lasts (INV-8), as in enqueue.
+		 * task too, without the enqueue round (the policy, the masks and the budget looked up
+		 * once more on every wakeup of a boosted task); the run is boosted while that CPU's
+		 * budget lasts (INV-8). "Idle" includes the waker's own busy CPU for a sync wakeup
+		 * (scx_bpf_select_cpu_dfl picks it when another CPU is idle and the waker's local DSQ
+		 * is empty, a socket's reader woken by its writer): a boosted task goes to the head of
+		 * that DSQ and preempts the waker, as from enqueue; on an idle CPU the flags are moot.
 		 */
-		if (lease_live(p, v, now)) {
-			if (tc && budget_left(now))
+		if (tc && lease_live(p, v, now)) {
+			if (budget_left_on(cpu, now))
 				boosted = true;
 			else
 				COUNT_STAT(boost_budget_exhausted);
@@ -534,11 +566,11 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 			tc->boosted = boosted;
 		}
 		count_dispatch(class_of(v));
-		scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice_of(v), 0);
+		scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice_of(v), boosted ? SCX_ENQ_PREEMPT | SCX_ENQ_HEAD : 0);
 		return cpu;
 	}
 	/* No idle CPU: a boosted task preempts in enqueue, on the CPU chosen here. */
-	if (!v || !lease_live(p, v, bpf_ktime_get_boot_ns()))
+	if (!v || !c2c_boost_requested(v) || !lease_live(p, v, bpf_ktime_get_boot_ns()))
 		return cpu;
 	if (!placed)
 		task_mask_of(p, task);
@@ -667,7 +699,7 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 	count_dispatch(cls);
 
 	if (lease_live(p, v, now)) {
-		if (budget_left(now)) {
+		if (budget_left_on(scx_bpf_task_cpu(p), now)) {
 			/*
 			 * Local DSQ of the CPU select_cpu returned (always inside p->cpus_ptr), ahead
 			 * of whatever runs there now. Bounded by the lease and the CPU's boost budget
