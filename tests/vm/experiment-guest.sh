@@ -441,6 +441,12 @@ hb_run() {  # hb_run <default|claim2core|scx_simple> <rep>
   esac
 }
 
+reversed() {  # reversed <words...>: the words in the opposite order
+  out=""
+  for w in "$@"; do out="$w $out"; done
+  echo $out
+}
+
 run_experiment() {
   mkdir -p $EXP_DIR
   set -- $EXP_CELLS; ncells=$#
@@ -457,9 +463,18 @@ run_experiment() {
                      EXP_WORKLOADS=$(echo " $EXP_WORKLOADS " | sed 's/ upf / /'); }
   fi
   rep=1
-  # Interleaved, so that drift in the (emulated) machine spreads over every cell.
+  # Interleaved, so that drift in the (emulated) machine spreads over every cell, and in the
+  # opposite order every other run (A B C D, then D C B A; the hackbench series likewise), so
+  # that a drift during a run (the host getting busier or quieter over minutes) does not always
+  # favour the cell or scheduler that runs first.
   while [ $rep -le "$EXP_RUNS" ]; do
-    for cell in $EXP_CELLS; do
+    cells=$EXP_CELLS
+    scheds=$(echo "${EXP_HB_SCHEDS:-default,claim2core,scx_simple}" | tr , ' ')
+    if [ $((rep % 2)) -eq 0 ]; then
+      cells=$(reversed $cells)
+      scheds=$(reversed $scheds)
+    fi
+    for cell in $cells; do
       case $cell in
         A) exp_run A off off $rep ;;
         B) exp_run B on off $rep ;;
@@ -468,7 +483,7 @@ run_experiment() {
       esac
     done
     if [ "$EXP_HB" = 1 ]; then
-      for s in $(echo "${EXP_HB_SCHEDS:-default,claim2core,scx_simple}" | tr , ' '); do hb_run $s $rep; done
+      for s in $scheds; do hb_run $s $rep; done
     fi
     rep=$((rep + 1))
   done
