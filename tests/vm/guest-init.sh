@@ -163,6 +163,11 @@ run_scenarios() {
     result prefer "$(c2c-vm-tool prefer --device "$(prefer_device)" --duration-ms 1000)"
   fi
 
+  # 4e. A boosted task woken by a sync wakeup (a pipe's reader by its writer) preempts the writer
+  #     on the writer's CPU; the unboosted control waits for the writer's slice (it proves the
+  #     wakeup went there, where scx_bpf_select_cpu_dfl reports a busy CPU as idle).
+  result syncwake "$(c2c-vm-tool syncwake --cpu 0)"
+
   # 5a. Unloading: every task keeps running; the loader reports UNREG.
   c2c-vm-tool spin --duration-ms 3000 >/tmp/spin1 &
   SPIN=$!
@@ -194,8 +199,8 @@ run_scenarios() {
   fi
 
   # 5c. Each seeded bug in the scheduler's guards that a scenario can reach (bpf/sched.cmake,
-  #     tests/mutants/kernel.tsv) is caught: loaded instead of the scheduler, its check (starve or
-  #     stale, named in <name>.check) must fail.
+  #     tests/mutants/kernel.tsv) and in its own file (tests/mutants/scheduler.tsv) is caught:
+  #     loaded instead of the scheduler, its check (named in <name>.check) must fail.
   for m in /c2c/mutants/*.bpf.o; do
     [ -f "$m" ] || continue
     name=$(basename "$m" .bpf.o)
@@ -203,6 +208,7 @@ run_scenarios() {
     case "$check" in
       starve) args="starve --cpu 1 --duration-ms 2000"; evidence='"threads"' ;;
       stale) args="stale --cpu 1 --duration-ms 1500"; evidence='"oracle"' ;;
+      syncwake) args="syncwake --cpu 0"; evidence='"boosted"' ;;
       prefer)
         if grep -q "c2c.topology=0" /proc/cmdline; then
           echo "C2C-NOTE mutant-$name: skipped (its check, prefer, needs the guest's topology)"; continue

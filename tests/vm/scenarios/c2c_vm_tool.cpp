@@ -15,6 +15,9 @@
 //   stale    --cpu N [--duration-ms D]
 //                                  entries the scheduler must not act on: another ABI version's,
 //                                  and a lease that ran out; the run-time oracle stays at 0
+//   syncwake [--cpu N] [--rounds R]
+//                                  a boosted reader woken by a sync wakeup preempts its writer
+//                                  on the writer's CPU; an unboosted one waits (the control)
 //   prefer   --device BUS_ID [--duration-ms D]
 //                                  a probe preferring the device's local CPUs runs there (>= 95 %)
 //                                  against the no-policy baseline; spills only past the bound
@@ -52,6 +55,7 @@
 #include "vm_policy.hpp"
 #include "vm_prefer.hpp"
 #include "vm_proc.hpp"
+#include "vm_sync_wakeup.hpp"
 #include "vm_task_counters.hpp"
 
 using nlohmann::json;
@@ -66,13 +70,6 @@ std::optional<CpuSet> parse_cpus(const std::string& text, const char* field) {
   auto s = CpuSet::parse(text, &err);
   if (!s) throw std::invalid_argument(std::string(field) + ": " + err);
   return s;
-}
-
-uint64_t percentile(std::vector<uint64_t> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  auto idx = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(idx, v.size() - 1)];
 }
 
 void join_cgroup(const std::string& dir) {
@@ -598,7 +595,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::string cls, allowed, preferred, cgroup;
   int pid = 0, device_node = -1;
-  int tid = 0, tgid = 0, duration_ms = 2000, period_us = 1000, cpu = 0, max_spawns = 200000;
+  int tid = 0, tgid = 0, duration_ms = 2000, period_us = 1000, cpu = 0, max_spawns = 200000, rounds = 100;
   uint64_t slice_us = 0, boost_ms = 0;
 
   auto add_policy_opts = [&](CLI::App* c) {
@@ -637,6 +634,9 @@ int main(int argc, char** argv) {
   starve->add_option("--cpu", cpu);
   starve->add_option("--duration-ms", duration_ms);
   starve->add_option("--max-gap-ms", max_gap_ms, "the longest any hog may go without the CPU")->capture_default_str();
+  auto* syncwake = app.add_subcommand("syncwake", "a boosted task woken by a sync wakeup preempts its waker");
+  syncwake->add_option("--cpu", cpu, "the writer's CPU");
+  syncwake->add_option("--rounds", rounds)->check(CLI::PositiveNumber)->capture_default_str();
   auto* stale = app.add_subcommand("stale", "entries the scheduler must not boost by; the oracle stays 0");
   stale->add_option("--cpu", cpu);
   stale->add_option("--duration-ms", duration_ms);
@@ -684,6 +684,7 @@ int main(int argc, char** argv) {
     if (*spin) return cmd_spin(duration_ms);
     if (*starve) return cmd_starve(cpu, duration_ms, max_gap_ms);
     if (*stale) return cmd_stale(cpu, duration_ms);
+    if (*syncwake) return cmd_sync_wakeup(cpu, rounds);
     if (*progs) return cmd_progs(struct_ops_only);
     if (*prefer) return cmd_prefer(device, duration_ms);
     if (*taskcnt) {

@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -105,6 +106,13 @@ void pin_self(int cpu) {
   CPU_SET(static_cast<unsigned>(cpu), &set);
   if (sched_setaffinity(0, sizeof set, &set) != 0)
     throw std::runtime_error("sched_setaffinity cpu " + std::to_string(cpu) + ": " + std::strerror(errno));
+}
+
+uint64_t percentile(std::vector<uint64_t> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  auto idx = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
+  return v[std::min(idx, v.size() - 1)];
 }
 
 }  // namespace c2c::vm

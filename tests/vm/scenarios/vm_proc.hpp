@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 #include <sys/types.h>
 
 namespace c2c::vm {
@@ -48,5 +49,8 @@ pid_t gettid_now();
 uint64_t mono_ns();
 void burn_until(uint64_t end_ns);
 void pin_self(int cpu);
+
+// The q-quantile (0..1, nearest rank) of v; 0 when v is empty.
+uint64_t percentile(std::vector<uint64_t> v, double q);
 
 }  // namespace c2c::vm
