@@ -536,8 +536,22 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		cpu = pick_policy_cpu(tc, prev_cpu, &idle);
 		oracle_check_cpu(p, cpu);
 	}
-	if (cpu < 0)
+	if (cpu < 0) {
 		cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &idle);
+		/*
+		 * For a sync wakeup scx_bpf_select_cpu_dfl reports the waker's own, busy CPU as idle
+		 * when any CPU of the node is idle (even one p may not use) and the waker's local
+		 * queue is empty; it claims nothing. An unboosted task dispatched there directly
+		 * would skip its class's queue: two tasks waking each other would take turns in that
+		 * local queue, and this CPU's dispatch, which serves the classes in order and rescues
+		 * a starved one (INV-8), would not run while they did. So only a boosted task goes
+		 * there directly (preempting, bounded by its lease and the budget); another is
+		 * enqueued in its class on that CPU.
+		 */
+		if (idle && (wake_flags & SCX_WAKE_SYNC) && cpu == bpf_get_smp_processor_id() &&
+		    !(v && c2c_boost_requested(v)))
+			idle = false;
+	}
 
 	if (idle) {
 		__u64 now = bpf_ktime_get_boot_ns();
