@@ -526,7 +526,7 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	/* Without a policy the task's storage is not needed: stopping left tc->placed at 0. */
 	struct task_ctx *tc = v ? tctx_of(p) : NULL;
 	__u64 task[C2C_CPUMASK_WORDS] = {}, none[C2C_CPUMASK_WORDS] = {};
-	bool idle = false, placed = false, boosted = false;
+	bool idle = false, placed = false, boosted = false, sync_to_waker = false;
 	s32 cpu = -1, c;
 
 	if (tc)
@@ -540,17 +540,10 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &idle);
 		/*
 		 * For a sync wakeup scx_bpf_select_cpu_dfl reports the waker's own, busy CPU as idle
-		 * when any CPU of the node is idle (even one p may not use) and the waker's local
-		 * queue is empty; it claims nothing. An unboosted task dispatched there directly
-		 * would skip its class's queue: two tasks waking each other would take turns in that
-		 * local queue, and this CPU's dispatch, which serves the classes in order and rescues
-		 * a starved one (INV-8), would not run while they did. So only a boosted task goes
-		 * there directly (preempting, bounded by its lease and the budget); another is
-		 * enqueued in its class on that CPU.
+		 * when any CPU of the system is idle (even one p may not use) and the waker's local
+		 * queue is empty; it claims nothing.
 		 */
-		if (idle && (wake_flags & SCX_WAKE_SYNC) && cpu == bpf_get_smp_processor_id() &&
-		    !(v && c2c_boost_requested(v)))
-			idle = false;
+		sync_to_waker = idle && (wake_flags & SCX_WAKE_SYNC) && cpu == bpf_get_smp_processor_id();
 	}
 
 	if (idle) {
@@ -568,9 +561,18 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		if (tc && lease_live(p, v, now)) {
 			if (budget_left_on(cpu, now))
 				boosted = true;
-			else
+			else if (!sync_to_waker)  /* else enqueue, next, counts it */
 				COUNT_STAT(boost_budget_exhausted);
 		}
+		/*
+		 * An unboosted task (no lease, an expired one, or no budget left there) dispatched to
+		 * the waker's local queue would skip its class's queue: two tasks waking each other
+		 * would take turns in that local queue, and this CPU's dispatch, which serves the
+		 * classes in order and rescues a starved one (INV-8), would not run while they did.
+		 * It is enqueued in its class on that CPU instead.
+		 */
+		if (sync_to_waker && !boosted)
+			return cpu;
 		if (!tc)
 			tc = tctx_of(p);
 		if (tc) {

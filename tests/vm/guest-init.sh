@@ -208,7 +208,9 @@ run_scenarios() {
     case "$check" in
       starve) args="starve --cpu 1 --duration-ms 2000"; evidence='"threads"' ;;
       stale) args="stale --cpu 1 --duration-ms 1500"; evidence='"oracle"' ;;
-      syncwake) args="syncwake --cpu 0"; evidence='"boosted"' ;;
+      # Killed only when the control did wait (the wakeup reached the writer's CPU): a mutant
+      # whose run never tested that path does not count as caught.
+      syncwake) args="syncwake --cpu 0"; evidence='"control_waited":true' ;;
       prefer)
         if grep -q "c2c.topology=0" /proc/cmdline; then
           echo "C2C-NOTE mutant-$name: skipped (its check, prefer, needs the guest's topology)"; continue
@@ -279,7 +281,11 @@ run_cost() {
     for o in $objects; do
       obj=$OBJ
       [ $o = base ] && obj=/c2c/base.bpf.o
-      start_sched $obj || { failed="$failed sched-load-$o"; continue; }
+      if ! start_sched $obj; then
+        failed="$failed sched-load-$o"
+        kill -TERM $SCHED_PID 2>/dev/null; wait $SCHED_PID 2>/dev/null
+        continue
+      fi
       for shape in none class boosted placed; do
         case $shape in
           none) args="" ;;
@@ -295,8 +301,9 @@ run_cost() {
         per=$(jq -c -n --argjson a "$s0" --argjson b "$s1" '$b.programs | with_entries(
           (.value.run_cnt - ($a.programs[.key].run_cnt // 0)) as $n
           | .value = {calls: $n, ns_per_call: (if $n > 0 then ((.value.run_time_ns - ($a.programs[.key].run_time_ns // 0)) / $n | floor) else null end)})')
-        echo "C2C-RESULT $(jq -c -n --arg o $o --arg s $shape --argjson k $round --argjson r "$r" --argjson p "$per" \
-          '{scenario: "cost", object: $o, round: $k, shape: $s, run_delay: $r.run_delay, ctx_switches: $r.ctx_switches, programs: $p, pass: true}')"
+        line=$(jq -c -n --arg o $o --arg s $shape --argjson k $round --argjson r "$r" --argjson p "$per" \
+          '{scenario: "cost", object: $o, round: $k, shape: $s, run_delay: $r.run_delay, ctx_switches: $r.ctx_switches, programs: $p, pass: true}' 2>/dev/null)
+        if [ -n "$line" ]; then echo "C2C-RESULT $line"; else failed="$failed cost-$o-$shape-$round"; fi
       done
       kill -TERM $SCHED_PID; wait $SCHED_PID
       wait_state disabled 100

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -32,7 +33,7 @@ std::vector<uint64_t> series(int cpu, int rounds, const std::optional<PolicySpec
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error("syncwake: pipe failed");
   std::atomic<pid_t> reader_tid{0}, writer_tid{0};
-  std::atomic<bool> go{false};
+  std::atomic<bool> go{false}, pinned{true};
   std::vector<uint64_t> delays;
   delays.reserve(static_cast<size_t>(rounds));
   std::thread r([&] {
@@ -41,31 +42,48 @@ std::vector<uint64_t> series(int cpu, int rounds, const std::optional<PolicySpec
     while (read(fds[0], &sent, sizeof sent) == static_cast<ssize_t>(sizeof sent) && sent != 0)
       delays.push_back(mono_ns() - sent);
   });
+  // The writer owns the write end: closing it when done ends the reader's reads (EOF) even if
+  // a write failed.
   std::thread w([&] {
-    pin_self(cpu);
+    try {
+      pin_self(cpu);
+    } catch (const std::exception&) {
+      pinned = false;
+    }
     writer_tid = gettid_now();
     while (!go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    for (int i = 0; i < rounds; ++i) {
+    for (int i = 0; i < rounds && pinned; ++i) {
       const uint64_t now = mono_ns();
       if (write(fds[1], &now, sizeof now) != static_cast<ssize_t>(sizeof now)) break;
       burn_until(now + kWriteEveryNs);  // never sleeps: the reader needs the writer's CPU taken
     }
     const uint64_t stop = 0;
     (void)!write(fds[1], &stop, sizeof stop);
+    close(fds[1]);
   });
   while (reader_tid == 0 || writer_tid == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  PolicyMap map;
-  PolicySpec writer;
-  writer.slice_ns = kWriterSliceNs;
-  map.put_task(getpid(), writer_tid, writer);
-  if (reader) map.put_task(getpid(), reader_tid, *reader);
+  std::string error;
+  std::optional<PolicyMap> map;
+  try {
+    map.emplace();
+    PolicySpec writer;
+    writer.slice_ns = kWriterSliceNs;
+    map->put_task(getpid(), writer_tid, writer);
+    if (reader) map->put_task(getpid(), reader_tid, *reader);
+  } catch (const std::exception& e) {
+    error = e.what();
+    pinned = false;  // the writer stops at once: nothing is measured without the entries
+  }
   go = true;
   w.join();
   r.join();
-  map.del(static_cast<uint32_t>(writer_tid.load()));
-  if (reader) map.del(static_cast<uint32_t>(reader_tid.load()));
   close(fds[0]);
-  close(fds[1]);
+  if (map) {
+    map->del(static_cast<uint32_t>(writer_tid.load()));
+    if (reader) map->del(static_cast<uint32_t>(reader_tid.load()));
+  }
+  if (!error.empty()) throw std::runtime_error("syncwake: " + error);
+  if (!pinned) throw std::runtime_error("syncwake: cannot pin the writer to CPU " + std::to_string(cpu));
   return delays;
 }
 
