@@ -539,11 +539,14 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (cpu < 0) {
 		cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &idle);
 		/*
-		 * For a sync wakeup scx_bpf_select_cpu_dfl reports the waker's own, busy CPU as idle
-		 * when any CPU of the system is idle (even one p may not use) and the waker's local
-		 * queue is empty; it claims nothing.
+		 * For a sync wakeup scx_bpf_select_cpu_dfl reports the waker's own CPU as idle when
+		 * any CPU of the system is idle (even one p may not use) and the waker's local queue
+		 * is empty; it claims nothing. That CPU is busy unless the waker is its idle task (a
+		 * softirq's socket wakeup on an idle CPU): then it is claimed here, as the other paths
+		 * claim theirs, and taken like any idle CPU.
 		 */
-		sync_to_waker = idle && (wake_flags & SCX_WAKE_SYNC) && cpu == bpf_get_smp_processor_id();
+		sync_to_waker = idle && (wake_flags & SCX_WAKE_SYNC) && cpu == bpf_get_smp_processor_id() &&
+				!scx_bpf_test_and_clear_cpu_idle(cpu);
 	}
 
 	if (idle) {
