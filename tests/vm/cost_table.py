@@ -15,15 +15,21 @@ CALLBACKS = ["select_cpu", "enqueue", "dispatch", "running", "stopping", "tick"]
 COLUMNS = ["bpf_ns_per_switch"] + CALLBACKS + ["enqueue_calls", "run_delay_p50_us", "run_delay_p99_us"]
 
 
+def per_call(program):
+    """ns per call of one program's {ns, runs} over the window; None when it did not run."""
+    runs = (program or {}).get("runs") or 0
+    return (program.get("ns") or 0) / runs if runs else None
+
+
 def figures(result):
     """One cost line's figures: ns per call by callback, calls of enqueue, BPF ns per switch."""
     programs = result.get("programs") or {}
     switches = result.get("ctx_switches") or 0
-    total_ns = sum((p.get("ns_per_call") or 0) * (p.get("calls") or 0) for p in programs.values())
+    total_ns = sum(p.get("ns") or 0 for p in programs.values())
     out = {"bpf_ns_per_switch": total_ns / switches if switches else None}
     for cb in CALLBACKS:
-        out[cb] = (programs.get("c2c_" + cb) or {}).get("ns_per_call")
-    out["enqueue_calls"] = (programs.get("c2c_enqueue") or {}).get("calls")
+        out[cb] = per_call(programs.get("c2c_" + cb))
+    out["enqueue_calls"] = (programs.get("c2c_enqueue") or {}).get("runs")
     delay = result.get("run_delay") or {}
     out["run_delay_p50_us"] = delay.get("p50_us")
     out["run_delay_p99_us"] = delay.get("p99_us")

@@ -13,9 +13,9 @@ spec.loader.exec_module(T)
 def line(obj, shape, select_ns, enqueue_calls=10, switches=100, p99=50.0):
     return {"scenario": "cost", "object": obj, "round": 1, "shape": shape, "ctx_switches": switches,
             "run_delay": {"p50_us": 0, "p99_us": p99},
-            "programs": {"c2c_select_cpu": {"calls": 100, "ns_per_call": select_ns},
-                         "c2c_enqueue": {"calls": enqueue_calls, "ns_per_call": 5000},
-                         "c2c_exit": {"calls": 0, "ns_per_call": None}}}
+            "programs": {"c2c_select_cpu": {"runs": 100, "ns": 100 * select_ns},
+                         "c2c_enqueue": {"runs": enqueue_calls, "ns": enqueue_calls * 5000},
+                         "c2c_exit": {"runs": 0, "ns": 0}}}
 
 
 class CostTable(unittest.TestCase):

@@ -412,8 +412,7 @@ hb_bpf_cost() {  # hb_bpf_cost <sched> <rep>
   echo 0 >/proc/sys/kernel/bpf_stats_enabled
   d() { jq -n --argjson a "$1" --argjson b "$2" "\$b.$3 - \$a.$3" 2>/dev/null || echo null; }
   # Per callback: {name: {ns, runs}} over the run.
-  per_prog() { jq -c -n --argjson a "$1" --argjson b "$2" '$b.programs | with_entries(.value = {ns: (.value.run_time_ns - ($a.programs[.key].run_time_ns // 0)), runs: (.value.run_cnt - ($a.programs[.key].run_cnt // 0))})' 2>/dev/null || echo null; }
-  echo "C2C-RESULT {\"experiment\":\"hackbench_bpf\",\"sched\":\"$1\",\"rep\":$2,\"seconds\":${t:-null},\"struct_ops_ns\":$(d "$s0" "$s1" run_time_ns_total),\"struct_ops_runs\":$(d "$s0" "$s1" run_cnt_total),\"c2c_ns\":$(d "$c0" "$c1" run_time_ns_total),\"c2c_runs\":$(d "$c0" "$c1" run_cnt_total),\"programs\":$(per_prog "$s0" "$s1"),\"starvation_rescues\":$(d "$st0" "$st1" starvation_rescues)}"
+  echo "C2C-RESULT {\"experiment\":\"hackbench_bpf\",\"sched\":\"$1\",\"rep\":$2,\"seconds\":${t:-null},\"struct_ops_ns\":$(d "$s0" "$s1" run_time_ns_total),\"struct_ops_runs\":$(d "$s0" "$s1" run_cnt_total),\"c2c_ns\":$(d "$c0" "$c1" run_time_ns_total),\"c2c_runs\":$(d "$c0" "$c1" run_cnt_total),\"programs\":$(prog_delta "$s0" "$s1"),\"starvation_rescues\":$(d "$st0" "$st1" starvation_rescues)}"
 }
 
 # hackbench with no policies: the default scheduler, claim2core (loaded by claim2cored, nothing

@@ -78,6 +78,12 @@ prefer_device() {
   echo none
 }
 
+# Per program, its run time and runs between two `c2c-vm-tool progs` snapshots (the kernel's BPF
+# stats on): {name: {ns, runs}}; null when a snapshot is not JSON. The experiment's hackbench cost
+# (experiment-guest.sh) and --mode cost (run_cost) read their callbacks' cost through it.
+prog_delta() {  # prog_delta <before> <after>
+  jq -c -n --argjson a "$1" --argjson b "$2" '$b.programs | with_entries(.value = {ns: (.value.run_time_ns - ($a.programs[.key].run_time_ns // 0)), runs: (.value.run_cnt - ($a.programs[.key].run_cnt // 0))})' 2>/dev/null || echo null
+}
 start_sched() {  # start_sched [object]: the scheduler (default $OBJ) runs in the background
   c2c-sched --object "${1:-$OBJ}" --stats >/tmp/sched.out 2>/tmp/sched.err &
   SCHED_PID=$!
@@ -298,9 +304,7 @@ run_cost() {
         r=$(c2c-vm-tool latency --duration-ms 2000 $args)
         s1=$(c2c-vm-tool progs --struct-ops)
         echo 0 >/proc/sys/kernel/bpf_stats_enabled
-        per=$(jq -c -n --argjson a "$s0" --argjson b "$s1" '$b.programs | with_entries(
-          (.value.run_cnt - ($a.programs[.key].run_cnt // 0)) as $n
-          | .value = {calls: $n, ns_per_call: (if $n > 0 then ((.value.run_time_ns - ($a.programs[.key].run_time_ns // 0)) / $n | floor) else null end)})')
+        per=$(prog_delta "$s0" "$s1")
         line=$(jq -c -n --arg o $o --arg s $shape --argjson k $round --argjson r "$r" --argjson p "$per" \
           '{scenario: "cost", object: $o, round: $k, shape: $s, run_delay: $r.run_delay, ctx_switches: $r.ctx_switches, programs: $p, pass: true}' 2>/dev/null)
         if [ -n "$line" ]; then echo "C2C-RESULT $line"; else failed="$failed cost-$o-$shape-$round"; fi
