@@ -99,6 +99,7 @@ struct task_ctx {
 	__u8 cpumask_changed;     /* affinity changed since it last ran inside its cpumask (oracle) */
 	__u8 counted_dsq;         /* counted in dsq_queued[] of this DSQ: went there, has not run since */
 	__u8 cls;                 /* its class as of its last enqueue or direct dispatch */
+	__u8 tracked;             /* had a policy entry at its last select_cpu / enqueue (tracked task) */
 };
 
 /* A task's storage: struct c2c_task_value, with task_ctx in its opaque part. */
@@ -113,7 +114,10 @@ _Static_assert(sizeof(struct task_state) == sizeof(struct c2c_task_value),
 /*
  * The per-task counters of the experiment (tests/vm/README.md) and the scheduler's state of each
  * task: pinned by the loader at <pin root>/c2c_task_cnt, the counters looked up from user space
- * by pidfd. Created in init_task, so the hot path only looks it up.
+ * by pidfd. Created in init_task, so the hot path only looks it up. The counters, the latency
+ * histogram and the run-time oracle cover tracked tasks (a policy entry at their last wakeup or
+ * enqueue); a task without one pays what scx_simple's tasks pay and little more: its queue's
+ * count (dsq_queued), its last CPU (the migration statistics) and its run's length (its vtime).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -523,14 +527,21 @@ static void count_dispatch(__u32 cls)
 s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	const struct c2c_policy_value *v = policy_of(p);
-	/* Without a policy the task's storage is not needed: stopping left tc->placed at 0. */
+	/*
+	 * Without a policy the task's storage is not needed: stopping left it untracked and
+	 * unplaced, and it goes scx_simple's way.
+	 */
 	struct task_ctx *tc = v ? tctx_of(p) : NULL;
 	__u64 task[C2C_CPUMASK_WORDS] = {}, none[C2C_CPUMASK_WORDS] = {};
 	bool idle = false, placed = false, boosted = false, sync_to_waker = false;
 	s32 cpu = -1, c;
 
-	if (tc)
+	if (!tc)
+		v = NULL; /* no storage to track it in: scheduled as without an entry */
+	if (tc) {
 		tc->placed = 0;
+		tc->tracked = 1;
+	}
 	if (v && tc && place_task(p, v, task, tc)) {
 		placed = true;
 		cpu = pick_policy_cpu(tc, prev_cpu, &idle);
@@ -550,7 +561,8 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	}
 
 	if (idle) {
-		__u64 now = bpf_ktime_get_boot_ns();
+		/* Only a tracked task's wait and lease are timed: an untracked one reads no clock. */
+		__u64 now = tc ? bpf_ktime_get_boot_ns() : 0;
 
 		/*
 		 * Straight to the idle CPU, past enqueue: its wait starts (and ends) here. A boosted
@@ -576,8 +588,6 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		 */
 		if (sync_to_waker && !boosted)
 			return cpu;
-		if (!tc)
-			tc = tctx_of(p);
 		if (tc) {
 			if (!tc->runnable_at)
 				tc->runnable_at = now;
@@ -589,7 +599,7 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		return cpu;
 	}
 	/* No idle CPU: a boosted task preempts in enqueue, on the CPU chosen here. */
-	if (!v || !c2c_boost_requested(v) || !lease_live(p, v, bpf_ktime_get_boot_ns()))
+	if (!v || !tc || !c2c_boost_requested(v) || !lease_live(p, v, bpf_ktime_get_boot_ns()))
 		return cpu;
 	if (!placed)
 		task_mask_of(p, task);
@@ -691,18 +701,28 @@ static __u64 placed_offset(const struct task_ctx *tc)
 void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	const struct c2c_policy_value *v = policy_of(p);
-	__u32 cls = class_of(v);
-	__u64 slice = slice_of(v);
 	struct task_ctx *tc = tctx_of(p);
 	__u64 task[C2C_CPUMASK_WORDS] = {};
-	__u64 now = bpf_ktime_get_boot_ns();
-	__u64 dsq;
+	__u64 now = 0, slice, dsq;
+	__u32 cls;
 
+	if (!tc)
+		v = NULL; /* no storage to track it in: scheduled as without an entry */
+	cls = class_of(v);
+	slice = slice_of(v);
 	if (tc) {
 		/* Enqueued again: whatever DSQ it was in, it left it. */
 		uncount_queued(tc);
 		tc->boosted = 0;
 		tc->placed = 0;
+		tc->tracked = v != NULL;
+	}
+	if (tc && !v) {
+		/* No entry (or no more): nothing of it is measured or applied. */
+		tc->runnable_at = 0;
+		tc->cls = C2C_CLASS_UNMATCHED;
+	} else if (tc) {
+		now = bpf_ktime_get_boot_ns();
 		/*
 		 * It became runnable now (a wakeup, or the end of a run it was preempted in), unless it
 		 * already waited (enqueued again after a property change): the clock of its
@@ -712,8 +732,7 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 		if (!tc->runnable_at)
 			tc->runnable_at = now;
 		tc->wait_from = tc->runnable_at;
-		if (v)
-			place_task(p, v, task, tc);
+		place_task(p, v, task, tc);
 	}
 	count_dispatch(cls);
 
@@ -911,10 +930,34 @@ static bool keep_boosted_prev(struct task_struct *prev, __u64 now)
 	return true;
 }
 
+/*
+ * Whether any task above or below DSQ_NORM may wait, or this CPU runs a boosted task: only then
+ * can a class be starved by another, or prev be kept.
+ */
+static bool classes_compete(void)
+{
+	struct cpu_ctx *cc = this_cpu_ctx();
+
+	return maybe_queued(DSQ_HI) || maybe_queued(DSQ_HI + PLACED_DSQ_OFFSET) || maybe_queued(DSQ_BG) ||
+	       maybe_queued(DSQ_BG + PLACED_DSQ_OFFSET) || !cc || cc->curr_boosted;
+}
+
 void BPF_STRUCT_OPS(c2c_dispatch, s32 cpu, struct task_struct *prev)
 {
 	__u64 now = bpf_ktime_get_boot_ns();
 
+	/*
+	 * Only DSQ_NORM's tasks may wait (every task of a node without policies, and those of class
+	 * normal) and prev is not boosted: nothing can starve them, nothing is below them to starve
+	 * and nothing is kept. What rescue() and serve() would do then, without their other
+	 * reads: the empty DSQ_BG's clock restarts, DSQ_NORM's when it is served or found empty.
+	 */
+	if (!classes_compete()) {
+		dsq_served_at[DSQ_BG] = now;
+		if (!serve(DSQ_NORM, now))
+			dsq_served_at[DSQ_NORM] = now;
+		return;
+	}
 	/* Starvation rescue first, so that keeping prev can never starve anyone (INV-8). */
 	if (rescue(now))
 		return;
@@ -977,10 +1020,10 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 {
 	struct task_ctx *tc = tctx_of(p);
 	s32 cpu = bpf_get_smp_processor_id();
-	__u64 now = bpf_ktime_get_boot_ns();
 	struct cpu_ctx *cc = this_cpu_ctx();
-	struct c2c_stats *st = stats();
+	struct c2c_stats *st;
 	__u32 node;
+	__u64 now;
 
 	if (cc) {
 		bool rescued = cc->rescue_next;
@@ -991,7 +1034,7 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 			if (p->scx.slice > C2C_RESCUE_SLICE_NS)
 				p->scx.slice = C2C_RESCUE_SLICE_NS;
 		}
-		cc->curr_yields = tc && c2c_yields_to_waiting(tc->cls, rescued);
+		cc->curr_yields = tc && tc->tracked && c2c_yields_to_waiting(tc->cls, rescued);
 	}
 	/* Racy max across CPUs on purpose: vtime_now only bounds how far back a sleeper lands. */
 	if (p->scx.dsq_vtime > vtime_now)
@@ -999,6 +1042,22 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 	if (!tc)
 		return;
 	uncount_queued(tc);
+	tc->exec_at_running = p->se.sum_exec_runtime;
+	/*
+	 * A task without a policy entry is measured only for the migration statistics: the
+	 * latency histogram, the per-task counters and the run-time oracle cover tracked tasks,
+	 * whose scheduling is this scheduler's own; the others' is scx_simple's, and they pay its
+	 * cost, not the clock reads and counters of the measurement (issue #16).
+	 */
+	if (!tc->tracked) {
+		tc->runnable_at = 0;
+		if (tc->last_cpu >= 0 && tc->last_cpu != cpu)
+			COUNT_STAT(migrations);
+		tc->last_cpu = cpu;
+		return;
+	}
+	now = bpf_ktime_get_boot_ns();
+	st = stats();
 	if (tc->runnable_at) {
 		if (st)
 			record_latency(st, now - tc->runnable_at);
@@ -1010,7 +1069,6 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 	count_run(tc, cpu, node, st);
 	tc->last_cpu = cpu;
 	tc->running_at = now;
-	tc->exec_at_running = p->se.sum_exec_runtime;
 	tc->charged_at = now;
 	oracle_check_run(p, tc, cpu, now);
 }
@@ -1119,22 +1177,24 @@ void BPF_STRUCT_OPS(c2c_stopping, struct task_struct *p, bool runnable)
 	 * The run's length from the kernel's own account (updated just before this callback), so
 	 * that only a boosted run, whose budget is charged by the clock, reads the clock here.
 	 */
-	ran = tc->running_at && p->se.sum_exec_runtime > tc->exec_at_running
-		      ? p->se.sum_exec_runtime - tc->exec_at_running
-		      : 0;
-	if (tc->boosted && cc)
-		c2c_budget_charge(&cc->budget, tc->charged_at, bpf_ktime_get_boot_ns());
-	count_runtime(tc, ran);
-	tc->running_at = 0;
+	ran = p->se.sum_exec_runtime > tc->exec_at_running ? p->se.sum_exec_runtime - tc->exec_at_running : 0;
+	if (tc->tracked) {
+		if (tc->boosted && cc)
+			c2c_budget_charge(&cc->budget, tc->charged_at, bpf_ktime_get_boot_ns());
+		if (tc->running_at)
+			count_runtime(tc, ran);
+		tc->running_at = 0;
+	}
 	/* weight 100 is nice 0: a nice-0 task's vtime advances at the speed of the clock. */
 	if (p->scx.weight)
 		p->scx.dsq_vtime += ran * 100 / p->scx.weight;
 	tc->boosted = 0;
 	/*
-	 * The next select_cpu or enqueue places it again from its policy; one without a policy
-	 * then finds it unplaced without looking its storage up (c2c_select_cpu).
+	 * The next select_cpu or enqueue places and tracks it again from its policy; one without a
+	 * policy then finds it unplaced and untracked without looking its storage up (c2c_select_cpu).
 	 */
 	tc->placed = 0;
+	tc->tracked = 0;
 	/* Still runnable (slice over or preempted): enqueue, next, stamps when it began to wait. */
 }
 
@@ -1163,6 +1223,8 @@ s32 BPF_STRUCT_OPS(c2c_init_task, struct task_struct *p, struct scx_init_task_ar
 	 */
 	__builtin_memset(&ts->ctx, 0, sizeof(ts->ctx));
 	ts->ctx.last_cpu = -1;
+	/* stopping charges the run from here: a task running as the scheduler loads is charged its run, not its life */
+	ts->ctx.exec_at_running = p->se.sum_exec_runtime;
 	return 0;
 }
 

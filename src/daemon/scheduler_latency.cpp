@@ -13,7 +13,8 @@ std::vector<prometheus::MetricFamily> SchedulerLatencyCollector::Collect() const
   prometheus::MetricFamily f;
   f.name = "claim2core_scheduler_latency_seconds";
   f.help =
-      "sched_ext scheduler: runnable to running latency (stats map, all CPUs; log2 buckets of 2^i us; "
+      "sched_ext scheduler: runnable to running latency of the threads with a policy entry (stats map, all "
+      "CPUs; log2 buckets of 2^i us; "
       "_sum adds each sample's bucket lower bound, a lower bound of the true sum)";
   f.type = prometheus::MetricType::Histogram;
   prometheus::ClientMetric m;

@@ -69,7 +69,7 @@ if $with_daemon && [ "$daemon_build" = "$build" ] &&
   targets+=("${daemon_targets[@]}")
 fi
 # The scheduler's seeded-bug objects (bpf/sched.cmake, tests/mutants/kernel.tsv): each one's guest
-# check (claim2core-<name>.check: starve or stale) must fail on it.
+# check (claim2core-<name>.check: starve, starve_no_boost, stale, prefer or syncwake) must fail on it.
 mapfile -t mutant_targets < <(cmake --build "$build" --target help 2>/dev/null | grep -o "c2c_bpf_claim2core-[a-z0-9-]*" | sort -u)
 [ "$mode" = vllm ] && mutant_targets=()  # not loaded in vllm mode
 targets+=(${mutant_targets[@]+"${mutant_targets[@]}"})

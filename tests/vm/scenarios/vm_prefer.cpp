@@ -136,15 +136,19 @@ int cmd_prefer(const std::string& device, int duration_ms) {
   PolicySpec normal = lc;
   normal.exec_class = C2C_CLASS_NORMAL;
   normal.boost_ns = 0;
+  // The baseline has an entry without CPUs (the scheduler keeps counters only for a task with an
+  // entry): scheduled as without a policy, on whichever CPU is idle.
+  PolicySpec no_preference;
+  no_preference.exec_class = C2C_CLASS_NORMAL;
 
   const c2c_stats s0 = sched::read_pinned_stats();
   json baseline, boosted, unboosted, saturated;
   {
     // The device-local CPU is busy half the time, in bursts of 1 ms: not saturated (a queued
-    // probe waits less than the spill bound, C2C_PREFER_SPILL_NS). Without a policy the probe
+    // probe waits less than the spill bound, C2C_PREFER_SPILL_NS). Without a preference the probe
     // wakes on whichever CPU is idle; with one it must stay on the local CPU.
     Hog hog(local_cpu, 1000, 1000);
-    baseline = probe(nullptr, duration_ms, node);
+    baseline = probe(&no_preference, duration_ms, node);
     boosted = probe(&lc, duration_ms, node);
     unboosted = probe(&normal, duration_ms, node);
   }
