@@ -139,6 +139,16 @@ struct cpu_ctx {
 	__u32 node;          /* this CPU's NUMA node, once node_known */
 	__u32 node_known;
 	__u32 curr_yields;   /* the run here now yields to a waiting higher class (c2c_tick) */
+	/*
+	 * The run here now, as running saw it: whose (run_pid), whether that task is tracked, and
+	 * p->se.sum_exec_runtime at its start. stopping takes an untracked task's run length from
+	 * it without looking the task's storage up (a helper call per switch, the largest part of
+	 * that callback's cost under TCG). running and stopping of one run happen on this CPU with
+	 * no other run between them.
+	 */
+	__s32 run_pid;
+	__u32 run_tracked;
+	__u64 run_exec_start;
 };
 
 struct {
@@ -1035,6 +1045,9 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 				p->scx.slice = C2C_RESCUE_SLICE_NS;
 		}
 		cc->curr_yields = tc && tc->tracked && c2c_yields_to_waiting(tc->cls, rescued);
+		cc->run_pid = tc ? p->pid : 0; /* 0: no record, stopping looks the storage up */
+		cc->run_tracked = tc && tc->tracked;
+		cc->run_exec_start = p->se.sum_exec_runtime;
 	}
 	/* Racy max across CPUs on purpose: vtime_now only bounds how far back a sleeper lands. */
 	if (p->scx.dsq_vtime > vtime_now)
@@ -1163,14 +1176,27 @@ void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
 
 void BPF_STRUCT_OPS(c2c_stopping, struct task_struct *p, bool runnable)
 {
-	struct task_ctx *tc = tctx_of(p);
 	struct cpu_ctx *cc = this_cpu_ctx();
+	struct task_ctx *tc;
 	__u64 ran;
 
 	if (cc) {
 		cc->curr_boosted = 0;
 		cc->curr_yields = 0;
+		/*
+		 * An untracked task's run, recorded by running on this CPU: its vtime is all stopping
+		 * changes (its storage is left as running left it: unboosted, unplaced, untracked).
+		 */
+		if (cc->run_pid && cc->run_pid == p->pid && !cc->run_tracked) {
+			cc->run_pid = 0;
+			ran = p->se.sum_exec_runtime > cc->run_exec_start ? p->se.sum_exec_runtime - cc->run_exec_start : 0;
+			if (p->scx.weight)
+				p->scx.dsq_vtime += ran * 100 / p->scx.weight;
+			return;
+		}
+		cc->run_pid = 0;
 	}
+	tc = tctx_of(p);
 	if (!tc)
 		return;
 	/*
