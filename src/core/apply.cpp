@@ -139,6 +139,11 @@ uint8_t CoreImpl::moved_keys(const TaskState& old, const Task& t) const {
 // registered role; a new start is a new task and starts without it (INV-2).
 static bool keeps_role(const TaskState& old, const Task& t) { return t.role.empty() && t.key.start == old.key.start; }
 
+uint8_t CoreImpl::moved_keys(const TaskState& old, const TaskState& fresh) {
+  return static_cast<uint8_t>((old.comm != fresh.comm ? kByComm : 0) | (old.title != fresh.title ? kByTitle : 0) |
+                              (old.tgid != fresh.tgid ? kByTgid : 0) | (old.cgroup != fresh.cgroup ? kByCgroup : 0));
+}
+
 bool CoreImpl::same_observation(const TaskState& old, const Task& t) const {
   const std::string& role = keeps_role(old, t) ? str(old.role) : t.role;
   const CpuSet* old_cpuset = cpuset_of(old);
@@ -502,15 +507,16 @@ struct Handlers {
       const TaskState& old = existing->second;
       const bool keep_role = keeps_role(old, t);
       if (s.same_observation(old, t)) return ignored("task " + std::to_string(t.key.tid) + " unchanged");
-      moved = s.moved_keys(old, t);
       if (t.key.start < old.key.start)
         return ignored("INV-2: task " + std::to_string(t.key.tid) + " start " + std::to_string(t.key.start) +
                        " is older than the live task's start " + std::to_string(old.key.start));
       reused = t.key.start != old.key.start;
       if (old.key.tid == old.tgid) s.add_thread_group(affected, old.tgid);
-      s.unindex_task(tid, moved);
-      // New values are interned before the old are released, so an unchanged one stays in place.
+      // New values are interned before the old are released, so an unchanged one stays in place
+      // (and has the old one's id: the moved keys compare ids).
       TaskState fresh = s.make_task_state(t);
+      moved = CoreImpl::moved_keys(old, fresh);
+      s.unindex_task(tid, moved);
       if (keep_role) {
         fresh.role = old.role;
         s.strings.retain(old.role);

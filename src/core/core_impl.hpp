@@ -265,6 +265,10 @@ class CoreImpl {
   // The index keys a re-observation `t` of the live task `old` moves, and whether it changes
   // nothing at all (the TaskSeen handler's no-op, and Core::knows_task_as for the rescan).
   uint8_t moved_keys(const TaskState& old, const Task& t) const;
+  // The same, between two records whose values are interned (equal text, equal id): the TaskSeen
+  // handler's form, which compares no strings (reading the pool's copy of a cgroup path is a cache
+  // miss or two at 100k tasks, and the new record interns the values anyway).
+  static uint8_t moved_keys(const TaskState& old, const TaskState& fresh);
   bool same_observation(const TaskState& old, const Task& t) const;
   void index_task(uint32_t tid, uint8_t keys = kAllKeys);
   void unindex_task(uint32_t tid, uint8_t keys = kAllKeys);
