@@ -734,8 +734,7 @@ struct Handlers {
     // Leases are renewed at half-life; only live entries hold leases, so a renewal never
     // extends a boost whose lineage is gone (INV-8).
     std::vector<uint32_t> due;
-    for (auto it = s.lease_renewals.begin(); it != s.lease_renewals.end() && it->first <= s.now; ++it)
-      due.push_back(it->second);
+    for (const auto& [renew_at, tid] : s.lease_renewals.due(s.now)) due.push_back(tid);
     ApplyResult r;
     if (due.empty()) return r;
     ++s.generation;

@@ -24,8 +24,7 @@ PreviewResult Core::preview(const NodeSchedulingPolicy& p) const { return previe
 Plan Core::plan() const { return impl_->plan(); }
 Plan Core::take_plan_delta() { return impl_->take_plan_delta(); }
 std::optional<Nanos> Core::next_deadline() const {
-  if (impl_->lease_renewals.empty()) return std::nullopt;
-  return impl_->lease_renewals.begin()->first;
+  return impl_->lease_renewals.earliest();
 }
 std::vector<Violation> Core::check() const { return impl_->check(); }
 std::optional<Lineage> Core::explain(uint32_t tid) const { return impl_->lineage(tid); }
@@ -194,8 +193,7 @@ StepContext Core::step_context(const Event& e) const {
                  [&](const PreviewAck& ev) { c.policies.emplace_back(ev.kind, ev.name); },
                  [&](const TimeAdvance& ev) {
                    // The leases due by the new time: the entries a renewal (or its absence) changes.
-                   for (auto it = s.lease_renewals.begin(); it != s.lease_renewals.end() && it->first <= ev.now; ++it)
-                     c.tids.push_back(it->second);
+                   for (const auto& [renew_at, tid] : s.lease_renewals.due(ev.now)) c.tids.push_back(tid);
                  },
              },
              e);
@@ -271,8 +269,7 @@ std::vector<Violation> Core::check_step(const StepContext& before, const ApplyRe
   scope.tids.insert(scope.tids.end(), r.changed_tids.begin(), r.changed_tids.end());
   s.expand_scope(before, scope.tids);
   // Leases due by now (none, when every renewal happened).
-  for (auto it = s.lease_renewals.begin(); it != s.lease_renewals.end() && it->first <= s.now; ++it)
-    scope.tids.push_back(it->second);
+  for (const auto& [renew_at, tid] : s.lease_renewals.due(s.now)) scope.tids.push_back(tid);
   sort_unique(scope.tids);
   if (before.sync_event) {
     // After the mirror executed the plan, the kernel holds exactly the desired table (INV-5),

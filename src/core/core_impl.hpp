@@ -18,6 +18,7 @@
 #include "core/core.hpp"
 #include "core/derive_memo.hpp"
 #include "core/intern_pool.hpp"
+#include "core/lease_queue.hpp"
 #include "core/tid_set.hpp"
 
 namespace c2c {
@@ -183,10 +184,10 @@ class CoreImpl {
   // Flat (Core::DesiredTable): a task event looks its entry up several times (rederive, set_entry,
   // touch); one slot, one cache line. Handed out as is by Core::desired().
   Core::DesiredTable desired;
-  // (renew_at, tid) of boosted entries, in order. A B-tree, not std::set: a boosted entry appearing
-  // or leaving is an insert/erase here on every such task event, and a red-black tree costs one
-  // cache miss per level (~17 at 100k entries) and a 48-byte node per entry; the B-tree a few.
-  absl::btree_set<std::pair<Nanos, uint32_t>> lease_renewals;
+  // (renew_at, tid) of boosted entries, earliest first. A boosted entry appearing or leaving is an
+  // insert/erase here on every such task event: a lazy heap (lease_queue.hpp) appends either at its
+  // end instead of walking a tree to a random leaf.
+  LeaseQueue lease_renewals;
   Core::ActualTable actual;
   absl::flat_hash_map<uint32_t, std::string> removal_reasons;  // why a tid left the desired table
   absl::flat_hash_map<uint32_t, Conflict> conflicts;          // tids matched by more than one policy

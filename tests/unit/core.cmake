@@ -8,6 +8,7 @@ add_executable(core_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/core_incremental_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_derive_memo_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_tid_set_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/core_lease_queue_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_intern_pool_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_task_record_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_memory_return_test.cpp
