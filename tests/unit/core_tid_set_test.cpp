@@ -38,6 +38,29 @@ TEST(TidSet, RandomOperationsAgreeWithStdSet) {
   }
 }
 
+// A few members sit inline (no array); the set moves to an array past them and back as it
+// empties: sizes swept across that boundary, both ways, several times.
+TEST(TidSet, MembersMoveBetweenInlineAndArrayAsTheSetGrowsAndShrinks) {
+  std::mt19937 rng(3);
+  TidSet s;
+  std::set<uint32_t> want;
+  for (int sweep = 0; sweep < 6; ++sweep) {
+    const size_t top = sweep % 2 == 0 ? 40 : 17;
+    while (want.size() < top) {
+      const uint32_t t = 1 + static_cast<uint32_t>(rng() % 100000);
+      EXPECT_EQ(s.insert(t), want.insert(t).second) << t;
+      expect_same(s, want);
+    }
+    while (want.size() > (sweep % 3 == 0 ? 0u : 7u)) {
+      const uint32_t t = *want.begin();
+      EXPECT_EQ(s.erase(t), 1u) << t;
+      want.erase(t);
+      EXPECT_EQ(s.erase(t), 0u) << t;
+      expect_same(s, want);
+    }
+  }
+}
+
 TEST(TidSet, ZeroIsNeverAMember) {
   TidSet s;
   EXPECT_FALSE(s.insert(0));
