@@ -149,6 +149,12 @@ struct cpu_ctx {
 	__s32 run_pid;
 	__u32 run_tracked;
 	__u64 run_exec_start;
+	/*
+	 * Whether c2c_policy held an entry when this CPU last asked (policies_maybe_present), and
+	 * at which jiffy (+ 1, so that the zeroed context has never asked).
+	 */
+	__u64 policies_asked_at;
+	__u32 policies_present;
 };
 
 struct {
@@ -233,6 +239,31 @@ static struct task_ctx *tctx_of(struct task_struct *p)
 	return &ts->ctx;
 }
 
+extern s64 bpf_map_sum_elem_count(const struct bpf_map *map) __ksym;
+
+/*
+ * Whether c2c_policy may hold an entry: the map's element count (the kernel's per-CPU counters,
+ * summed), asked at most once a jiffy per CPU. On a node without policies (hackbench's case) a
+ * wakeup then looks no policy up: a hash lookup in select_cpu and another in enqueue were a
+ * third of the difference to scx_simple's callbacks under TCG. The first entry the daemon writes
+ * is seen by each CPU within a jiffy: until then its task is scheduled as it was before the
+ * entry came, inside its own cpumask (INV-6 holds either way); the last one removed costs lookups
+ * that find nothing for at most a jiffy more. jiffies is read by an inlined load.
+ */
+static bool policies_maybe_present(void)
+{
+	struct cpu_ctx *cc = this_cpu_ctx();
+	__u64 asked_at = bpf_jiffies64() + 1;
+
+	if (!cc)
+		return true;
+	if (cc->policies_asked_at != asked_at) {
+		cc->policies_present = bpf_map_sum_elem_count((const struct bpf_map *)&c2c_policy) > 0;
+		cc->policies_asked_at = asked_at;
+	}
+	return cc->policies_present;
+}
+
 /*
  * The policy for p, or NULL. An entry whose (tid, start_ticks) is not this task's belongs to an
  * earlier task that had the same tid (TID reuse): it is counted and ignored (INV-2).
@@ -240,8 +271,11 @@ static struct task_ctx *tctx_of(struct task_struct *p)
 static const struct c2c_policy_value *policy_of(struct task_struct *p)
 {
 	struct c2c_task_key key = {.tid = (__u32)p->pid};
-	struct c2c_policy_value *v = bpf_map_lookup_elem(&c2c_policy, &key);
+	struct c2c_policy_value *v;
 
+	if (!policies_maybe_present())
+		return NULL;
+	v = bpf_map_lookup_elem(&c2c_policy, &key);
 	if (!v)
 		return NULL;
 	if (!c2c_entry_usable(v, p->start_boottime)) {
