@@ -88,7 +88,7 @@ struct task_ctx {
 	__u64 wait_from;          /* when it began waiting in a shared DSQ (the spill bound's clock) */
 	__u64 runnable_at;        /* when the task last became runnable (0: not waiting) */
 	__u64 running_at;         /* when it last started running (0: not running) */
-	__u64 exec_at_running;    /* p->se.sum_exec_runtime then: stopping takes the run's length from it */
+	__u64 exec_at_running;    /* p->se.sum_exec_runtime at init_task: the start of a run running never saw */
 	__u64 charged_at;         /* boost budget charged up to here (tick, stopping) */
 	__u64 expired_lease;      /* boost_until_ns already counted as expired */
 	__s32 last_cpu;           /* -1 until the task first runs */
@@ -580,11 +580,11 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	bool idle = false, placed = false, boosted = false, sync_to_waker = false;
 	s32 cpu = -1, c;
 
-	if (!tc)
-		v = NULL; /* no storage to track it in: scheduled as without an entry */
 	if (tc) {
 		tc->placed = 0;
 		tc->tracked = 1;
+	} else {
+		v = NULL; /* no storage to track it in: scheduled as without an entry */
 	}
 	if (v && tc && place_task(p, v, task, tc)) {
 		placed = true;
@@ -643,7 +643,7 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		return cpu;
 	}
 	/* No idle CPU: a boosted task preempts in enqueue, on the CPU chosen here. */
-	if (!v || !tc || !c2c_boost_requested(v) || !lease_live(p, v, bpf_ktime_get_boot_ns()))
+	if (!v || !c2c_boost_requested(v) || !lease_live(p, v, bpf_ktime_get_boot_ns()))
 		return cpu;
 	if (!placed)
 		task_mask_of(p, task);
@@ -761,11 +761,7 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 		tc->placed = 0;
 		tc->tracked = v != NULL;
 	}
-	if (tc && !v) {
-		/* No entry (or no more): nothing of it is measured or applied. */
-		tc->runnable_at = 0;
-		tc->cls = C2C_CLASS_UNMATCHED;
-	} else if (tc) {
+	if (tc && v) {
 		now = bpf_ktime_get_boot_ns();
 		/*
 		 * It became runnable now (a wakeup, or the end of a run it was preempted in), unless it
@@ -777,6 +773,9 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 			tc->runnable_at = now;
 		tc->wait_from = tc->runnable_at;
 		place_task(p, v, task, tc);
+	} else if (tc) {
+		/* No entry (or no more): nothing of it is measured; its class is set below. */
+		tc->runnable_at = 0;
 	}
 	count_dispatch(cls);
 
@@ -982,8 +981,7 @@ static bool classes_compete(void)
 {
 	struct cpu_ctx *cc = this_cpu_ctx();
 
-	return maybe_queued(DSQ_HI) || maybe_queued(DSQ_HI + PLACED_DSQ_OFFSET) || maybe_queued(DSQ_BG) ||
-	       maybe_queued(DSQ_BG + PLACED_DSQ_OFFSET) || !cc || cc->curr_boosted;
+	return class_queued(DSQ_HI) > 0 || class_queued(DSQ_BG) > 0 || !cc || cc->curr_boosted;
 }
 
 void BPF_STRUCT_OPS(c2c_dispatch, s32 cpu, struct task_struct *prev)
@@ -1089,7 +1087,6 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 	if (!tc)
 		return;
 	uncount_queued(tc);
-	tc->exec_at_running = p->se.sum_exec_runtime;
 	/*
 	 * A task without a policy entry is measured only for the migration statistics: the
 	 * latency histogram, the per-task counters and the run-time oracle cover tracked tasks,
@@ -1208,36 +1205,49 @@ void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
 		p->scx.slice = 0;
 }
 
+/* weight 100 is nice 0: a nice-0 task's vtime advances at the speed of the clock. */
+static void charge_vtime(struct task_struct *p, __u64 ran)
+{
+	if (p->scx.weight)
+		p->scx.dsq_vtime += ran * 100 / p->scx.weight;
+}
+
 void BPF_STRUCT_OPS(c2c_stopping, struct task_struct *p, bool runnable)
 {
 	struct cpu_ctx *cc = this_cpu_ctx();
+	bool recorded = false, tracked = true;
 	struct task_ctx *tc;
-	__u64 ran;
+	__u64 start = 0, ran;
 
 	if (cc) {
 		cc->curr_boosted = 0;
 		cc->curr_yields = 0;
-		/*
-		 * An untracked task's run, recorded by running on this CPU: its vtime is all stopping
-		 * changes (its storage is left as running left it: unboosted, unplaced, untracked).
-		 */
-		if (cc->run_pid && cc->run_pid == p->pid && !cc->run_tracked) {
-			cc->run_pid = 0;
-			ran = p->se.sum_exec_runtime > cc->run_exec_start ? p->se.sum_exec_runtime - cc->run_exec_start : 0;
-			if (p->scx.weight)
-				p->scx.dsq_vtime += ran * 100 / p->scx.weight;
-			return;
-		}
+		recorded = cc->run_pid && cc->run_pid == p->pid;
+		tracked = !recorded || cc->run_tracked;
+		start = cc->run_exec_start;
 		cc->run_pid = 0;
+	}
+	/*
+	 * An untracked task's run, recorded by running on this CPU: its vtime is all stopping
+	 * changes (its storage is left as running left it: unboosted, unplaced, untracked).
+	 */
+	if (!tracked) {
+		if (p->se.sum_exec_runtime > start)
+			charge_vtime(p, p->se.sum_exec_runtime - start);
+		return;
 	}
 	tc = tctx_of(p);
 	if (!tc)
 		return;
 	/*
 	 * The run's length from the kernel's own account (updated just before this callback), so
-	 * that only a boosted run, whose budget is charged by the clock, reads the clock here.
+	 * that only a boosted run, whose budget is charged by the clock, reads the clock here. Its
+	 * start is running's record; a run that began before the scheduler loaded has none and
+	 * starts where init_task found the task.
 	 */
-	ran = p->se.sum_exec_runtime > tc->exec_at_running ? p->se.sum_exec_runtime - tc->exec_at_running : 0;
+	if (!recorded)
+		start = tc->exec_at_running;
+	ran = p->se.sum_exec_runtime > start ? p->se.sum_exec_runtime - start : 0;
 	if (tc->tracked) {
 		if (tc->boosted && cc)
 			c2c_budget_charge(&cc->budget, tc->charged_at, bpf_ktime_get_boot_ns());
@@ -1245,9 +1255,7 @@ void BPF_STRUCT_OPS(c2c_stopping, struct task_struct *p, bool runnable)
 			count_runtime(tc, ran);
 		tc->running_at = 0;
 	}
-	/* weight 100 is nice 0: a nice-0 task's vtime advances at the speed of the clock. */
-	if (p->scx.weight)
-		p->scx.dsq_vtime += ran * 100 / p->scx.weight;
+	charge_vtime(p, ran);
 	tc->boosted = 0;
 	/*
 	 * The next select_cpu or enqueue places and tracks it again from its policy; one without a
