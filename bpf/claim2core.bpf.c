@@ -117,7 +117,8 @@ _Static_assert(sizeof(struct task_state) == sizeof(struct c2c_task_value),
  * by pidfd. Created in init_task, so the hot path only looks it up. The counters, the latency
  * histogram and the run-time oracle cover tracked tasks (a policy entry at their last wakeup or
  * enqueue); a task without one pays what scx_simple's tasks pay and little more: its queue's
- * count (dsq_queued), its last CPU (the migration statistics) and its run's length (its vtime).
+ * count (dsq_queued) and its last CPU (the migration statistics); its run's length for its vtime
+ * comes from the CPU's record of the run (cpu_ctx.run_*), not from here.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
