@@ -228,7 +228,11 @@ bool Engine::startup(std::string* err) {
   if (maps_->events_resized_from() != 0)
     spdlog::info("task-event ring buffer {}/" C2C_EVENTS_MAP_NAME " replaced: {} -> {} bytes (task_event_buffer)",
                  cfg_.pin_root, maps_->events_resized_from(), po.events_ringbuf_bytes);
-  map_io_ = std::make_unique<mirror::KernelPolicyMap>(maps_->policy_fd(), maps_->policy_max_entries());
+  if (maps_->compare_delete() == nullptr)
+    spdlog::warn("deletes compare against a read of the policy map (slower at scale, as safe): {}",
+                 maps_->compare_delete_error());
+  map_io_ = std::make_unique<mirror::KernelPolicyMap>(maps_->policy_fd(), maps_->policy_max_entries(),
+                                                      maps_->compare_delete());
   // One attempt per write: a failed key goes to retry_ (backoff on the loop's timer), so the
   // applier never sleeps on the loop thread.
   mirror::ApplyOptions ao;

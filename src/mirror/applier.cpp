@@ -51,6 +51,18 @@ bool same_bytes(const c2c_policy_value& a, const c2c_policy_value& b) {
 
 void real_sleep(std::chrono::nanoseconds d) { std::this_thread::sleep_for(d); }
 
+// A delete that compare-before-delete refused (c2c_delete_verdict), in the report's words.
+void keep_other_task(OpStatus& st, uint64_t held_start, uint64_t want_start) {
+  st.state = OpState::Skipped;
+  st.reason = "tid now holds another task (start_ticks " + std::to_string(held_start) + ", expected " +
+              std::to_string(want_start) + "); not deleted (INV-2)";
+}
+void keep_newer_write(OpStatus& st, uint64_t held_generation, uint64_t want_generation) {
+  st.state = OpState::Skipped;
+  st.reason = "a newer write landed (generation " + std::to_string(held_generation) + " > expected " +
+              std::to_string(want_generation) + "); not deleted (INV-3)";
+}
+
 }  // namespace
 
 const char* to_string(OpState s) {
@@ -165,6 +177,51 @@ ApplyReport Applier::apply(const Plan& plan) {
 }
 
 void Applier::delete_keys(const std::vector<size_t>& idx, const Plan& plan, ApplyReport& rep) {
+  // The kernel compares and deletes where the map can (PolicyMapIo::compare_delete); the keys it
+  // did not decide are compared here.
+  delete_compared_here(delete_compared_in_kernel(idx, plan, rep), plan, rep);
+}
+
+std::vector<size_t> Applier::delete_compared_in_kernel(const std::vector<size_t>& idx, const Plan& plan,
+                                                       ApplyReport& rep) {
+  if (idx.empty() || !kernel_compare_ok_) return idx;
+  std::vector<c2c_compare_delete_slot> slots(idx.size());
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const RuntimeValue& want = plan.ops[idx[k]].value;
+    slots[k] = {rep.ops[idx[k]].tid, 0, want.start, want.generation};
+  }
+  const BatchResult r = map_.compare_delete(slots.data(), slots.size());
+  if (r.err == EOPNOTSUPP && r.done == 0) {
+    kernel_compare_ok_ = false;  // this map cannot: not asked again
+    return idx;
+  }
+  std::vector<size_t> rest;
+  for (size_t k = 0; k < idx.size(); ++k) {
+    OpStatus& st = rep.ops[idx[k]];
+    const c2c_compare_delete_slot& s = slots[k];
+    // Not reached (a failed run), or a delete the kernel refused (not "not found"): compared
+    // and deleted again below, with the retries of a key on its own.
+    if (k >= r.done || (s.verdict < 0 && s.verdict != -ENOENT)) {
+      rest.push_back(idx[k]);
+      continue;
+    }
+    ++st.attempts;
+    ++rep.compared_in_kernel;
+    const RuntimeValue& want = plan.ops[idx[k]].value;
+    switch (s.verdict) {
+      case C2C_DELETE_OK: st.state = OpState::Applied; break;
+      case C2C_DELETE_OTHER_TASK: keep_other_task(st, s.start_ticks, want.start); break;
+      case C2C_DELETE_NEWER: keep_newer_write(st, s.generation, want.generation); break;
+      default:  // C2C_DELETE_ABSENT, or -ENOENT: gone between the program's lookup and delete
+        st.state = OpState::Absent;
+        st.reason = "already gone";
+    }
+  }
+  return rest;
+}
+
+void Applier::delete_compared_here(const std::vector<size_t>& idx, const Plan& plan, ApplyReport& rep) {
+  if (idx.empty()) return;
   // Compare before delete: read each entry and keep only those still holding the expected task.
   // Many deletes compare against one fresh batched read of the map instead of one lookup
   // syscall each; both read the map just before deleting, so the guarantee is the same.
@@ -203,16 +260,12 @@ void Applier::delete_keys(const std::vector<size_t>& idx, const Plan& plan, Appl
       st.state = OpState::Failed;
       st.err = err;
       st.reason = "lookup before delete failed: " + bpf_errno_text(err);
-    } else if (cur.start_ticks != want.start) {
-      st.state = OpState::Skipped;
-      st.reason = "tid now holds another task (start_ticks " + std::to_string(cur.start_ticks) + ", expected " +
-                  std::to_string(want.start) + "); not deleted (INV-2)";
-    } else if (cur.generation > want.generation) {
-      st.state = OpState::Skipped;
-      st.reason = "a newer write landed (generation " + std::to_string(cur.generation) + " > expected " +
-                  std::to_string(want.generation) + "); not deleted (INV-3)";
     } else {
-      doomed.push_back(i);
+      switch (c2c_delete_verdict(cur.start_ticks, cur.generation, want.start, want.generation)) {
+        case C2C_DELETE_OTHER_TASK: keep_other_task(st, cur.start_ticks, want.start); break;
+        case C2C_DELETE_NEWER: keep_newer_write(st, cur.generation, want.generation); break;
+        default: doomed.push_back(i);
+      }
     }
   }
 

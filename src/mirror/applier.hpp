@@ -5,12 +5,16 @@
 //     deferred_deletes, unknown class or flag bits); an invalid plan changes nothing.
 //  2. deferred_deletes are never executed: the desired state is still loading after a restart
 //     and nothing is pruned before it is complete (INV-7). They are echoed in the report.
-//  3. Deletes first (they free room). Compare before delete: the entry is read and deleted only
-//     if its start_ticks equals the op's expected value (else the tid now holds another task,
-//     INV-2) and its generation is not newer than the op's (else a newer write landed, INV-3).
-//     "Not found" is success (the entry is already gone). A concurrent writer could still slip
-//     in between the read and the delete; the daemon is the map's only writer (the scheduler
-//     only reads it), so this window is not reachable in the product.
+//  3. Deletes first (they free room). Compare before delete: the entry is deleted only if its
+//     start_ticks equals the op's expected value (else the tid now holds another task, INV-2)
+//     and its generation is not newer than the op's (else a newer write landed, INV-3): one rule,
+//     c2c_delete_verdict (bpf/policy_compare_delete.h). Where the map can (the kernel map with
+//     PolicyCompareDelete loaded), the kernel compares and deletes each key in one program run
+//     per 8192 keys; otherwise the entries are read (one lookup each, or one read of the whole
+//     map for many) and the matching ones deleted in batches. "Not found" is success (the entry
+//     is already gone). A concurrent writer could still slip in between the compare and the
+//     delete (one key's lookup in the kernel, the whole read here); the daemon is the map's only
+//     writer (the scheduler only reads it), so this window is not reachable in the product.
 //  4. Updates, then Adds, with BPF_ANY writes: re-applying a plan is idempotent.
 //  Writes and deletes use the kernel's batch calls; a batch stops at the first failing key, which
 //  is then retried on its own with capped exponential backoff (transient errors only) before the
@@ -75,6 +79,7 @@ struct ApplyReport {
   size_t applied = 0, absent = 0, skipped = 0, failed = 0, rolled_back = 0;
   bool map_full = false;
   bool batched = false;               // batch calls were used (false after a fallback)
+  size_t compared_in_kernel = 0;      // deletes the map's compare_delete decided (the rest: read here)
   std::string error;                  // invalid plan (nothing done), or the map-full summary
   bool ok() const { return error.empty() && failed == 0 && rolled_back == 0; }
 };
@@ -105,6 +110,10 @@ class Applier {
  private:
   int with_retry(OpStatus& st, const std::function<int()>& call);
   void delete_keys(const std::vector<size_t>& idx, const Plan& plan, ApplyReport& rep);
+  // The map's own compare-and-delete; returns the ops it did not decide (all, where it cannot).
+  std::vector<size_t> delete_compared_in_kernel(const std::vector<size_t>& idx, const Plan& plan, ApplyReport& rep);
+  // Compare against lookups or one read of the whole map, then batch deletes.
+  void delete_compared_here(const std::vector<size_t>& idx, const Plan& plan, ApplyReport& rep);
   // Writes values[k] for op idx[k]; returns the op index that hit a full map, or nullopt.
   std::optional<size_t> write_keys(const std::vector<size_t>& idx, const std::vector<c2c_policy_value>& values,
                                    ApplyReport& rep);
@@ -121,6 +130,7 @@ class Applier {
   ApplyOptions opts_;
   Sleeper sleep_;
   bool batch_ok_ = true;
+  bool kernel_compare_ok_ = true;  // false once the map answered EOPNOTSUPP to compare_delete
   std::unique_ptr<uint32_t[]> raw_keys_;
   std::unique_ptr<c2c_policy_value[]> raw_vals_;
   size_t raw_cap_ = 0;

@@ -61,4 +61,9 @@ int KernelPolicyMap::next_key(const uint32_t* prev, uint32_t* next) {
   return err_of(bpf_map_get_next_key(fd_, prev, next));
 }
 
+BatchResult KernelPolicyMap::compare_delete(c2c_compare_delete_slot* slots, size_t n) {
+  if (compare_delete_ == nullptr) return {EOPNOTSUPP, 0};
+  return compare_delete_->run(slots, n);
+}
+
 }  // namespace c2c::mirror

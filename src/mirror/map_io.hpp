@@ -3,10 +3,12 @@
 // Errors are positive errno values (0 = success), as the kernel reports them.
 #pragma once
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 
 #include "claim2core_abi.hpp"
+#include "policy_compare_delete.h"
 
 namespace c2c::mirror {
 
@@ -37,6 +39,12 @@ class PolicyMapIo {
                            uint32_t* count) = 0;
   // Iteration: the key after *prev (nullptr: the first key); ENOENT at the end.
   virtual int next_key(const uint32_t* prev, uint32_t* next) = 0;
+
+  // Compare-and-delete of n keys where the map itself decides (bpf/policy_compare_delete.h: each
+  // entry deleted only if it holds the expected start and is not newer; verdicts out).
+  // EOPNOTSUPP with nothing done where this map cannot: the applier then compares against a
+  // read of the map. Stops at the first failing run like a batch.
+  virtual BatchResult compare_delete(c2c_compare_delete_slot* /*slots*/, size_t /*n*/) { return {EOPNOTSUPP, 0}; }
 };
 
 }  // namespace c2c::mirror

@@ -154,6 +154,9 @@ Result<std::array<UniqueFd, kNumMaps>> create_missing(const PinOptions& opts,
     return R::fail("cannot open the maps' BPF object " + opts.object_path + ": " + bpf_errno_text(errno) +
                    " (set C2C_POLICY_MAPS_OBJ to policy_maps.bpf.o)");
   std::string err;
+  // Only the maps are made here; the program is loaded against them by PolicyCompareDelete.
+  bpf_program* prog = nullptr;
+  bpf_object__for_each_program(prog, obj) bpf_program__set_autoload(prog, false);
   for (const Expected& e : want) {
     bpf_map* m = bpf_object__find_map_by_name(obj, e.name);
     if (m == nullptr) {
@@ -273,6 +276,11 @@ Result<std::unique_ptr<PinnedMaps>> PinnedMaps::open(const PinOptions& opts) {
   maps->stats_ = std::move(fds[kStats]);
   maps->events_ = std::move(fds[kEvents]);
   maps->meta_ = std::move(fds[kMeta]);
+  // Not fatal: without it deletes are compared against a read of the map (slower, as safe).
+  if (auto cd = PolicyCompareDelete::load(opts.object_path, maps->policy_.get()))
+    maps->compare_delete_ = std::move(cd.value());
+  else
+    maps->compare_delete_error_ = cd.error();
   return R::ok(std::move(maps));
 }
 

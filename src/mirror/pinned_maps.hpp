@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "claim2core_abi.hpp"
+#include "mirror/policy_compare_delete.hpp"
 #include "mirror/result.hpp"
 
 namespace c2c::mirror {
@@ -76,10 +77,16 @@ class PinnedMaps {
   uint32_t events_resized_from() const { return events_resized_from_; }
   uint32_t policy_max_entries() const { return policy_max_entries_; }
   bool created() const { return created_; }  // this open created (and pinned) at least one map
+  // The in-kernel compare-and-delete loaded against policy_fd() (give it to KernelPolicyMap);
+  // nullptr when it could not be loaded, and compare_delete_error() says why.
+  PolicyCompareDelete* compare_delete() const { return compare_delete_.get(); }
+  const std::string& compare_delete_error() const { return compare_delete_error_; }
   const std::string& pin_root() const { return pin_root_; }
 
  private:
   UniqueFd policy_, stats_, events_, meta_;
+  std::unique_ptr<PolicyCompareDelete> compare_delete_;  // after policy_: destroyed before it
+  std::string compare_delete_error_;
   uint32_t policy_max_entries_ = 0;
   uint32_t events_resized_from_ = 0;
   bool created_ = false;

@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <unistd.h>
@@ -318,6 +319,58 @@ TEST_F(MirrorPinned, BpftoolInjectedEntriesArePrunedByAReconcile) {
   EXPECT_EQ(rep.applied, 2u);
   expect_equal(read_all(a), desired);
   EXPECT_TRUE(diff_plan(desired, read_all(a), false).ops.empty()) << "converged";
+}
+
+// The kernel's compare-and-delete (policy_maps.bpf.c, loaded by PinnedMaps::open) over more keys
+// than one run holds: the expected entries go, another task's entry and a newer write stay
+// (INV-2, INV-3), an absent key is success; nothing reads the map to decide.
+TEST_F(MirrorPinned, DeletesAreComparedAndMadeInTheKernel) {
+  auto maps = open_ok(opts);
+  ASSERT_TRUE(maps);
+  ASSERT_NE(maps->compare_delete(), nullptr) << maps->compare_delete_error();
+  KernelPolicyMap map(maps->policy_fd(), maps->policy_max_entries(), maps->compare_delete());
+  Applier a(map);
+  const uint32_t n = 2 * C2C_COMPARE_DELETE_SLOTS + 100;
+  const DesiredTable desired = synthetic_table(3, n, 5);
+  ASSERT_TRUE(a.apply(diff_plan(desired, {}, false)).ok());
+
+  Plan plan;
+  uint32_t other_task = 0, newer = 0;
+  for (const auto& [tid, v] : desired) {
+    RuntimeValue want = v;
+    if (other_task == 0) {
+      other_task = tid;
+      want.start += 1;  // the op expects another task than the one the entry holds
+    } else if (newer == 0) {
+      newer = tid;
+      want.generation = 4;  // the entry was written at 5: newer than the op knows
+    }
+    plan.ops.push_back({PlanOp::Kind::Delete, tid, want, "test"});
+  }
+  const uint32_t absent = 7;  // below synthetic_table's tids
+  ASSERT_EQ(desired.count(absent), 0u);
+  plan.ops.push_back({PlanOp::Kind::Delete, absent, desired.begin()->second, "test"});
+  std::sort(plan.ops.begin(), plan.ops.end(), [](const PlanOp& x, const PlanOp& y) { return x.tid < y.tid; });
+
+  ApplyReport rep = a.apply(plan);
+  EXPECT_EQ(rep.compared_in_kernel, n + 1u) << "every delete decided in the kernel";
+  EXPECT_EQ(rep.applied, n - 2u);
+  EXPECT_EQ(rep.absent, 1u);
+  EXPECT_EQ(rep.skipped, 2u);
+  for (const auto& s : rep.ops) {
+    if (s.tid == other_task) {
+      EXPECT_NE(s.reason.find("INV-2"), std::string::npos) << describe(s);
+    }
+    if (s.tid == newer) {
+      EXPECT_NE(s.reason.find("generation 5 > expected 4"), std::string::npos) << describe(s);
+    }
+  }
+  const auto left = read_all(a);
+  ASSERT_EQ(left.size(), 2u);
+  for (const auto& e : left) {
+    EXPECT_TRUE(e.tid == other_task || e.tid == newer) << e.tid;
+    EXPECT_EQ(e.value, desired.at(e.tid)) << "kept as it was";
+  }
 }
 
 TEST_F(MirrorPinned, FullMapFailsClosed) {

@@ -338,6 +338,76 @@ TEST_F(MirrorApply, SnapshotCompareBeforeDeleteKeepsOtherTasksAndNewerWrites) {
 namespace c2c::mirror {
 namespace {
 
+// The map's own compare-and-delete (the kernel program, PolicyCompareDelete) decides with the
+// same rule and the same report as the compare here, without reading the map.
+TEST_F(MirrorApply, KernelCompareDeleteKeepsOtherTasksAndNewerWritesWithoutAReadOfTheMap) {
+  map.compares_and_deletes = true;
+  map.entries[1] = to_abi(val(10, 1));
+  map.entries[2] = to_abi(val(20, 1));
+  map.entries[3] = to_abi(val(30, 5));
+  Plan plan{{del(1, val(10, 1)), del(2, val(21, 1)), del(3, val(30, 4)), del(4, val(40, 1))}, {}};
+  ApplyReport rep = make().apply(plan);
+  EXPECT_EQ(rep.compared_in_kernel, 4u);
+  EXPECT_EQ(map.single_calls, 0u) << "no lookup per key";
+  EXPECT_EQ(map.batch_calls, 0u) << "no read of the map, no delete batch";
+  EXPECT_EQ(map.compare_delete_calls, 1u);
+  ASSERT_EQ(rep.ops.size(), 4u);
+  EXPECT_EQ(rep.ops[0].state, OpState::Applied);
+  EXPECT_EQ(rep.ops[1].state, OpState::Skipped);
+  EXPECT_NE(rep.ops[1].reason.find("start_ticks 20, expected 21"), std::string::npos) << rep.ops[1].reason;
+  EXPECT_NE(rep.ops[1].reason.find("INV-2"), std::string::npos) << rep.ops[1].reason;
+  EXPECT_EQ(rep.ops[2].state, OpState::Skipped);
+  EXPECT_NE(rep.ops[2].reason.find("generation 5 > expected 4"), std::string::npos) << rep.ops[2].reason;
+  EXPECT_EQ(rep.ops[3].state, OpState::Absent);
+  EXPECT_EQ(map.entries.count(1), 0u);
+  EXPECT_EQ(in_map(map, 2), val(20, 1));
+  EXPECT_EQ(in_map(map, 3), val(30, 5));
+}
+
+// A run that fails leaves its keys and the later ones to the compare here: every op still ends
+// in the state its entry calls for.
+TEST_F(MirrorApply, KeysAfterAFailedCompareDeleteRunAreComparedHere) {
+  map.compares_and_deletes = true;
+  map.compare_delete_run = 2;
+  for (uint32_t t = 1; t <= 5; ++t) map.entries[t] = to_abi(val(t * 10, 1));
+  map.fault = [](char op, uint32_t tid) { return op == 'c' && tid == 3 ? EFAULT : 0; };
+  Plan plan{{del(1, val(10, 1)), del(2, val(20, 1)), del(3, val(30, 1)), del(4, val(41, 1)), del(5, val(50, 1))}, {}};
+  ApplyReport rep = make().apply(plan);
+  EXPECT_EQ(rep.compared_in_kernel, 2u) << "the first run of two keys";
+  for (size_t i : {0u, 1u, 2u, 4u}) EXPECT_EQ(rep.ops[i].state, OpState::Applied) << describe(rep.ops[i]);
+  EXPECT_EQ(rep.ops[3].state, OpState::Skipped) << describe(rep.ops[3]);
+  ASSERT_EQ(map.entries.size(), 1u);
+  EXPECT_EQ(in_map(map, 4), val(40, 1));
+}
+
+// A delete the kernel refused (not "not found") is compared and deleted again on its own.
+TEST_F(MirrorApply, ADeleteTheKernelRefusedIsTriedAgainHere) {
+  map.compares_and_deletes = true;
+  map.entries[1] = to_abi(val(10, 1));
+  map.entries[2] = to_abi(val(20, 1));
+  int refusals = 0;
+  map.fault = [&](char op, uint32_t tid) { return op == 'd' && tid == 2 && refusals++ == 0 ? EBUSY : 0; };
+  ApplyReport rep = make().apply(Plan{{del(1, val(10, 1)), del(2, val(20, 1))}, {}});
+  EXPECT_TRUE(rep.ok()) << rep.error;
+  EXPECT_EQ(rep.compared_in_kernel, 1u);
+  EXPECT_EQ(rep.ops[0].state, OpState::Applied);
+  EXPECT_EQ(rep.ops[1].state, OpState::Applied) << describe(rep.ops[1]);
+  EXPECT_TRUE(map.entries.empty());
+}
+
+// A map that cannot (EOPNOTSUPP) is asked once; the compare then happens here every time.
+TEST_F(MirrorApply, AMapWithoutCompareDeleteIsAskedOnce) {
+  map.entries[1] = to_abi(val(10, 1));
+  map.entries[2] = to_abi(val(20, 1));
+  Applier a = make();
+  ApplyReport first = a.apply(Plan{{del(1, val(10, 1))}, {}});
+  ApplyReport second = a.apply(Plan{{del(2, val(21, 1))}, {}});
+  EXPECT_EQ(map.compare_delete_calls, 1u);
+  EXPECT_EQ(first.compared_in_kernel + second.compared_in_kernel, 0u);
+  EXPECT_EQ(first.ops[0].state, OpState::Applied);
+  EXPECT_EQ(second.ops[0].state, OpState::Skipped);
+}
+
 TEST_F(MirrorApply, ReportAsJsonListsProblemsForTheDaemon) {
   map.entries[5] = to_abi(val(500, 1));
   map.fault = [&](char op, uint32_t tid) { return (op == 'u' && tid == 4) ? EPERM : 0; };

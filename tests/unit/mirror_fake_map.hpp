@@ -20,6 +20,11 @@ class FakePolicyMap final : public PolicyMapIo {
   std::function<int(char op, uint32_t tid)> fault;
   size_t batch_calls = 0, single_calls = 0;
   uint32_t min_read_chunk = 0;  // lookup_batch answers ENOSPC when *count is below this
+  // compare_delete as the kernel program does it (true), or EOPNOTSUPP like a map without it.
+  // A run covers compare_delete_run keys; fault('c', first tid of a run) fails that run.
+  bool compares_and_deletes = false;
+  size_t compare_delete_run = C2C_COMPARE_DELETE_SLOTS;
+  size_t compare_delete_calls = 0;
 
   uint32_t max_entries() const override { return max_; }
 
@@ -72,6 +77,28 @@ class FakePolicyMap final : public PolicyMapIo {
     if (it == entries.end()) return ENOENT;
     *out = it->first;
     return 0;
+  }
+  BatchResult compare_delete(c2c_compare_delete_slot* slots, size_t n) override {
+    ++compare_delete_calls;
+    if (!compares_and_deletes) return {EOPNOTSUPP, 0};
+    for (size_t i = 0; i < n; ++i) {
+      if (i % compare_delete_run == 0)
+        if (int e = inject('c', slots[i].tid)) return {e, i};
+      c2c_compare_delete_slot& s = slots[i];
+      auto it = entries.find(s.tid);
+      if (it == entries.end()) {
+        s.verdict = C2C_DELETE_ABSENT;
+        continue;
+      }
+      s.verdict = c2c_delete_verdict(it->second.start_ticks, it->second.generation, s.start_ticks, s.generation);
+      if (s.verdict != C2C_DELETE_OK) {
+        s.start_ticks = it->second.start_ticks;
+        s.generation = it->second.generation;
+        continue;
+      }
+      s.verdict = -erase(s.tid);
+    }
+    return {0, n};
   }
   int next_key(const uint32_t* prev, uint32_t* next) override {
     ++single_calls;
