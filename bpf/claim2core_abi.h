@@ -120,7 +120,8 @@ struct c2c_task_record {
 	__u32 kind;        /* enum c2c_task_event_kind */
 	__u32 tid;
 	__u32 tgid;
-	__u32 reserved;    /* C2C_EV_EXEC: the exec'ing thread's former tid (old_pid); else 0 */
+	__u32 reserved;    /* C2C_EV_EXEC: the exec'ing thread's former tid (old_pid); C2C_EV_RENAME:
+			    * the process title's hash (task_title_hash.h, 0: unknown); else 0 */
 	__u64 start_ticks;
 	__u64 cgroup_id;   /* cgroup v2 id of the task's default-hierarchy cgroup, 0 if unknown */
 	char comm[C2C_COMM_LEN];

@@ -8,7 +8,8 @@
  *    set in copy_process after ops.init_task), but its comm is still the parent's: a thread
  *    named with pthread_setname_np shows up as a later C2C_EV_RENAME.
  *  - task_rename(task, comm): fires in __set_task_comm BEFORE task->comm is overwritten, so the
- *    new name is taken from the argument, not from the task.
+ *    new name is taken from the argument, not from the task. `reserved` carries the hash of the
+ *    process title (task_title_hash.h), read from the renaming process's own argv[0].
  *  - sched_process_exec(p, old_pid, bprm): after de_thread, so p->pid is the thread-group
  *    leader's tid even when a non-leader thread called exec; `reserved` carries old_pid so that
  *    user space can retire the exec'ing thread's former tid.
@@ -21,6 +22,7 @@
 
 #include "claim2core_abi.h"
 #include "task_cgroup_id.bpf.h"
+#include "task_title_hash.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -49,6 +51,48 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } c2c_ev_quiet SEC(".maps");
+
+/* argv[0] of a renaming process (larger than the BPF stack allows). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[C2C_TITLE_HASH_BYTES + 1]);
+} c2c_title_buf SEC(".maps");
+
+/*
+ * The hash of task's process title (task_title_hash.h), or 0 when it cannot be read here: only
+ * the current process's memory can be (a rename of a thread of another process, through
+ * /proc/<pid>/task/<tid>/comm, is read by the daemon as before), and only a resident page.
+ */
+static __always_inline __u32 title_hash_of(struct task_struct *task)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u32 zero = 0, h = C2C_TITLE_HASH_SEED;
+	unsigned long arg_start;
+	char *buf;
+	long n;
+	int i;
+
+	if (BPF_CORE_READ(task, tgid) != cur->tgid || !cur->mm)
+		return 0;
+	buf = bpf_map_lookup_elem(&c2c_title_buf, &zero);
+	if (!buf)
+		return 0;
+	arg_start = BPF_CORE_READ(cur, mm, arg_start);
+	n = bpf_probe_read_user_str(buf, C2C_TITLE_HASH_BYTES + 1, (const void *)arg_start);
+	/* Unreadable, or an empty argv[0] (the daemon's title is then the executable's path). */
+	if (n <= 1)
+		return 0;
+	for (i = 0; i < C2C_TITLE_HASH_BYTES; i++) {
+		unsigned char c = buf[i];
+
+		if (!c)
+			break;
+		h = c2c_title_hash_step(h, c);
+	}
+	return c2c_title_hash_final(h);
+}
 
 static __always_inline __u64 submit_flags(void)
 {
@@ -105,6 +149,7 @@ int BPF_PROG(c2c_on_rename, struct task_struct *task, const char *comm)
 		return 0;
 	if (bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), comm) < 0)
 		rec->comm[0] = '\0';
+	rec->reserved = title_hash_of(task);
 	bpf_ringbuf_submit(rec, submit_flags());
 	return 0;
 }

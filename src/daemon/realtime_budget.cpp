@@ -53,27 +53,46 @@ RealtimeBudget::RealtimeBudget(uint32_t priority, uint64_t budget_ns) : priority
     return;
   }
   armed_timer_ = true;
+  used_ns_ = budget_ns_;  // the first wake-up arms it
 }
 
 RealtimeBudget::~RealtimeBudget() {
   if (armed_timer_) ::timer_delete(timer_);
 }
 
+namespace {
+uint64_t monotonic_ns() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);  // the vDSO: no system call
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+}  // namespace
+
 void RealtimeBudget::woke(bool slept) {
   if (!armed_timer_ || !slept) return;
+  const uint64_t now = monotonic_ns();
+  if (awake_from_ns_ != 0) used_ns_ += now - awake_from_ns_ + kWaitMarginNs;  // no wait closed that wake-up
+  awake_from_ns_ = now;
+  // The timer still holds budget - used_ns_ or more (used_ns_ bounds the CPU spent since the arm
+  // from above): a wake-up keeps it while that is at least half the budget.
+  if (used_ns_ < budget_ns_ / 2 && !g_demoted) return;
   itimerspec t{};
   t.it_value.tv_sec = static_cast<time_t>(budget_ns_ / 1'000'000'000u);
   t.it_value.tv_nsec = static_cast<long>(budget_ns_ % 1'000'000'000u);
   ::timer_settime(timer_, 0, &t, nullptr);
+  ++arms_;
+  used_ns_ = 0;
 }
 
 std::string RealtimeBudget::before_wait(bool will_sleep) {
   if (!armed_timer_ || !will_sleep) return "";
-  itimerspec off{};
-  ::timer_settime(timer_, 0, &off, nullptr);  // a signal already due is handled by its return
+  // The timer stays armed across the wait: the thread's CPU clock does not run while it sleeps.
+  if (awake_from_ns_ != 0) used_ns_ += monotonic_ns() - awake_from_ns_ + kWaitMarginNs;
+  awake_from_ns_ = 0;
   if (!g_demoted) return "";
   g_demoted = 0;
   ++demotions_;
+  used_ns_ = budget_ns_;  // the timer fired (it is one-shot): the next wake-up arms it again
   if (const int err = to_fifo(priority_); err != 0)
     return std::string("back to SCHED_FIFO after a turn past its budget: ") + std::strerror(err) +
            " (CAP_SYS_NICE gone?)";

@@ -6,8 +6,11 @@
 #include <iterator>
 #include <system_error>
 
+#include <linux/types.h>
+
 #include "core/model.hpp"
 #include "host/procfs_walker.hpp"
+#include "task_title_hash.h"
 
 namespace c2c::host {
 
@@ -39,6 +42,14 @@ std::optional<std::string> read_process_title(const std::filesystem::path& proc_
   return path;
 }
 
+static_assert(C2C_TITLE_HASH_BYTES == kMaxTitleBytes, "the rename record hashes the title as it is read here");
+
+uint32_t title_hash(std::string_view title) {
+  __u32 h = C2C_TITLE_HASH_SEED;
+  for (unsigned char c : title) h = c2c_title_hash_step(h, c);
+  return c2c_title_hash_final(h);
+}
+
 std::string ProcessTitles::read(uint32_t tgid) {
   ++reads_;
   return read_process_title(proc_root_, tgid).value_or(std::string());
@@ -52,9 +63,10 @@ std::string ProcessTitles::get(uint32_t tgid, uint64_t leader_start) {
       return it->second.title;
     }
   }
-  Entry e{read(tgid), leader_start, std::nullopt};
-  cache_[tgid] = e;
-  return e.title;
+  std::string title = read(tgid);
+  const uint32_t hash = title_hash(title);
+  cache_[tgid] = Entry{title, hash, leader_start, std::nullopt};
+  return title;
 }
 
 bool ProcessTitles::refresh(uint32_t tgid, uint64_t now_ns) {
@@ -65,7 +77,8 @@ bool ProcessTitles::refresh(uint32_t tgid, uint64_t now_ns) {
     return false;
   }
   uint64_t start = it != cache_.end() ? it->second.leader_start : 0;
-  cache_[tgid] = Entry{std::move(now), start, now_ns};
+  const uint32_t hash = title_hash(now);
+  cache_[tgid] = Entry{std::move(now), hash, start, now_ns};
   return true;
 }
 
@@ -113,6 +126,8 @@ std::vector<TaskInfo> ProcessTitles::after_event(const TaskEvent& e, uint64_t no
       break;
     case TaskEventKind::Rename: {
       auto it = cache_.find(tgid);
+      // The record says what the title is now: the same as the cached one needs no read.
+      if (e.title_hash != 0 && it != cache_.end() && it->second.hash == e.title_hash) break;
       if (it != cache_.end() && it->second.renamed_read_ns && now_ns - *it->second.renamed_read_ns < kRenameReadInterval) {
         owed_.try_emplace(tgid, *it->second.renamed_read_ns + kRenameReadInterval);
         break;

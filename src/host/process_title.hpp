@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -19,6 +20,9 @@ namespace c2c::host {
 // nullopt when the process is gone; "" for a kernel thread (no command line, no executable).
 std::optional<std::string> read_process_title(const std::filesystem::path& proc_root, uint32_t tgid);
 
+// The hash a rename record carries for a title (bpf/task_title_hash.h; never 0).
+uint32_t title_hash(std::string_view title);
+
 // Titles read once per process and kept until the caller says they may have changed: the task
 // events that can change one (exec, a thread rename: setproctitle renames the calling thread),
 // the leader's exit, and each rescan (which re-reads every process once: the bound for an argv
@@ -28,7 +32,10 @@ std::optional<std::string> read_process_title(const std::filesystem::path& proc_
 // (a thread pool naming its workers; at 100k tasks this read was 17 % of the daemon's CPU per
 // task event, issue #13) costs one read per interval, not one per thread. The first rename after a
 // quiet interval is read at once (setproctitle then reaches the map without delay); a later one
-// leaves the read owed, due at the end of the interval (refresh_owed, next_owed). Not thread-safe
+// leaves the read owed, due at the end of the interval (refresh_owed, next_owed). A rename record
+// that carries the title's hash (TaskEvent::title_hash, computed by the task-event program from the
+// renaming process's argv[0]) equal to the cached title's needs no read at all: a thread pool that
+// names its workers costs no read of the command line, and a changed title is read at once. Not thread-safe
 // (the daemon's loop thread). Clocks are parameters (any monotonic clock, one per instance).
 class ProcessTitles {
  public:
@@ -62,6 +69,7 @@ class ProcessTitles {
  private:
   struct Entry {
     std::string title;
+    uint32_t hash = 0;  // title_hash(title)
     uint64_t leader_start = 0;
     std::optional<uint64_t> renamed_read_ns;  // when a rename last read it
   };

@@ -41,6 +41,7 @@ std::optional<TaskEvent> decode_task_record(const void* data, size_t size, Parse
   e.task.cgroup_id = r.cgroup_id;
   e.task.comm.assign(r.comm, ::strnlen(r.comm, sizeof r.comm));
   if (e.kind == TaskEventKind::Exec) e.old_tid = r.reserved;
+  if (e.kind == TaskEventKind::Rename) e.title_hash = r.reserved;
   return e;
 }
 

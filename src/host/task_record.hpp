@@ -20,6 +20,7 @@ struct TaskEvent {
   TaskInfo task;          // tid, tgid, start_ticks, comm (the NEW name for Rename), cgroup_id
   uint32_t old_tid = 0;   // Exec only: the tid that called exec (differs from task.tid when a
                           // non-leader thread exec'd and took over the leader's tid)
+  uint32_t title_hash = 0;  // Rename only: the process title's hash (title_hash(), 0: unknown)
 };
 
 // Validates size, kind and comm termination. Errors name the field ("record.size", "record.kind").

@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "claim2core_abi.hpp"
+#include "host/process_title.hpp"
 #include "host/procfs_walker.hpp"
 #include "host/task_cgroup.hpp"
 #include "host/task_events.hpp"
@@ -291,6 +292,12 @@ TEST_F(HostDiscovery, PrctlRenameOfSelfArrivesAsRename) {
   for (const auto& e : view.all) {
     if (e.task.tid == tid && e.kind != TaskEventKind::New) {
       EXPECT_EQ(e.task.comm, "EngineCore_DP3");
+    }
+    // The rename carries the hash of this process's title, as the daemon reads it from /proc.
+    if (e.task.tid == tid && e.kind == TaskEventKind::Rename) {
+      auto title = read_process_title("/proc", tgid);
+      ASSERT_TRUE(title.has_value());
+      EXPECT_EQ(e.title_hash, title_hash(*title)) << "title '" << *title << "'";
     }
   }
 }

@@ -125,5 +125,41 @@ TEST(RealtimeBudget, AWakeUpAfterASleepHasAFullBudget) {
   EXPECT_EQ(s.during, SCHED_FIFO) << "two short wake-ups, each within its budget";
 }
 
+// Short wake-ups (a task event each) share one arm of the timer: none arms it again while at
+// least half the budget is left, and each runs SCHED_FIFO.
+TEST(RealtimeBudget, ShortWakeUpsShareOneArmOfTheTimer) {
+  if (auto why = fifo_refused_here(); !why.empty()) GTEST_SKIP() << why;
+  uint64_t arms = 0;
+  Seen s = run_turn(45'000'000, [&](RealtimeBudget& b) {
+    for (int i = 0; i < 20; ++i) {
+      if (i > 0) b.before_wait(true);
+      b.woke(true);
+      spin_cpu_ms(1);
+    }
+    arms = b.arms();
+  });
+  ASSERT_EQ(s.setup, "");
+  EXPECT_EQ(arms, 1u) << "20 ms of 20 wake-ups, less than half of 45 ms";
+  EXPECT_EQ(s.during, SCHED_FIFO);
+  EXPECT_EQ(s.demotions, 0u);
+}
+
+// Once half the budget may be spent, the next wake-up arms a whole one again.
+TEST(RealtimeBudget, AWakeUpArmsTheTimerAgainOnceHalfTheBudgetMayBeSpent) {
+  if (auto why = fifo_refused_here(); !why.empty()) GTEST_SKIP() << why;
+  uint64_t arms = 0;
+  Seen s = run_turn(45'000'000, [&](RealtimeBudget& b) {
+    b.woke(true);
+    spin_cpu_ms(25);
+    b.before_wait(true);
+    b.woke(true);
+    arms = b.arms();
+    spin_cpu_ms(30);
+  });
+  ASSERT_EQ(s.setup, "");
+  EXPECT_EQ(arms, 2u);
+  EXPECT_EQ(s.during, SCHED_FIFO) << "30 ms of a whole 45 ms budget";
+}
+
 }  // namespace
 }  // namespace c2c::daemon

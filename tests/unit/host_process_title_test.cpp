@@ -159,3 +159,35 @@ TEST_F(FakeTitles, RenamesWithinTheIntervalOweOneReadThatFallsDueAtItsEnd) {
   titles.after_event(event(TaskEventKind::Exit, 500, 500), t0 + step + 2);
   EXPECT_FALSE(titles.next_owed().has_value()) << "the leader's exit forgets the owed read with the title";
 }
+
+// A rename record that carries the title's hash (the task-event program reads the renaming
+// process's argv[0]) is compared with the cached title's: the same needs no read of the command
+// line, another is read (at once after a quiet interval), and an unknown hash (0) reads as before.
+TEST_F(FakeTitles, ARenameCarryingTheCachedTitlesHashReadsNothing) {
+  ProcessTitles titles(root_);
+  const uint64_t step = ProcessTitles::kRenameReadInterval;
+  EXPECT_EQ(titles.get(500), "VLLM::EngineCore_DP0");
+  const uint64_t reads = titles.reads();
+  TaskEvent same = event(TaskEventKind::Rename, 501, 500);
+  same.title_hash = title_hash("VLLM::EngineCore_DP0");
+  for (uint64_t i = 0; i < 5; ++i) EXPECT_TRUE(titles.after_event(same, i * step).empty());
+  EXPECT_EQ(titles.reads(), reads) << "a thread pool naming its workers: no read";
+  EXPECT_FALSE(titles.next_owed().has_value()) << "and none owed";
+
+  cmdline(500, std::string("VLLM::EngineCore_DP3\0", 21));
+  TaskEvent changed = event(TaskEventKind::Rename, 500, 500);
+  changed.title_hash = title_hash("VLLM::EngineCore_DP3");
+  EXPECT_EQ(titles.after_event(changed, 10 * step).size(), 3u) << "another title: read, every thread resent";
+  EXPECT_EQ(titles.reads(), reads + 1);
+  EXPECT_EQ(titles.get(500), "VLLM::EngineCore_DP3");
+
+  TaskEvent unknown = event(TaskEventKind::Rename, 502, 500);  // title_hash 0
+  EXPECT_TRUE(titles.after_event(unknown, 20 * step).empty());
+  EXPECT_EQ(titles.reads(), reads + 2) << "no hash: read as before";
+}
+
+TEST(TitleHash, IsFnv1aOfTheTitleAndNeverZero) {
+  EXPECT_EQ(title_hash(""), 2166136261u);
+  EXPECT_EQ(title_hash("a"), 0xe40c292cu);  // FNV-1a 32 of "a"
+  EXPECT_NE(title_hash("VLLM::EngineCore_DP0"), title_hash("VLLM::EngineCore_DP1"));
+}
