@@ -321,6 +321,8 @@ bool Engine::startup(std::string* err) {
 
   intents_.restore(durable_.intents);
   refresh_intents();  // a live policy without an intent gets a PENDING one, if it selects this node
+  intents_before_ = intents_.list();  // what the first turn's changes are published against
+  published_intents_version_ = intents_.version();
   uint64_t now = boottime_ns();
   rescan_pass_.next_ns = now + cfg_.rescan_interval_ns;
   readback_pass_.next_ns = now + cfg_.readback_interval_ns;
@@ -538,7 +540,6 @@ void Engine::advance_time() {
 void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   std::vector<Command> cmds;
   if (commands_ready) cmds = queue_.drain();
-  intents_before_ = intents_.list();
   uint64_t now = boottime_ns();
 
   // Commands first: their inputs reach the map without waiting behind the host's task events
@@ -642,8 +643,11 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   }
   if (heap_trim_.due(now)) malloc_trim(0);
   metrics_.set_entries(static_cast<double>(core_.desired_size()), static_cast<double>(core_.actual().size()));
-  for (auto st : {IntentState::Pending, IntentState::Sent, IntentState::Applied, IntentState::Failed})
-    metrics_.set_intents(to_string(st), static_cast<double>(intents_.count(st)));
+  if (intents_.version() != metered_intents_version_) {
+    for (auto st : {IntentState::Pending, IntentState::Sent, IntentState::Applied, IntentState::Failed})
+      metrics_.set_intents(to_string(st), static_cast<double>(intents_.count(st)));
+    metered_intents_version_ = intents_.version();
+  }
 }
 
 // The batch's generation covered by the lease, then its inputs written; if either fails the
@@ -1005,20 +1009,26 @@ std::string Engine::write_batch() {
 }
 
 void Engine::publish_changes() {
-  // Both lists come sorted by (kind, name) from the table: one merge pass finds what changed.
-  auto after = intents_.list();
-  std::vector<Intent> changed;
-  auto key = [](const Intent& i) { return std::make_pair(i.kind, std::cref(i.policy)); };
-  size_t b = 0;
-  for (const auto& in : after) {
-    while (b < intents_before_.size() && key(intents_before_[b]) < key(in)) ++b;
-    bool same = b < intents_before_.size() && key(intents_before_[b]) == key(in) && intents_before_[b] == in;
-    if (!same) changed.push_back(in);
-  }
   // Committed by now (a refused batch was rolled back and cleared): one log line per change and
   // per intent transition.
   for (const auto& c : changes_) emit(change_record(c.log_fields, reported_generation(), c.tids.size()));
-  for (const auto& r : intent_records(intents_before_, after)) emit(r);
+  std::vector<Intent> changed;
+  // The table is copied and compared only when an intent may have changed (most turns are one
+  // task event that changed none).
+  if (intents_.version() != published_intents_version_) {
+    // Both lists come sorted by (kind, name) from the table: one merge pass finds what changed.
+    auto after = intents_.list();
+    auto key = [](const Intent& i) { return std::make_pair(i.kind, std::cref(i.policy)); };
+    size_t b = 0;
+    for (const auto& in : after) {
+      while (b < intents_before_.size() && key(intents_before_[b]) < key(in)) ++b;
+      bool same = b < intents_before_.size() && key(intents_before_[b]) == key(in) && intents_before_[b] == in;
+      if (!same) changed.push_back(in);
+    }
+    for (const auto& r : intent_records(intents_before_, after)) emit(r);
+    intents_before_ = std::move(after);
+    published_intents_version_ = intents_.version();
+  }
   if (changes_.empty() && changed.empty()) return;
   if (changes_.empty()) changes_.push_back(Change{"intent", {}, {}});
   for (size_t i = 0; i < changes_.size(); ++i) {

@@ -242,7 +242,9 @@ class Engine {
   };
   std::vector<Change> changes_;
   std::deque<host::TaskEvent> pending_host_;  // polled task events not applied yet (oldest first)
-  std::vector<Intent> intents_before_;
+  std::vector<Intent> intents_before_;     // the intents as last published (Watch, the log)
+  uint64_t published_intents_version_ = 0;  // intents_.version() when intents_before_ was taken
+  uint64_t metered_intents_version_ = ~0ull;  // intents_.version() the intent gauges show
 };
 
 }  // namespace c2c::daemon

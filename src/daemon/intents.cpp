@@ -40,15 +40,19 @@ void IntentTable::accepted(PolicyKind kind, const std::string& name, int64_t gen
   s.intent.warnings = std::move(warnings);
   s.intent.updated_unix_ms = now_ms;
   by_policy_[{kind, name}] = std::move(s);
+  ++version_;
 }
 
-void IntentTable::removed(PolicyKind kind, const std::string& name) { by_policy_.erase({kind, name}); }
+void IntentTable::removed(PolicyKind kind, const std::string& name) {
+  if (by_policy_.erase({kind, name}) > 0) ++version_;
+}
 
 void IntentTable::waiting(PolicyKind kind, const std::string& name, const std::string& reason, int64_t now_ms) {
   auto it = by_policy_.find({kind, name});
   if (it == by_policy_.end()) return;
   auto& in = it->second.intent;
   if (!it->second.waiting || in.state != IntentState::Pending || in.reason != reason) in.updated_unix_ms = now_ms;
+  ++version_;
   it->second.waiting = true;
   in.state = IntentState::Pending;
   in.reason = reason;
@@ -92,8 +96,10 @@ void IntentTable::settled(const std::map<PolicyId, PolicyApplyFacts>& facts, con
                         " written to the pinned map, not yet read back",
                     s.diagnosis);
     }
-    if (in.state != next || in.reason != reason || in.matched_tasks != f.matched || in.applied_entries != f.in_map)
+    if (in.state != next || in.reason != reason || in.matched_tasks != f.matched || in.applied_entries != f.in_map) {
       in.updated_unix_ms = now_ms;
+      ++version_;
+    }
     in.state = next;
     in.reason = reason;
     in.matched_tasks = f.matched;
@@ -123,6 +129,7 @@ void IntentTable::restore(std::vector<Intent> intents) {
     s.intent = std::move(in);
     by_policy_[{s.intent.kind, s.intent.policy}] = std::move(s);
   }
+  ++version_;
 }
 
 size_t IntentTable::count(IntentState st) const {

@@ -62,6 +62,9 @@ class IntentTable {
   void restore(std::vector<Intent> intents);  // from the durable state
   size_t size() const { return by_policy_.size(); }
   size_t count(IntentState s) const;
+  // Grows whenever an intent may have changed (what list() returns): a loop turn that left it as
+  // it was need not copy and compare the table to find what to publish.
+  uint64_t version() const { return version_; }
 
  private:
   struct Slot {
@@ -70,6 +73,7 @@ class IntentTable {
     std::string diagnosis;
   };
   std::map<PolicyId, Slot> by_policy_;
+  uint64_t version_ = 0;
 };
 
 }  // namespace c2c::daemon

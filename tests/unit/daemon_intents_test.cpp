@@ -75,6 +75,40 @@ TEST(DaemonIntents, Transitions) {
 
 // APPLIED needs a read-back (issue #14): an entry counts as confirmed only after confirm(), keeps
 // it across a rewrite for the same policy generation, and loses it for a new generation.
+// The version grows with every change of what list() returns, and only then: the loop publishes
+// (Watch, the log) by comparing lists only when it moved.
+TEST(DaemonIntents, TheVersionMovesExactlyWhenAnIntentChanges) {
+  IntentTable t;
+  uint64_t v = t.version();
+  t.accepted(PolicyKind::Node, "a", 1, "n", {}, 10);
+  EXPECT_GT(t.version(), v);
+  std::map<PolicyId, PolicyApplyFacts> facts;
+  facts[{PolicyKind::Node, "a"}] = PolicyApplyFacts{2, 2, 0, ""};
+  v = t.version();
+  t.settled(facts, "", 11);
+  EXPECT_GT(t.version(), v) << "PENDING -> SENT";
+  const auto before = t.list();
+  v = t.version();
+  t.settled(facts, "", 12);
+  t.diagnosed(PolicyKind::Node, "a", "");
+  EXPECT_EQ(t.version(), v) << "the same facts again: nothing changed";
+  EXPECT_EQ(t.list(), before);
+  facts[{PolicyKind::Node, "a"}] = PolicyApplyFacts{2, 2, 2, ""};
+  t.settled(facts, "", 13);
+  EXPECT_GT(t.version(), v) << "SENT -> APPLIED";
+  v = t.version();
+  t.waiting(PolicyKind::Node, "a", "requirePreview: waiting", 14);
+  EXPECT_GT(t.version(), v);
+  v = t.version();
+  t.removed(PolicyKind::Node, "nothing");
+  EXPECT_EQ(t.version(), v) << "removing what is not there changes nothing";
+  t.removed(PolicyKind::Node, "a");
+  EXPECT_GT(t.version(), v);
+  v = t.version();
+  t.restore({});
+  EXPECT_GT(t.version(), v);
+}
+
 TEST(PolicyFacts, ConfirmedOnlyAfterAReadBackAndPerPolicyGeneration) {
   Core core;
   ASSERT_TRUE(core.apply(NodeInfoEvent{node_info()}).ok());
