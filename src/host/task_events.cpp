@@ -2,6 +2,7 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -107,6 +108,14 @@ std::unique_ptr<TaskEventStream> TaskEventStream::open_impl(std::string* err, co
     if (err) *err = path.string() + ": missing map " C2C_EVENTS_MAP_NAME ", c2c_ev_drops or c2c_ev_quiet";
     return nullptr;
   }
+  // The drop counter is read with a load (dropped()): the map is BPF_F_MMAPABLE.
+  s->drops_len_ = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  void* drops = ::mmap(nullptr, s->drops_len_, PROT_READ, MAP_SHARED, s->drops_fd_, 0);
+  if (drops == MAP_FAILED) {
+    if (err) *err = path.string() + ": cannot map c2c_ev_drops: " + bpf_errno_text(errno);
+    return nullptr;
+  }
+  s->drops_ = static_cast<const uint64_t*>(drops);
   s->rb_ = ring_buffer__new(rb_fd, &TaskEventStream::on_sample, s.get(), nullptr);
   if (s->rb_ == nullptr) {
     if (err) *err = "ring_buffer__new: " + bpf_errno_text(errno);
@@ -139,6 +148,7 @@ std::unique_ptr<TaskEventStream> TaskEventStream::open_impl(std::string* err, co
 }
 
 TaskEventStream::~TaskEventStream() {
+  if (drops_ != nullptr) ::munmap(const_cast<uint64_t*>(drops_), drops_len_);
   if (rb_ != nullptr) ring_buffer__free(rb_);
   for (bpf_link* l : links_)
     if (l != nullptr) bpf_link__destroy(l);
@@ -191,15 +201,6 @@ uint32_t TaskEventStream::events_map_id() const { return events_info(obj_).id; }
 
 uint32_t TaskEventStream::ringbuf_bytes() const { return events_info(obj_).max_entries; }
 
-uint64_t TaskEventStream::dropped() const {
-  const int ncpu = libbpf_num_possible_cpus();
-  if (ncpu <= 0) return 0;
-  std::vector<uint64_t> per_cpu(static_cast<size_t>(ncpu));
-  const uint32_t zero = 0;
-  if (bpf_map_lookup_elem(drops_fd_, &zero, per_cpu.data()) != 0) return 0;
-  uint64_t total = 0;
-  for (uint64_t v : per_cpu) total += v;
-  return total;
-}
+uint64_t TaskEventStream::dropped() const { return __atomic_load_n(drops_, __ATOMIC_RELAXED); }
 
 }  // namespace c2c::host

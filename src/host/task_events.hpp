@@ -72,6 +72,8 @@ class TaskEventStream {
   bpf_link* links_[4] = {};
   ring_buffer* rb_ = nullptr;
   int drops_fd_ = -1;
+  const uint64_t* drops_ = nullptr;  // c2c_ev_drops' value, mapped (the kernel adds to it)
+  size_t drops_len_ = 0;
   int quiet_fd_ = -1;
   const Handler* handler_ = nullptr;
   uint64_t malformed_ = 0;

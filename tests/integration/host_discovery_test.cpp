@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "claim2core_abi.hpp"
+#include "host/events_ringbuf.hpp"
 #include "host/process_title.hpp"
 #include "host/procfs_walker.hpp"
 #include "host/task_cgroup.hpp"
@@ -541,6 +542,24 @@ TEST_F(HostDiscovery, EventsIntoAPinnedRingBuffer) {
   EXPECT_NE(events_->events_map_id(), info.id);  // the fixture's stream has a private buffer
   EXPECT_NE(events_->events_map_id(), 0u);
   EXPECT_TRUE(got) << "no rename event through the pinned ring buffer";
+}
+
+// A ring buffer nobody reads fills up: the records that did not fit are counted (the daemon then
+// rescans), and reading what is there does not change the count.
+TEST_F(HostDiscovery, RecordsThatDidNotFitAreCounted) {
+  std::string err;
+  auto stream = TaskEventStream::open(&err, {}, {}, kMinEventsRingbufBytes);
+  ASSERT_TRUE(stream) << err;
+  EXPECT_EQ(stream->dropped(), 0u);
+  // 1 MiB holds ~18,700 records of 56 bytes; 8,000 threads make 24,000 (new, rename, exit).
+  for (int i = 0; i < 8000; ++i) std::thread([] { ::prctl(PR_SET_NAME, "c2c-overflow", 0, 0, 0); }).join();
+  const uint64_t dropped = stream->dropped();
+  EXPECT_GT(dropped, 1000u) << "the full ring buffer's losses";
+  uint64_t read = 0;
+  while (stream->poll(0, [&](const TaskEvent&) { ++read; }) > 0) {
+  }
+  EXPECT_GT(read, 10000u);
+  EXPECT_GE(stream->dropped(), dropped) << "a count, never reset by reading";
 }
 
 // Issue 13: the daemon hands the stream the ring buffer fd PinnedMaps opened and verified (the pin
