@@ -276,8 +276,12 @@ Result<std::unique_ptr<PinnedMaps>> PinnedMaps::open(const PinOptions& opts) {
   maps->stats_ = std::move(fds[kStats]);
   maps->events_ = std::move(fds[kEvents]);
   maps->meta_ = std::move(fds[kMeta]);
-  // Not fatal: without it deletes are compared against a read of the map (slower, as safe).
-  if (auto cd = PolicyCompareDelete::load(opts.object_path, maps->policy_.get()))
+  // Not fatal: without it deletes are compared against a read of the map (slower, as safe). Only
+  // for a creator (the daemon, the tools that own the pins): a consumer that opens the pins to
+  // read them does not load a program it will not run.
+  if (!opts.create)
+    maps->compare_delete_error_ = "not loaded for a consumer of the pins (PinOptions::create false)";
+  else if (auto cd = PolicyCompareDelete::load(opts.object_path, maps->policy_.get()))
     maps->compare_delete_ = std::move(cd.value());
   else
     maps->compare_delete_error_ = cd.error();

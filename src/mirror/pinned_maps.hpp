@@ -78,7 +78,8 @@ class PinnedMaps {
   uint32_t policy_max_entries() const { return policy_max_entries_; }
   bool created() const { return created_; }  // this open created (and pinned) at least one map
   // The in-kernel compare-and-delete loaded against policy_fd() (give it to KernelPolicyMap);
-  // nullptr when it could not be loaded, and compare_delete_error() says why.
+  // nullptr when it could not be loaded, or was not (PinOptions::create false), and
+  // compare_delete_error() says why.
   PolicyCompareDelete* compare_delete() const { return compare_delete_.get(); }
   const std::string& compare_delete_error() const { return compare_delete_error_; }
   const std::string& pin_root() const { return pin_root_; }
