@@ -321,13 +321,15 @@ bool Engine::startup(std::string* err) {
 
   intents_.restore(durable_.intents);
   refresh_intents();  // a live policy without an intent gets a PENDING one, if it selects this node
-  intents_before_ = intents_.list();  // what the first turn's changes are published against
-  published_intents_version_ = intents_.version();
   uint64_t now = boottime_ns();
   rescan_pass_.next_ns = now + cfg_.rescan_interval_ns;
   readback_pass_.next_ns = now + cfg_.readback_interval_ns;
   reconcile();
   changes_.clear();
+  // What the first turn's changes are published against: the state startup ends in (its own
+  // settling is not published, as its changes are not).
+  intents_before_ = intents_.list();
+  published_intents_version_ = intents_.version();
   for (const auto& v : core_.check()) last_violations_.push_back(v.invariant + ": " + v.message);
   persist();
   if (!persist_error_.empty()) {

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "daemon/realtime_priority.hpp"
 
@@ -73,9 +74,18 @@ void RealtimeBudget::woke(bool slept) {
   const uint64_t now = monotonic_ns();
   if (awake_from_ns_ != 0) used_ns_ += now - awake_from_ns_ + kWaitMarginNs;  // no wait closed that wake-up
   awake_from_ns_ = now;
-  // The timer still holds budget - used_ns_ or more (used_ns_ bounds the CPU spent since the arm
-  // from above): a wake-up keeps it while that is at least half the budget.
-  if (used_ns_ < budget_ns_ / 2 && !g_demoted) return;
+  if (g_demoted) {
+    // The timer fired in the wait's tail (CPU timers are checked at the tick) and the handler
+    // demoted the thread: this wake-up gets its priority back and a whole budget.
+    g_demoted = 0;
+    ++demotions_;
+    if (const int e = to_fifo(priority_); e != 0)
+      woke_error_ = std::string("back to SCHED_FIFO at a wake-up: ") + std::strerror(e) + " (CAP_SYS_NICE gone?)";
+    used_ns_ = budget_ns_;
+  }
+  // The timer still holds about budget - used_ns_ or more (used_ns_ estimates the CPU spent since
+  // the arm from above): a wake-up keeps it while that is at least half the budget.
+  if (used_ns_ < budget_ns_ / 2) return;
   itimerspec t{};
   t.it_value.tv_sec = static_cast<time_t>(budget_ns_ / 1'000'000'000u);
   t.it_value.tv_nsec = static_cast<long>(budget_ns_ % 1'000'000'000u);
@@ -89,6 +99,7 @@ std::string RealtimeBudget::before_wait(bool will_sleep) {
   // The timer stays armed across the wait: the thread's CPU clock does not run while it sleeps.
   if (awake_from_ns_ != 0) used_ns_ += monotonic_ns() - awake_from_ns_ + kWaitMarginNs;
   awake_from_ns_ = 0;
+  if (!woke_error_.empty()) return std::exchange(woke_error_, std::string());
   if (!g_demoted) return "";
   g_demoted = 0;
   ++demotions_;

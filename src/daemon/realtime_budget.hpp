@@ -13,9 +13,12 @@
 // and disarming the timer around each was two system calls of it (8 % of the loop's CPU per sparse
 // task event). It stays armed across waits (a thread's CPU clock does not run while it sleeps),
 // and a wake-up arms it again only once the CPU the thread may have spent since the arm leaves less
-// than half the budget. That CPU is bounded from above by the time the thread was awake (the vDSO
+// than half the budget. That CPU is estimated from above by the time the thread was awake (the vDSO
 // clock from each wake-up to the next wait) plus kWaitMarginNs per wait for the kernel's part of
-// it, so every wake-up still has at least half the budget, and most short ones make no timer call.
+// it, so a wake-up has about half the budget or more, and most short ones make no timer call. An
+// estimate that falls short only ends a wake-up's SCHED_FIFO run earlier: the armed timer never
+// holds more than one budget. A timer that fires in the tail of a wait (the tick after the thread
+// last ran) is seen at the next wake-up, which takes its priority back first.
 #pragma once
 
 #include <time.h>
@@ -62,6 +65,7 @@ class RealtimeBudget {
   uint64_t arms_ = 0;
   uint64_t used_ns_ = 0;        // CPU the thread may have spent since the timer was armed (an upper bound)
   uint64_t awake_from_ns_ = 0;  // CLOCK_MONOTONIC of the wake-up not yet closed by a wait; 0: none
+  std::string woke_error_;      // a failed return to SCHED_FIFO at a wake-up, for before_wait
   std::string error_;
 };
 

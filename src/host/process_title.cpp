@@ -126,8 +126,11 @@ std::vector<TaskInfo> ProcessTitles::after_event(const TaskEvent& e, uint64_t no
       break;
     case TaskEventKind::Rename: {
       auto it = cache_.find(tgid);
-      // The record says what the title is now: the same as the cached one needs no read.
-      if (e.title_hash != 0 && it != cache_.end() && it->second.hash == e.title_hash) break;
+      // The record says what the title is now: the same as the cached one needs no read. Not
+      // for the leader: a program that retitles itself may rename its main thread before it
+      // rewrites argv (systemd's rename_process does), so the hash taken at the rename can be the
+      // old title's; the leader's renames are read as before.
+      if (e.task.tid != tgid && e.title_hash != 0 && it != cache_.end() && it->second.hash == e.title_hash) break;
       if (it != cache_.end() && it->second.renamed_read_ns && now_ns - *it->second.renamed_read_ns < kRenameReadInterval) {
         owed_.try_emplace(tgid, *it->second.renamed_read_ns + kRenameReadInterval);
         break;

@@ -32,10 +32,12 @@ uint32_t title_hash(std::string_view title);
 // (a thread pool naming its workers; at 100k tasks this read was 17 % of the daemon's CPU per
 // task event, issue #13) costs one read per interval, not one per thread. The first rename after a
 // quiet interval is read at once (setproctitle then reaches the map without delay); a later one
-// leaves the read owed, due at the end of the interval (refresh_owed, next_owed). A rename record
-// that carries the title's hash (TaskEvent::title_hash, computed by the task-event program from the
-// renaming process's argv[0]) equal to the cached title's needs no read at all: a thread pool that
-// names its workers costs no read of the command line, and a changed title is read at once. Not thread-safe
+// leaves the read owed, due at the end of the interval (refresh_owed, next_owed). A rename of a
+// thread other than the leader whose record carries the title's hash (TaskEvent::title_hash,
+// computed by the task-event program from the renaming process's argv[0]) equal to the cached
+// title's needs no read at all: a thread pool that names its workers costs no read of the command
+// line. The leader's renames read as above (a program may rename its main thread before it
+// rewrites argv, so its hash can be the old title's). Not thread-safe
 // (the daemon's loop thread). Clocks are parameters (any monotonic clock, one per instance).
 class ProcessTitles {
  public:

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 #include <unordered_map>
@@ -50,6 +51,9 @@ bool same_bytes(const c2c_policy_value& a, const c2c_policy_value& b) {
 }
 
 void real_sleep(std::chrono::nanoseconds d) { std::this_thread::sleep_for(d); }
+
+// What a slot holds until the kernel writes its verdict (no verdict means 0, "deleted").
+constexpr int32_t kNoVerdict = INT32_MIN;
 
 // A delete that compare-before-delete refused (c2c_delete_verdict), in the report's words.
 void keep_other_task(OpStatus& st, uint64_t held_start, uint64_t want_start) {
@@ -188,7 +192,7 @@ std::vector<size_t> Applier::delete_compared_in_kernel(const std::vector<size_t>
   std::vector<c2c_compare_delete_slot> slots(idx.size());
   for (size_t k = 0; k < idx.size(); ++k) {
     const RuntimeValue& want = plan.ops[idx[k]].value;
-    slots[k] = {rep.ops[idx[k]].tid, 0, want.start, want.generation};
+    slots[k] = {rep.ops[idx[k]].tid, kNoVerdict, want.start, want.generation};
   }
   const BatchResult r = map_.compare_delete(slots.data(), slots.size());
   if (r.err == EOPNOTSUPP && r.done == 0) {
@@ -199,9 +203,10 @@ std::vector<size_t> Applier::delete_compared_in_kernel(const std::vector<size_t>
   for (size_t k = 0; k < idx.size(); ++k) {
     OpStatus& st = rep.ops[idx[k]];
     const c2c_compare_delete_slot& s = slots[k];
-    // Not reached (a failed run), or a delete the kernel refused (not "not found"): compared
-    // and deleted again below, with the retries of a key on its own.
-    if (k >= r.done || (s.verdict < 0 && s.verdict != -ENOENT)) {
+    // Not reached (a failed run), a delete the kernel refused (not "not found") or a verdict this
+    // build does not know: compared and deleted again below, with the retries of a key on its own.
+    const bool known = s.verdict == -ENOENT || (s.verdict >= C2C_DELETE_OK && s.verdict <= C2C_DELETE_ABSENT);
+    if (k >= r.done || !known) {
       rest.push_back(idx[k]);
       continue;
     }

@@ -36,7 +36,7 @@ int dump_cmd(const PinOptions& opts) {
     std::cerr << "c2c-mirror-tool: " << maps.error() << "\n";
     return 1;
   }
-  KernelPolicyMap map(maps.value()->policy_fd(), maps.value()->policy_max_entries());
+  KernelPolicyMap map(maps.value()->policy_fd(), maps.value()->policy_max_entries(), maps.value()->compare_delete());
   Applier applier(map);
   auto actual = applier.read_actual();
   if (!actual) {
@@ -80,7 +80,7 @@ int apply_cmd(const PinOptions& opts, const ApplyArgs& a) {
   std::printf("generation %llu\n", static_cast<unsigned long long>(gen.value()));
   std::fflush(stdout);
 
-  KernelPolicyMap map(maps.value()->policy_fd(), maps.value()->policy_max_entries());
+  KernelPolicyMap map(maps.value()->policy_fd(), maps.value()->policy_max_entries(), maps.value()->compare_delete());
   ApplyOptions ao;
   ao.batch_size = a.batch_size;
   Applier applier(map, ao);

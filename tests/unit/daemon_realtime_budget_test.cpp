@@ -4,7 +4,9 @@
 // sleep share one budget. CPU timers are checked at the scheduler tick (4 ms at HZ=250), so the
 // budgets and the work below are tens of milliseconds apart.
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -159,6 +161,28 @@ TEST(RealtimeBudget, AWakeUpArmsTheTimerAgainOnceHalfTheBudgetMayBeSpent) {
   ASSERT_EQ(s.setup, "");
   EXPECT_EQ(arms, 2u);
   EXPECT_EQ(s.during, SCHED_FIFO) << "30 ms of a whole 45 ms budget";
+}
+
+// A timer that fires in the tail of a wait (the tick after the thread last ran) demotes the
+// sleeping thread; the next wake-up takes SCHED_FIFO back before its work, counts the demotion
+// and arms a whole budget. The signal is sent by hand here (the timer's own signal).
+TEST(RealtimeBudget, AWakeUpAfterADemotionInTheWaitRunsFifoAgain) {
+  if (auto why = fifo_refused_here(); !why.empty()) GTEST_SKIP() << why;
+  int woke_as = -1;
+  uint64_t demoted = 0, arms = 0;
+  Seen s = run_turn(45'000'000, [&](RealtimeBudget& b) {
+    b.woke(true);
+    b.before_wait(true);
+    ::pthread_kill(::pthread_self(), SIGRTMIN);  // the handler demotes the thread
+    b.woke(true);
+    woke_as = ::sched_getscheduler(0);
+    demoted = b.demotions();
+    arms = b.arms();
+  });
+  ASSERT_EQ(s.setup, "");
+  EXPECT_EQ(woke_as, SCHED_FIFO);
+  EXPECT_EQ(demoted, 1u);
+  EXPECT_EQ(arms, 2u) << "a whole budget again";
 }
 
 }  // namespace

@@ -175,7 +175,7 @@ TEST_F(FakeTitles, ARenameCarryingTheCachedTitlesHashReadsNothing) {
   EXPECT_FALSE(titles.next_owed().has_value()) << "and none owed";
 
   cmdline(500, std::string("VLLM::EngineCore_DP3\0", 21));
-  TaskEvent changed = event(TaskEventKind::Rename, 500, 500);
+  TaskEvent changed = event(TaskEventKind::Rename, 501, 500);
   changed.title_hash = title_hash("VLLM::EngineCore_DP3");
   EXPECT_EQ(titles.after_event(changed, 10 * step).size(), 3u) << "another title: read, every thread resent";
   EXPECT_EQ(titles.reads(), reads + 1);
@@ -184,6 +184,22 @@ TEST_F(FakeTitles, ARenameCarryingTheCachedTitlesHashReadsNothing) {
   TaskEvent unknown = event(TaskEventKind::Rename, 502, 500);  // title_hash 0
   EXPECT_TRUE(titles.after_event(unknown, 20 * step).empty());
   EXPECT_EQ(titles.reads(), reads + 2) << "no hash: read as before";
+}
+
+// The leader's renames read even when the hash is the cached title's: a program may rename its
+// main thread first and rewrite argv after it (systemd's rename_process), so the hash taken at the
+// rename is the old title's and only the read finds the new one.
+TEST_F(FakeTitles, TheLeadersRenameReadsWhateverItsHash) {
+  ProcessTitles titles(root_);
+  const uint64_t step = ProcessTitles::kRenameReadInterval;
+  EXPECT_EQ(titles.get(500), "VLLM::EngineCore_DP0");
+  const uint64_t reads = titles.reads();
+  TaskEvent renamed = event(TaskEventKind::Rename, 500, 500);
+  renamed.title_hash = title_hash("VLLM::EngineCore_DP0");  // taken before argv was rewritten
+  cmdline(500, std::string("VLLM::EngineCore_DP4\0", 21));
+  EXPECT_EQ(titles.after_event(renamed, 10 * step).size(), 3u) << "read: the title changed";
+  EXPECT_EQ(titles.reads(), reads + 1);
+  EXPECT_EQ(titles.get(500), "VLLM::EngineCore_DP4");
 }
 
 TEST(TitleHash, IsFnv1aOfTheTitleAndNeverZero) {
