@@ -49,6 +49,12 @@ class FakeTitles : public ::testing::Test {
     e.task.tgid = tgid;
     return e;
   }
+  // A rename record as the task-event program writes it: the title's hash as argv[0] read then.
+  static TaskEvent rename_seeing(uint32_t tid, uint32_t tgid, const std::string& title) {
+    TaskEvent e = event(TaskEventKind::Rename, tid, tgid);
+    e.title_hash = title_hash(title);
+    return e;
+  }
   fs::path root_;
 };
 
@@ -168,16 +174,14 @@ TEST_F(FakeTitles, ARenameCarryingTheCachedTitlesHashReadsNothing) {
   const uint64_t step = ProcessTitles::kRenameReadInterval;
   EXPECT_EQ(titles.get(500), "VLLM::EngineCore_DP0");
   const uint64_t reads = titles.reads();
-  TaskEvent same = event(TaskEventKind::Rename, 501, 500);
-  same.title_hash = title_hash("VLLM::EngineCore_DP0");
+  const TaskEvent same = rename_seeing(501, 500, "VLLM::EngineCore_DP0");
   for (uint64_t i = 0; i < 5; ++i) EXPECT_TRUE(titles.after_event(same, i * step).empty());
   EXPECT_EQ(titles.reads(), reads) << "a thread pool naming its workers: no read";
   EXPECT_FALSE(titles.next_owed().has_value()) << "and none owed";
 
   cmdline(500, std::string("VLLM::EngineCore_DP3\0", 21));
-  TaskEvent changed = event(TaskEventKind::Rename, 501, 500);
-  changed.title_hash = title_hash("VLLM::EngineCore_DP3");
-  EXPECT_EQ(titles.after_event(changed, 10 * step).size(), 3u) << "another title: read, every thread resent";
+  EXPECT_EQ(titles.after_event(rename_seeing(501, 500, "VLLM::EngineCore_DP3"), 10 * step).size(), 3u)
+      << "another title: read, every thread resent";
   EXPECT_EQ(titles.reads(), reads + 1);
   EXPECT_EQ(titles.get(500), "VLLM::EngineCore_DP3");
 
@@ -194,10 +198,10 @@ TEST_F(FakeTitles, TheLeadersRenameReadsWhateverItsHash) {
   const uint64_t step = ProcessTitles::kRenameReadInterval;
   EXPECT_EQ(titles.get(500), "VLLM::EngineCore_DP0");
   const uint64_t reads = titles.reads();
-  TaskEvent renamed = event(TaskEventKind::Rename, 500, 500);
-  renamed.title_hash = title_hash("VLLM::EngineCore_DP0");  // taken before argv was rewritten
   cmdline(500, std::string("VLLM::EngineCore_DP4\0", 21));
-  EXPECT_EQ(titles.after_event(renamed, 10 * step).size(), 3u) << "read: the title changed";
+  // The hash was taken at the rename, before argv was rewritten.
+  EXPECT_EQ(titles.after_event(rename_seeing(500, 500, "VLLM::EngineCore_DP0"), 10 * step).size(), 3u)
+      << "read: the title changed";
   EXPECT_EQ(titles.reads(), reads + 1);
   EXPECT_EQ(titles.get(500), "VLLM::EngineCore_DP4");
 }
