@@ -154,7 +154,9 @@ int BPF_PROG(c2c_on_rename, struct task_struct *task, const char *comm)
 		return 0;
 	if (bpf_probe_read_kernel_str(rec->comm, sizeof(rec->comm), comm) < 0)
 		rec->comm[0] = '\0';
-	rec->reserved = title_hash_of(task);
+	/* The daemon reads the title after a leader's rename whatever the hash (task_title_hash.h):
+	 * its argv is not read here for nothing. */
+	rec->reserved = rec->tid == rec->tgid ? 0 : title_hash_of(task);
 	bpf_ringbuf_submit(rec, submit_flags());
 	return 0;
 }

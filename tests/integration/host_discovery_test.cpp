@@ -301,6 +301,18 @@ TEST_F(HostDiscovery, PrctlRenameOfSelfArrivesAsRename) {
       EXPECT_EQ(e.title_hash, title_hash(*title)) << "title '" << *title << "'";
     }
   }
+  // The leader's rename carries none: the daemon reads the title after it whatever the hash.
+  char comm[16] = {};
+  ::prctl(PR_GET_NAME, comm, 0, 0, 0);
+  ::prctl(PR_SET_NAME, "c2c-leader", 0, 0, 0);
+  ::prctl(PR_SET_NAME, comm, 0, 0, 0);
+  std::optional<uint32_t> leader_hash;
+  EXPECT_TRUE(poll_until(*events_, std::ref(view), [&] {
+    for (const auto& e : view.all)
+      if (e.kind == TaskEventKind::Rename && e.task.tid == tgid && e.task.comm == "c2c-leader") leader_hash = e.title_hash;
+    return leader_hash.has_value();
+  }));
+  EXPECT_EQ(leader_hash, std::optional<uint32_t>(0u));
 }
 
 // clone3 with set_tid: a child process with exactly the tid `want` (0: any).
