@@ -1,8 +1,8 @@
 // The core's task-event path under callgrind: instructions and first-level cache misses per event
 // at a given table size, counted (not timed), so two builds compare exactly on a shared machine
-// whose timings move by 30 % run to run (bench/core-callgrind runs it). The same synthetic node
-// and event mix as BM_CoreTaskEvents (bench/core_world.hpp); only the events are instrumented,
-// not the node's construction.
+// whose timings move by 30 % run to run (bench/core-callgrind runs it). The same synthetic node,
+// event mix and turns as BM_CoreTaskEvents (bench/core_world.hpp); only the events and each
+// turn's end are instrumented, not the node's construction.
 //
 // usage: core_event_profile TASKS [EVENTS]   (outside valgrind it just applies them)
 #include <valgrind/callgrind.h>
@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   // One round first, so that the measured events meet the steady state (every table at its size).
   w.next_events(4096, batch);
   for (const Event& e : batch) w.core.apply(e);
+  w.end_turn();
   size_t not_applied = 0;
   // The cache model runs throughout (the events are built a chunk at a time right before they are
   // applied, as the daemon builds each from its ring-buffer record); only the applies are counted.
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
       if (i + 2 < batch.size()) w.core.prefetch(batch[i + 2]);
       not_applied += w.core.apply(batch[i]).status != ApplyResult::Status::Applied;
     }
+    w.end_turn();  // a chunk is a turn of the daemon's loop (World::end_turn), counted with it
     CALLGRIND_TOGGLE_COLLECT;
   }
   CALLGRIND_STOP_INSTRUMENTATION;

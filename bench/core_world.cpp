@@ -188,6 +188,7 @@ void World::populate() {
     const unsigned pod = static_cast<unsigned>((g / 2) % kPods);
     grp.cgroup = in_pod ? pod_cgroup(pod) + "/cri-containerd-" + std::to_string(g) + ".scope"
                         : "/system.slice/app-" + std::to_string(g) + ".service";
+    grp.cgroup_id = 0x100000 + g;  // a kernfs id: unique per cgroup directory
     const std::string engine = "EngineCore_DP" + std::to_string(g % 8);
 
     grp.leader.tid = ++next_tid_;
@@ -227,6 +228,7 @@ Task World::task_of(const Group& g, const Slot& s) const {
   t.tgid = g.leader.tid;
   t.comm = s.comm;
   t.cgroup = g.cgroup;
+  t.cgroup_id = g.cgroup_id;
   t.role = s.role;
   return t;
 }
@@ -246,6 +248,12 @@ std::vector<Event> World::task_events() const {
     for (const Slot& s : g.threads) out.emplace_back(TaskSeen{task_of(g, s)});
   }
   return out;
+}
+
+size_t World::end_turn() {
+  const size_t ops = core.take_plan_delta().ops.size();
+  core.apply(BpfSynced{});  // Ignored when the turn changed no entry
+  return ops;
 }
 
 uint64_t World::rand() { return xorshift(rng_); }

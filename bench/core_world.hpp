@@ -38,6 +38,7 @@ struct Slot {
 
 struct Group {
   std::string cgroup;
+  uint64_t cgroup_id = 0;  // as the kernel's task records carry it (Task::cgroup_id)
   Slot leader;
   std::vector<Slot> threads;  // kThreadsPerGroup - 1
 };
@@ -72,6 +73,12 @@ class World {
   // place, another thread is renamed (whether the node policy matches it flips), and a third
   // thread's TID is reused by a newer task whose exit was missed (INV-2).
   void next_events(size_t count, std::vector<Event>& out);
+  // What the daemon's loop does after a turn's task events (Engine::reconcile): takes the ops they
+  // made (take_plan_delta), as the mirror writes them, and acknowledges the write (BpfSynced), so
+  // the core's reconcile marks stay as small as a turn and its actual table follows the desired
+  // one. Returns the number of ops. Without it the marks of every event ever applied pile up in
+  // sets no daemon keeps, and the actual table stays empty, which no daemon's is.
+  size_t end_turn();
 
   // Builds the node (node info, claims, pods, policies); used by the constructor and by the
   // memory benchmark, which needs the node without tasks.

@@ -1,6 +1,8 @@
 // The transition function: one handler per event kind (spec/state-machine.md, "Events").
 // Every handler validates first and mutates only after every check passed, so an Invalid or
 // Ignored input leaves the state exactly as it was.
+#include <absl/container/flat_hash_set.h>
+
 #include <algorithm>
 
 #include "core/core_impl.hpp"
@@ -68,11 +70,25 @@ TaskState CoreImpl::make_task_state(const Task& t) {
   r.tgid = t.tgid;
   r.epoch = epoch;
   r.comm = intern(t.comm);
-  r.cgroup = intern(t.cgroup);
+  r.cgroup = intern_cgroup(t);
   r.title = intern(t.title);
   r.role = intern(t.role);
   if (t.cpuset) r.cpuset = cpusets.acquire(*t.cpuset);
   return r;
+}
+
+uint64_t CoreImpl::cgroup_path_hash(const std::string& path) { return absl::Hash<std::string>{}(path); }
+
+uint32_t CoreImpl::intern_cgroup(const Task& t) {
+  if (t.cgroup_id != 0 && !t.cgroup.empty()) {
+    auto known = cgroup_by_id.find(t.cgroup_id);
+    if (known != cgroup_by_id.end() && known->second.size == t.cgroup.size() &&
+        known->second.hash == cgroup_path_hash(t.cgroup)) {
+      strings.retain(known->second.path);
+      return known->second.path;
+    }
+  }
+  return intern(t.cgroup);
 }
 
 void CoreImpl::release_task_state(const TaskState& t) {
@@ -86,6 +102,8 @@ Task CoreImpl::task_of(const TaskState& t) const {
   out.tgid = t.tgid;
   out.comm = str(t.comm);
   out.cgroup = str(t.cgroup);
+  // The id the path was first seen with (the core keeps one per path, not one per task).
+  if (auto cg = tids_by_cgroup.find(t.cgroup); cg != tids_by_cgroup.end()) out.cgroup_id = cg->second.id;
   out.role = str(t.role);
   if (t.cpuset) out.cpuset = cpusets[t.cpuset];
   out.title = str(t.title);
@@ -151,9 +169,9 @@ bool CoreImpl::same_observation(const TaskState& old, const Task& t) const {
   return old.key == t.key && moved_keys(old, t) == 0 && role == str(old.role) && same_cpuset && old.epoch == epoch;
 }
 
-void CoreImpl::index_task(uint32_t tid, uint8_t keys) {
+void CoreImpl::index_task(uint32_t tid, uint8_t keys, uint64_t cgroup_id) {
   TaskState& t = tasks.at(tid);
-  if (keys & kByComm) tids_by_comm[comm_of(t)].insert(tid);
+  if (keys & kByComm) ++task_count_by_comm[comm_of(t)];
   // Untitled tasks (most threads on a node where nothing sets a title) are not indexed: one set of
   // every task would cost each task event a cache miss in a 100k-member array; tasks_matching
   // finds them by a scan in the rare case that a title-only pattern matches the empty title.
@@ -164,10 +182,15 @@ void CoreImpl::index_task(uint32_t tid, uint8_t keys) {
   auto [cg, fresh] = tids_by_cgroup.try_emplace(t.cgroup);
   if (fresh) cgroups_in_order.insert(cgroup);
   cg->second.tids.insert(tid);
+  // The first id a path is seen with names it (a later, other id for the same path is not recorded:
+  // its tasks take the slow path); an id already naming another path is taken over by this one.
+  if (cgroup_id != 0 && cg->second.id == 0 && !cgroup.empty()) {
+    cg->second.id = cgroup_id;
+    cgroup_by_id[cgroup_id] = CgroupPath{t.cgroup, static_cast<uint32_t>(cgroup.size()), cgroup_path_hash(cgroup)};
+  }
   // The record's pod: a moved cgroup starts without one (TaskSeen), so nothing is released here.
   t.pod = cgroup_pod(cg->second, cgroup);
   strings.retain(t.pod);
-  if (t.pod != 0) pods.at(pod_of(t)).tids.insert(tid);
 }
 
 void CoreImpl::unindex_task(uint32_t tid, uint8_t keys) {
@@ -181,21 +204,28 @@ void CoreImpl::unindex_task(uint32_t tid, uint8_t keys) {
       shrink_if_sparse(index);
     }
   };
-  if (keys & kByComm) drop(tids_by_comm, comm_of(t));
+  if (keys & kByComm) uncount_comm(comm_of(t));
   if ((keys & kByTitle) && t.title != 0) drop(tids_by_title, title_of(t));
   if (keys & kByTgid) drop(tids_by_tgid, t.tgid);
   if (!(keys & kByCgroup)) return;
   if (auto cg = tids_by_cgroup.find(t.cgroup); cg != tids_by_cgroup.end()) {
     cg->second.tids.erase(tid);
     if (cg->second.tids.empty()) {
+      if (auto id = cgroup_by_id.find(cg->second.id); id != cgroup_by_id.end() && id->second.path == t.cgroup) {
+        cgroup_by_id.erase(id);
+        shrink_if_sparse(cgroup_by_id);
+      }
       strings.release(cg->second.pod);
       cgroups_in_order.erase(cgroup_of(t));
       tids_by_cgroup.erase(cg);
       shrink_if_sparse(tids_by_cgroup);
     }
   }
-  if (t.pod != 0)
-    if (auto p = pods.find(pod_of(t)); p != pods.end()) p->second.tids.erase(tid);
+}
+
+void CoreImpl::uncount_comm(const std::string& comm) {
+  auto it = task_count_by_comm.find(comm);
+  if (it != task_count_by_comm.end() && --it->second == 0) task_count_by_comm.erase(it);
 }
 
 uint32_t CoreImpl::cgroup_pod(CgroupTasks& cg, const std::string& cgroup) {
@@ -217,33 +247,79 @@ void CoreImpl::forget_cgroup_pods() {
 std::unordered_set<uint32_t> CoreImpl::tasks_of_pods(const std::unordered_set<std::string>& pod_uids) const {
   std::unordered_set<uint32_t> out;
   for (const auto& uid : pod_uids)
-    if (auto it = pods.find(uid); it != pods.end()) out.insert(it->second.tids.begin(), it->second.tids.end());
+    if (auto it = pods.find(uid); it != pods.end()) add_tasks_of_pod(it->second, out);
   return out;
 }
 
-// Each pattern runs once per distinct comm (or, for a title-only policy, per distinct title), not
-// once per task; matched leaders pull in their thread groups (TGID strategy).
+// A task's pod is the deepest bound pod whose cgroup holds the task's cgroup, so every task of a
+// pod is under the pod's cgroup; of those, the ones whose record names another (nested) pod are not
+// its own.
+template <class Out>
+static void tasks_of_pod_into(const CoreImpl& s, const PodState& pod, Out& out) {
+  const uint32_t uid = s.strings.find(pod.pod.uid);
+  if (uid == 0) return;  // no task holds the uid: none is in the pod
+  for (uint32_t tid : s.tasks_under_cgroup(pod.pod.cgroup))
+    if (s.tasks.at(tid).pod == uid) out.insert(out.end(), tid);
+}
+
+void CoreImpl::add_tasks_of_pod(const PodState& pod, std::unordered_set<uint32_t>& out) const {
+  tasks_of_pod_into(*this, pod, out);
+}
+
+void CoreImpl::add_tasks_of_pod(const PodState& pod, std::vector<uint32_t>& out) const {
+  tasks_of_pod_into(*this, pod, out);
+}
+
+// Each pattern's first regex runs once per distinct comm (or, for a title-only policy, per
+// distinct title), not once per task; matched leaders pull in their thread groups (TGID strategy).
+// A comm pattern that some comm passes costs one pass over the tasks (shared by every such
+// pattern; comms are counted, not indexed by member: task_count_by_comm), its title regex once
+// per distinct title.
 std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const TitleAndComm*>& patterns) const {
   std::unordered_set<uint32_t> out;
   auto take = [&](uint32_t tid) {
     out.insert(tid);
     if (tasks.at(tid).tgid == tid) add_thread_group(out, tid);
   };
+  struct ByComm {
+    const TitleAndComm* pattern;
+    absl::flat_hash_set<uint32_t> comms;         // the comm ids its comm regex passes
+    absl::flat_hash_map<uint32_t, bool> titles;  // its title regex, per title id seen
+  };
+  std::vector<ByComm> by_comm;
   for (const TitleAndComm* p : patterns) {
     if (!p || p->empty()) continue;
-    const auto& index = p->comm ? tids_by_comm : tids_by_title;
-    const RE2& first = p->comm ? *p->comm : *p->title;
-    for (const auto& [text, tids] : index) {
+    if (p->comm) {
+      ByComm b{p, {}, {}};
+      for (const auto& [text, n] : task_count_by_comm)
+        if (RE2::PartialMatch(text, *p->comm)) b.comms.insert(strings.find(text));
+      if (!b.comms.empty()) by_comm.push_back(std::move(b));
+      continue;
+    }
+    const RE2& first = *p->title;
+    for (const auto& [text, tids] : tids_by_title) {
       if (!RE2::PartialMatch(text, first)) continue;
       for (uint32_t tid : tids) {
         const TaskState& t = tasks.at(tid);
         if (p->matches(comm_of(t), title_of(t))) take(tid);
       }
     }
-    if (!p->comm && RE2::PartialMatch("", first))  // the untitled tasks, which the title index leaves out
+    if (RE2::PartialMatch("", first))  // the untitled tasks, which the title index leaves out
       for (const auto& [tid, t] : tasks)
         if (t.title == 0 && p->matches(comm_of(t), title_of(t))) take(tid);
   }
+  if (by_comm.empty()) return out;
+  for (const auto& [tid, t] : tasks)
+    for (ByComm& b : by_comm) {
+      if (!b.comms.contains(t.comm)) continue;
+      if (b.pattern->title) {
+        auto [title, fresh] = b.titles.try_emplace(t.title, false);
+        if (fresh) title->second = RE2::PartialMatch(title_of(t), *b.pattern->title);
+        if (!title->second) continue;
+      }
+      take(tid);
+      break;
+    }
   return out;
 }
 
@@ -442,10 +518,10 @@ struct Handlers {
 
     std::unordered_set<uint32_t> affected;
     if (existing != s.pods.end()) {
-      affected.insert(existing->second.tids.begin(), existing->second.tids.end());
+      s.add_tasks_of_pod(existing->second, affected);
       detach_pod(existing->second.pod);
     }
-    PodState& ps = s.pods[p.uid] = PodState{p, s.epoch, {}, {}};
+    PodState& ps = s.pods[p.uid] = PodState{p, s.epoch, {}};
     for (const auto& [role, pattern] : p.task_roles) ps.role_regex.emplace_back(role, compile_regex(pattern));
     if (!p.cgroup.empty()) s.pod_by_cgroup[p.cgroup] = p.uid;
     for (const auto& [name, claim_uid] : p.claims) s.pods_by_claim[claim_uid].insert(p.uid);
@@ -474,20 +550,18 @@ struct Handlers {
       auto it = s.tasks.find(tid);
       if (it == s.tasks.end()) continue;
       TaskState& t = it->second;
-      if (t.pod != 0)
-        if (auto p = s.pods.find(s.pod_of(t)); p != s.pods.end()) p->second.tids.erase(tid);
       const uint32_t was = t.pod;
       t.pod = s.cgroup_pod(s.tids_by_cgroup.at(t.cgroup), s.cgroup_of(t));
       s.strings.retain(t.pod);
       s.strings.release(was);
-      if (t.pod != 0) s.pods.at(s.pod_of(t)).tids.insert(tid);
     }
   }
 
   ApplyResult operator()(const PodRemoved& ev) {
     auto existing = s.pods.find(ev.uid);
     if (existing == s.pods.end()) return ignored("pod " + ev.uid + " is not bound");
-    std::unordered_set<uint32_t> affected(existing->second.tids.begin(), existing->second.tids.end());
+    std::unordered_set<uint32_t> affected;
+    s.add_tasks_of_pod(existing->second, affected);
     detach_pod(existing->second.pod);
     s.pods.erase(existing);
     reresolve(affected);
@@ -531,7 +605,7 @@ struct Handlers {
     } else {
       s.tasks.emplace(tid, s.make_task_state(t));
     }
-    s.index_task(tid, moved);
+    s.index_task(tid, moved, t.cgroup_id);
     if (tid == tgid) s.add_thread_group(affected, tgid);
     ApplyResult r;
     s.rederive(std::move(affected), r, [&] {
@@ -547,13 +621,11 @@ struct Handlers {
                      ") which is not live");
     if (s.comm_of(it->second) == ev.comm) return ignored("comm unchanged");
     // Only the comm index depends on the name.
-    auto ci = s.tids_by_comm.find(s.comm_of(it->second));
-    ci->second.erase(ev.key.tid);
-    if (ci->second.empty()) s.tids_by_comm.erase(ci);
+    s.uncount_comm(s.comm_of(it->second));
     const uint32_t was = it->second.comm;
     it->second.comm = s.intern(ev.comm);
     s.strings.release(was);
-    s.tids_by_comm[ev.comm].insert(ev.key.tid);
+    ++s.task_count_by_comm[ev.comm];
     std::vector<uint32_t> affected{ev.key.tid};
     if (ev.key.tid == it->second.tgid) s.add_thread_group(affected, ev.key.tid);
     ApplyResult r;
@@ -775,10 +847,11 @@ struct Handlers {
     s.tasks.clear();
     s.strings.clear();
     s.cpusets.clear();
-    s.tids_by_comm.clear();
+    s.task_count_by_comm.clear();
     s.tids_by_title.clear();
     s.tids_by_tgid.clear();
     s.tids_by_cgroup.clear();
+    s.cgroup_by_id.clear();
     s.cgroups_in_order.clear();
     s.pod_by_cgroup.clear();
     s.pods_by_claim.clear();
@@ -878,7 +951,7 @@ CoreImpl CoreImpl::validity_skeleton() const {
   t.loading = loading;
   t.now = now;
   t.claims = claims;
-  for (const auto& [uid, p] : pods) t.pods.emplace(uid, PodState{p.pod, p.epoch, {}, p.role_regex});
+  for (const auto& [uid, p] : pods) t.pods.emplace(uid, PodState{p.pod, p.epoch, p.role_regex});
   t.pod_by_cgroup = pod_by_cgroup;
   t.pods_by_claim = pods_by_claim;
   return t;

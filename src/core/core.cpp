@@ -221,8 +221,7 @@ void CoreImpl::expand_scope(const StepContext& ctx, std::vector<uint32_t>& out) 
   for (const auto& uid : ctx.pods) {
     auto p = pods.find(uid);
     if (p == pods.end()) continue;
-    // Every task of the pod, and every task under its cgroup (its cpuset is their envelope).
-    out.insert(out.end(), p->second.tids.begin(), p->second.tids.end());
+    // Every task under the pod's cgroup (its tasks, and those its cpuset is the envelope of).
     for (uint32_t tid : tasks_under_cgroup(p->second.pod.cgroup)) out.push_back(tid);
   }
   // Entries are found through their origins: there are few (policy x pod x claims x role).

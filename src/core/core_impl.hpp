@@ -51,7 +51,6 @@ struct ClaimState {
 struct PodState {
   Pod pod;
   uint32_t epoch = 0;
-  TidSet tids;  // live tasks inside the pod's cgroup
   // pod.task_roles compiled once, in role-name order (the order a thread's comm is tried in).
   std::vector<std::pair<std::string, std::shared_ptr<const RE2>>> role_regex;
 };
@@ -154,7 +153,11 @@ class CoreImpl {
 
   // ---- indexes ----
   // The member sets are flat (TidSet): a task costs a few bytes in each, not a hash node.
-  std::unordered_map<std::string, TidSet> tids_by_comm;
+  // Comms are counted, not indexed by member: a node has few distinct comms and each holds
+  // thousands of threads, so a member set per comm cost every task event (exit, new thread,
+  // rename) a cache miss in a large array at 100k tasks (issue #13), for the sake of policy
+  // changes, which are rare; tasks_matching finds a comm's tasks by one pass over the tasks.
+  std::unordered_map<std::string, uint32_t> task_count_by_comm;
   std::unordered_map<std::string, TidSet> tids_by_title;  // non-empty process titles only (index_task)
   // The tgid and cgroup indexes are flat maps (absl::flat_hash_map, the TidSet in the slot): a
   // lookup is one or two cache lines instead of a chain of nodes. The flat maps' iteration order
@@ -171,11 +174,24 @@ class CoreImpl {
     TidSet tids;
     uint32_t pod = 0;       // strings[]: the resolved pod uid (a reference of its own), 0 = none
     bool resolved = false;  // false until resolved, and again whenever pod bindings change
+    uint64_t id = 0;        // the observer's cgroup id the path was first seen with (Task::cgroup_id), 0 = none
   };
   // Keyed by the cgroup path's id in `strings` (the task record's `cgroup`): a task event hashes
   // and compares no path here (a path is ~60-100 bytes, and comparing it reads the pool's copy: a
   // cache miss at 100k tasks).
   absl::flat_hash_map<uint32_t, CgroupTasks> tids_by_cgroup;
+  // Cgroup ids to the interned path they were seen with, while a task is in that cgroup (the
+  // entry goes with the path's CgroupTasks). A task event whose id is known takes the path's id
+  // from here when its path has the same length and hash as the one recorded (an id that now
+  // names another path, e.g. a renamed cgroup, is interned by its path as without an id).
+  struct CgroupPath {
+    uint32_t path = 0;  // strings[]: no reference of its own (the cgroup's tasks hold them)
+    uint32_t size = 0;
+    uint64_t hash = 0;  // cgroup_path_hash
+  };
+  absl::flat_hash_map<uint64_t, CgroupPath> cgroup_by_id;
+  static uint64_t cgroup_path_hash(const std::string& path);
+  uint32_t intern_cgroup(const Task& t);  // strings.acquire of t.cgroup, through cgroup_by_id
   absl::btree_set<std::string> cgroups_in_order;  // a B-tree: a few cache lines per lookup, not one per level
   std::map<std::string, std::string, std::less<>> pod_by_cgroup;  // transparent: resolve_pod looks up prefixes by view
   std::unordered_map<std::string, std::unordered_set<std::string>> pods_by_claim;  // claim uid -> pod uids
@@ -251,6 +267,10 @@ class CoreImpl {
   }
   // Tasks whose entry may depend on the given pods / node policies (their patterns).
   std::unordered_set<uint32_t> tasks_of_pods(const std::unordered_set<std::string>& pod_uids) const;
+  // The live tasks a pod holds (record's `pod` is the pod's uid): found under the pod's cgroup,
+  // not kept per pod (a pod's member set cost every task event in it a cache miss at 100k tasks).
+  void add_tasks_of_pod(const PodState& pod, std::unordered_set<uint32_t>& out) const;
+  void add_tasks_of_pod(const PodState& pod, std::vector<uint32_t>& out) const;
   std::unordered_set<uint32_t> tasks_matching(const std::vector<const TitleAndComm*>& patterns) const;
 
   // ---- index maintenance ----
@@ -271,8 +291,10 @@ class CoreImpl {
   // miss or two at 100k tasks, and the new record interns the values anyway).
   static uint8_t moved_keys(const TaskState& old, const TaskState& fresh);
   bool same_observation(const TaskState& old, const Task& t) const;
-  void index_task(uint32_t tid, uint8_t keys = kAllKeys);
+  // cgroup_id: the observer's id of the task's cgroup (Task::cgroup_id), recorded in cgroup_by_id.
+  void index_task(uint32_t tid, uint8_t keys = kAllKeys, uint64_t cgroup_id = 0);
   void unindex_task(uint32_t tid, uint8_t keys = kAllKeys);
+  void uncount_comm(const std::string& comm);  // one task fewer with this comm
   const std::string& resolve_pod(const std::string& cgroup) const;  // the pod uid, "" when none
   uint32_t cgroup_pod(CgroupTasks& cg, const std::string& cgroup);  // resolve_pod, cached in cg
   void forget_cgroup_pods();  // pod bindings changed: every cgroup resolves again

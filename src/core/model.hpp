@@ -68,6 +68,11 @@ struct Task {
   uint32_t tgid = 0;
   std::string comm;                 // /proc/<tgid>/task/<tid>/comm
   std::string cgroup;               // the task's cgroup path
+  // The observer's id of that cgroup (the kernel's cgroup id), 0 when unknown. Not part of the
+  // task's identity or of any decision: a known id lets the core find the interned path without
+  // hashing it into and comparing it with the pool's copy (a cache miss or two per task event at
+  // 100k tasks, issue #13); the path still decides (spec/state-machine.md, "Cgroup ids").
+  uint64_t cgroup_id = 0;
   std::string role;                 // registered role hint (TaskRoleSet), empty when none
   std::optional<CpuSet> cpuset;     // effective cpuset of the task's cgroup
   // The process title: argv[0] of /proc/<tgid>/cmdline, which setproctitle() rewrites (stock vLLM:

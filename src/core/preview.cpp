@@ -93,6 +93,10 @@ bool part_matches(const std::string& text, const RE2& re) {
 // A policy that matches nothing often names the wrong field: stock vLLM's EngineCore threads are
 // all called "VLLM::EngineCor" (setproctitle cuts the comm to 15 bytes) while the process title
 // reads "VLLM::EngineCore_DP0". Say what the node's nearest candidates look like.
+// The tasks behind one text of an index: the title index holds them, the comm index counts them.
+size_t task_count(const TidSet& members) { return members.size(); }
+size_t task_count(uint32_t members) { return members; }
+
 void add_did_you_mean(const CoreImpl& s, const NodePolicyState& st, std::vector<std::string>& warnings) {
   const NodeSchedulingPolicy& p = st.policy;
   const std::string key = "NodeSchedulingPolicy/" + p.name;
@@ -101,9 +105,9 @@ void add_did_you_mean(const CoreImpl& s, const NodePolicyState& st, std::vector<
     if (!re) return;
     size_t n = 0;
     std::string example;
-    for (const auto& [text, tids] : other_index)
+    for (const auto& [text, members] : other_index)
       if (!text.empty() && part_matches(text, *re)) {
-        n += tids.size();
+        n += task_count(members);
         if (example.empty()) example = text;
       }
     if (n == 0) return;
@@ -112,7 +116,7 @@ void add_did_you_mean(const CoreImpl& s, const NodePolicyState& st, std::vector<
                        other_field + "?");
   };
   hint(st.regex.comm, p.command_regex, s.tids_by_title, "commandRegex", "comm", "processRegex", "process title");
-  hint(st.regex.title, p.process_regex, s.tids_by_comm, "processRegex", "process title", "commandRegex", "comm");
+  hint(st.regex.title, p.process_regex, s.task_count_by_comm, "processRegex", "process title", "commandRegex", "comm");
 }
 
 PreviewResult invalid_preview(PolicyKind kind, const std::string& name, const FieldError& e) {

@@ -28,6 +28,7 @@ inline c2c::Task to_core_task(const TaskInfo& t) {
   out.tgid = t.tgid;
   out.comm = t.comm;
   out.cgroup = t.cgroup;
+  out.cgroup_id = t.cgroup_id;
   out.cpuset = t.cpuset;
   return out;
 }

@@ -321,6 +321,7 @@ Outcome NaiveModel::on(const TaskSeen& e) {
   if (t.cpuset && is_empty(*t.cpuset)) return invalid("task.cpuset", "empty");
   auto it = tasks_.find(t.key.tid);
   Task seen = t;
+  seen.cgroup_id = 0;  // a lookup hint for the path, not part of what was observed (spec §3, "Cgroup ids")
   if (it != tasks_.end()) {
     if (t.key.start < it->second.key.start) return ignored("older start than the live task");
     // §3 "A task's role": the same (tid, start) seen again without a role keeps its role.

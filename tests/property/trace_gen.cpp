@@ -176,6 +176,14 @@ Task make_task(const Step& s, const naive::NaiveModel& m) {
   t.tgid = tgids[s.p[2] % 3];
   t.comm = s.p[3] % 16 == 15 ? "a-comm-of-17-byte" : kComms[s.p[3] % 6];
   t.cgroup = kTaskCgroups[s.p[4] % 7];
+  // The observer's cgroup id (Task::cgroup_id), which must not change any decision: mostly the
+  // path's own, sometimes none, sometimes another path's (a renamed cgroup, or an observer that
+  // is wrong): the core must still go by the path.
+  switch (s.p[4] / 7 % 5) {
+    case 0: t.cgroup_id = 0; break;
+    case 1: t.cgroup_id = 100 + (s.p[4] + 1) % 7; break;
+    default: t.cgroup_id = 100 + s.p[4] % 7; break;
+  }
   t.role = s.p[5] % 3 == 2 ? "decode" : "";
   // The title is the process's: threads of one thread group mostly share it.
   t.title = kTitles[(t.tgid + s.p[5] / 3) % 5];

@@ -2,6 +2,8 @@
 // keeps the pod its path resolves to. Threads seen before their pod is bound must join it when it
 // is bound and leave it when it is removed (the per-cgroup pod is reset whenever pod bindings
 // change), and what a task reads back (tasks(), explain()) is what was observed.
+#include <algorithm>
+
 #include "core_fixture.hpp"
 
 namespace c2c::testing {
@@ -72,6 +74,35 @@ TEST_F(CoreTest, TasksReadBackAsObservedWhenTheyShareValues) {
   EXPECT_TRUE(core.tasks().empty());
   applied(TaskSeen{a});
   EXPECT_EQ(core.tasks(), (std::vector<Task>{a}));
+}
+
+// A task's cgroup id (Task::cgroup_id) spares the core the path's hash lookup, but the path decides:
+// an id that arrives with another path (a renamed cgroup, a wrong observer) must not put the task
+// in the cgroup the id was first seen with, nor in its pod.
+TEST_F(PodBoundAfterItsThreads, ACgroupIdThatComesWithAnotherPathDoesNotMoveTheTask) {
+  auto listed = [&](uint32_t tid) {
+    auto all = core.tasks();
+    auto it = std::find_if(all.begin(), all.end(), [&](const Task& t) { return t.key.tid == tid; });
+    return it == all.end() ? Task{} : *it;
+  };
+  applied(PodBound{decode_pod()});
+  Task in_pod = pod_task(4109, 7003, "python3", "decode");
+  in_pod.cgroup_id = 77;
+  applied(TaskSeen{in_pod});
+  ASSERT_NE(entry(4109), nullptr);
+  // The same id with a host path: the task is on the host, outside the pod.
+  Task elsewhere = task(4110, 4110, 7004, "python3", "/system.slice/other.service", "decode");
+  elsewhere.cgroup_id = 77;
+  applied(TaskSeen{elsewhere});
+  EXPECT_EQ(listed(4110).cgroup, "/system.slice/other.service");
+  EXPECT_EQ(entry(4110), nullptr) << "no pod, no DRA entry";
+  // And the id with its own path again: the pod's cgroup and its entry; tasks() reads the id back.
+  Task again = pod_task(4111, 7005, "python3", "decode");
+  again.cgroup_id = 77;
+  applied(TaskSeen{again});
+  ASSERT_NE(entry(4111), nullptr);
+  EXPECT_EQ(core.explain(4111)->pod_uid, kPod);
+  EXPECT_EQ(listed(4111), again);
 }
 
 // The rescan sends only the tasks the core does not know as they are now (issue #13): the answer
