@@ -12,7 +12,8 @@
 // ring-buffer record just before applying it: a whole batch built ahead lay outside the caches by
 // the time it was applied at 100k tasks (~3 of an event's ~16 last-level misses were the input's,
 // a cost of this harness, not of the core). Like the daemon's loop, each apply is preceded by
-// Core::prefetch of the event kPrefetchAhead ahead.
+// Core::prefetch_task of the event kPrefetchAhead ahead, with what its ring-buffer record carries
+// (RecordHint: tid, tgid, cgroup id), and Core::prefetch_task_dependents of the next one.
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -30,6 +31,7 @@ void BM_CoreTaskEvents(benchmark::State& state) {
   const size_t n = static_cast<size_t>(state.range(0));
   World& w = cached_world({.tasks = n, .population = Population::Mixed});
   std::vector<Event> chunk;
+  std::vector<RecordHint> hints;
   chunk.reserve(kChunk);
   w.end_turn();  // the setup's entries written and acknowledged, as the daemon's first turn does
   const size_t desired_before = w.core.desired_size();
@@ -40,10 +42,15 @@ void BM_CoreTaskEvents(benchmark::State& state) {
     double spent = 0;
     for (size_t done = 0; done < kBatch; done += kChunk) {
       chunk.clear();
-      w.next_events(kChunk, chunk);
+      hints.clear();
+      w.next_events(kChunk, chunk, &hints);
       const double t0 = thread_cpu_seconds();
       for (size_t i = 0; i < chunk.size(); ++i) {
-        if (i + kPrefetchAhead < chunk.size()) w.core.prefetch(chunk[i + kPrefetchAhead]);
+        if (i + kPrefetchAhead < chunk.size()) {
+          const RecordHint& h = hints[i + kPrefetchAhead];
+          w.core.prefetch_task(h.tid, h.tgid, h.cgroup_id);
+        }
+        if (i + 1 < chunk.size()) w.core.prefetch_task_dependents(hints[i + 1].tid);
         ApplyResult r = w.core.apply(chunk[i]);
         not_applied += r.status != ApplyResult::Status::Applied;
         changed += r.changed_tids.size();

@@ -264,13 +264,15 @@ Slot& World::random_thread(Group** group) {
   return g.threads[rand() % g.threads.size()];
 }
 
-void World::next_events(size_t count, std::vector<Event>& out) {
+void World::next_events(size_t count, std::vector<Event>& out, std::vector<RecordHint>* hints) {
   for (size_t i = 0; i < count; ++i, ++phase_) {
     Group* g = nullptr;
+    const Slot* slot = nullptr;
     switch (phase_ % 4) {
       case 0: {  // a thread exits ...
         Slot& s = random_thread(&g);
         out.emplace_back(TaskExited{{s.tid, s.start}});
+        slot = &s;
         pending_group_ = g;
         pending_slot_ = &s;
         break;
@@ -280,6 +282,8 @@ void World::next_events(size_t count, std::vector<Event>& out) {
         s.tid = ++next_tid_;
         s.start = next_start_++;
         out.emplace_back(TaskSeen{task_of(*pending_group_, s)});
+        g = pending_group_;
+        slot = &s;
         break;
       }
       case 2: {  // a thread renames itself; whether the node policy matches it flips
@@ -287,15 +291,18 @@ void World::next_events(size_t count, std::vector<Event>& out) {
         Slot& s = g->threads[kRenamedSlot];
         s.comm = node_match(s.comm) ? "worker" : "EngineCore_DP1";
         out.emplace_back(TaskRenamed{{s.tid, s.start}, s.comm});
+        slot = &s;
         break;
       }
       default: {  // the TID is reused by a newer task before the old one's exit was seen (INV-2)
         Slot& s = random_thread(&g);
         s.start = next_start_++;
         out.emplace_back(TaskSeen{task_of(*g, s)});
+        slot = &s;
         break;
       }
     }
+    if (hints) hints->push_back({slot->tid, g->leader.tid, g->cgroup_id});
   }
 }
 

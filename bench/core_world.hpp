@@ -16,6 +16,14 @@ inline constexpr const char* kNodePolicyRegex = "^EngineCore(_DP[0-9]+)?$";
 inline constexpr uint32_t kThreadsPerGroup = 16;  // one leader and 15 threads
 inline constexpr unsigned kPods = 8;
 
+// What the daemon's ring-buffer record of a task event carries besides the event: the loop hands
+// it to Core::prefetch_task ahead of the event (src/daemon/engine.cpp).
+struct RecordHint {
+  uint32_t tid = 0;
+  uint32_t tgid = 0;
+  uint64_t cgroup_id = 0;
+};
+
 // What the task population looks like.
 enum class Population : uint8_t {
   // The event benchmark's node: half the thread groups in pods (DRA roles match some threads),
@@ -72,7 +80,8 @@ class World {
   // size about constant), in a fixed mix of four: a thread exits, a new thread appears in its
   // place, another thread is renamed (whether the node policy matches it flips), and a third
   // thread's TID is reused by a newer task whose exit was missed (INV-2).
-  void next_events(size_t count, std::vector<Event>& out);
+  // `hints`, when given, gets each event's RecordHint.
+  void next_events(size_t count, std::vector<Event>& out, std::vector<RecordHint>* hints = nullptr);
   // What the daemon's loop does after a turn's task events (Engine::reconcile): takes the ops they
   // made (take_plan_delta), as the mirror writes them, and acknowledges the write (BpfSynced), so
   // the core's reconcile marks stay as small as a turn and its actual table follows the desired

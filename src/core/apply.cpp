@@ -163,10 +163,13 @@ uint8_t CoreImpl::moved_keys(const TaskState& old, const TaskState& fresh) {
 }
 
 bool CoreImpl::same_observation(const TaskState& old, const Task& t) const {
+  // A new start (TID reuse) or epoch is decided without reading an interned value (each read of
+  // the pools is a cache miss at 100k tasks).
+  if (old.key != t.key || old.epoch != epoch) return false;
   const std::string& role = keeps_role(old, t) ? str(old.role) : t.role;
   const CpuSet* old_cpuset = cpuset_of(old);
   const bool same_cpuset = old_cpuset ? (t.cpuset && *t.cpuset == *old_cpuset) : !t.cpuset;
-  return old.key == t.key && moved_keys(old, t) == 0 && role == str(old.role) && same_cpuset && old.epoch == epoch;
+  return moved_keys(old, t) == 0 && role == str(old.role) && same_cpuset;
 }
 
 void CoreImpl::index_task(uint32_t tid, uint8_t keys, uint64_t cgroup_id) {

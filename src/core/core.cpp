@@ -114,17 +114,27 @@ ApplyResult Core::apply(const Event& e) { return impl_->apply(e); }
 
 void Core::prefetch(const Event& e) const {
   const auto* seen = std::get_if<TaskSeen>(&e);
-  prefetch_task(task_event_tid(e), seen ? seen->task.tgid : 0);
+  prefetch_task(task_event_tid(e), seen ? seen->task.tgid : 0, seen ? seen->task.cgroup_id : 0);
 }
 
-void Core::prefetch_task(uint32_t tid, uint32_t tgid) const {
+void Core::prefetch_task(uint32_t tid, uint32_t tgid, uint64_t cgroup_id) const {
   if (tid == 0) return;
   const CoreImpl& s = *impl_;
   s.tasks.prefetch(tid);
   s.desired.prefetch(tid);
   s.dirty.prefetch(tid);
   s.unsynced.prefetch(tid);
+  s.actual.prefetch(tid);  // touch() compares the entry with the kernel's
+  if (tgid != 0) s.tids_by_tgid.prefetch(tgid);  // the thread group's members (index_task, unindex_task)
   if (tgid != 0 && tgid != tid) s.tasks.prefetch(tgid);  // the leader: the TGID fallback reads it
+  if (cgroup_id != 0) s.cgroup_by_id.prefetch(cgroup_id);  // an observation's path (intern_cgroup)
+}
+
+void Core::prefetch_task_dependents(uint32_t tid) const {
+  const CoreImpl& s = *impl_;
+  if (auto t = s.tasks.find(tid); t != s.tasks.end()) s.tids_by_cgroup.prefetch(t->second.cgroup);
+  if (auto d = s.desired.find(tid); d != s.desired.end())
+    if (auto o = s.entries_by_origin.find(d->second.origin.get()); o != s.entries_by_origin.end()) o->second.prefetch(tid);
 }
 
 BatchResult Core::apply_all(const std::vector<Event>& events) {

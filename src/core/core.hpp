@@ -119,8 +119,12 @@ class Core {
   // tasks each is a miss of the last-level cache; issue #13). Other events: nothing.
   void prefetch(const Event& e) const;
   // The same for a task event not yet made into an Event (the daemon's queue of ring-buffer
-  // records): its tid, and its tgid when known (0: not known).
-  void prefetch_task(uint32_t tid, uint32_t tgid) const;
+  // records): its tid, and its tgid and cgroup id when known (0: not known).
+  void prefetch_task(uint32_t tid, uint32_t tgid, uint64_t cgroup_id = 0) const;
+  // The second stage, for the event after the next: reads the task's record and entry (which
+  // prefetch_task brought in one event earlier) and starts the loads they lead to: its cgroup's
+  // members and its entry's lineage members (an exit, a rename or a reuse updates them).
+  void prefetch_task_dependents(uint32_t tid) const;
 
   // Read-only queries.
   PreviewResult preview(const DraExecutionPolicy& p) const;
