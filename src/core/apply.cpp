@@ -174,7 +174,7 @@ bool CoreImpl::same_observation(const TaskState& old, const Task& t) const {
 
 void CoreImpl::index_task(uint32_t tid, uint8_t keys, uint64_t cgroup_id) {
   TaskState& t = tasks.at(tid);
-  if (keys & kByComm) ++task_count_by_comm[comm_of(t)];
+  if (keys & kByComm) count_comm(comm_of(t), tid);
   // Untitled tasks (most threads on a node where nothing sets a title) are not indexed: one set of
   // every task would cost each task event a cache miss in a 100k-member array; tasks_matching
   // finds them by a scan in the rare case that a title-only pattern matches the empty title.
@@ -207,7 +207,7 @@ void CoreImpl::unindex_task(uint32_t tid, uint8_t keys) {
       shrink_if_sparse(index);
     }
   };
-  if (keys & kByComm) uncount_comm(comm_of(t));
+  if (keys & kByComm) uncount_comm(comm_of(t), tid);
   if ((keys & kByTitle) && t.title != 0) drop(tids_by_title, title_of(t));
   if (keys & kByTgid) drop(tids_by_tgid, t.tgid);
   if (!(keys & kByCgroup)) return;
@@ -226,9 +226,26 @@ void CoreImpl::unindex_task(uint32_t tid, uint8_t keys) {
   }
 }
 
-void CoreImpl::uncount_comm(const std::string& comm) {
-  auto it = task_count_by_comm.find(comm);
-  if (it != task_count_by_comm.end() && --it->second == 0) task_count_by_comm.erase(it);
+void CoreImpl::count_comm(const std::string& comm, uint32_t tid) {
+  CommTasks& c = tasks_by_comm[comm];
+  ++c.count;
+  if (!c.members_kept) return;
+  if (c.count <= kCommMembersKept) {
+    c.members.insert(tid);
+  } else {
+    c.members_kept = false;  // found by a pass over the tasks from now on (tasks_matching)
+    c.members.clear();
+  }
+}
+
+void CoreImpl::uncount_comm(const std::string& comm, uint32_t tid) {
+  auto it = tasks_by_comm.find(comm);
+  if (it == tasks_by_comm.end()) return;
+  if (--it->second.count == 0) {
+    tasks_by_comm.erase(it);
+    return;
+  }
+  if (it->second.members_kept) it->second.members.erase(tid);
 }
 
 uint32_t CoreImpl::cgroup_pod(CgroupTasks& cg, const std::string& cgroup) {
@@ -276,7 +293,7 @@ void CoreImpl::add_tasks_of_pod(const PodState& pod, std::vector<uint32_t>& out)
 // Each pattern's first regex runs once per distinct comm (or, for a title-only policy, per
 // distinct title), not once per task; matched leaders pull in their thread groups (TGID strategy).
 // A comm pattern that some comm passes costs one pass over the tasks (shared by every such
-// pattern; comms are counted, not indexed by member: task_count_by_comm), its title regex once
+// pattern; a comm with many tasks keeps no member set: tasks_by_comm), its title regex once
 // per distinct title.
 std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const TitleAndComm*>& patterns) const {
   std::unordered_set<uint32_t> out;
@@ -286,7 +303,7 @@ std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const Ti
   };
   struct ByComm {
     const TitleAndComm* pattern;
-    absl::flat_hash_set<uint32_t> comms;         // the comm ids its comm regex passes
+    absl::flat_hash_set<uint32_t> comms;         // the comm ids its comm regex passes that keep no members
     absl::flat_hash_map<uint32_t, bool> titles;  // its title regex, per title id seen
   };
   std::vector<ByComm> by_comm;
@@ -294,8 +311,17 @@ std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const Ti
     if (!p || p->empty()) continue;
     if (p->comm) {
       ByComm b{p, {}, {}};
-      for (const auto& [text, n] : task_count_by_comm)
-        if (RE2::PartialMatch(text, *p->comm)) b.comms.insert(strings.find(text));
+      for (const auto& [text, c] : tasks_by_comm) {
+        if (!RE2::PartialMatch(text, *p->comm)) continue;
+        if (!c.members_kept) {
+          b.comms.insert(strings.find(text));
+          continue;
+        }
+        for (uint32_t tid : c.members) {
+          const TaskState& t = tasks.at(tid);
+          if (!p->title || RE2::PartialMatch(title_of(t), *p->title)) take(tid);
+        }
+      }
       if (!b.comms.empty()) by_comm.push_back(std::move(b));
       continue;
     }
@@ -624,11 +650,11 @@ struct Handlers {
                      ") which is not live");
     if (s.comm_of(it->second) == ev.comm) return ignored("comm unchanged");
     // Only the comm index depends on the name.
-    s.uncount_comm(s.comm_of(it->second));
+    s.uncount_comm(s.comm_of(it->second), ev.key.tid);
     const uint32_t was = it->second.comm;
     it->second.comm = s.intern(ev.comm);
     s.strings.release(was);
-    ++s.task_count_by_comm[ev.comm];
+    s.count_comm(ev.comm, ev.key.tid);
     std::vector<uint32_t> affected{ev.key.tid};
     if (ev.key.tid == it->second.tgid) s.add_thread_group(affected, ev.key.tid);
     ApplyResult r;
@@ -850,7 +876,7 @@ struct Handlers {
     s.tasks.clear();
     s.strings.clear();
     s.cpusets.clear();
-    s.task_count_by_comm.clear();
+    s.tasks_by_comm.clear();
     s.tids_by_title.clear();
     s.tids_by_tgid.clear();
     s.tids_by_cgroup.clear();

@@ -153,11 +153,19 @@ class CoreImpl {
 
   // ---- indexes ----
   // The member sets are flat (TidSet): a task costs a few bytes in each, not a hash node.
-  // Comms are counted, not indexed by member: a node has few distinct comms and each holds
-  // thousands of threads, so a member set per comm cost every task event (exit, new thread,
-  // rename) a cache miss in a large array at 100k tasks (issue #13), for the sake of policy
-  // changes, which are rare; tasks_matching finds a comm's tasks by one pass over the tasks.
-  std::unordered_map<std::string, uint32_t> task_count_by_comm;
+  // Comms are counted; their members are kept only while a comm has few (kCommMembersKept). A
+  // node's busy comms hold thousands of threads each, and a member set of such a comm cost every
+  // task event (exit, new thread, rename) a cache miss in a large array at 100k tasks (issue #13):
+  // once a comm passes the bound its set is dropped, and tasks_matching finds its tasks by one
+  // pass over the tasks, until the comm has no task left. A policy for a rare comm (a thread
+  // of its own name) still finds its few tasks without that pass.
+  struct CommTasks {
+    uint32_t count = 0;
+    bool members_kept = true;
+    TidSet members;  // while members_kept
+  };
+  static constexpr uint32_t kCommMembersKept = 64;
+  std::unordered_map<std::string, CommTasks> tasks_by_comm;
   std::unordered_map<std::string, TidSet> tids_by_title;  // non-empty process titles only (index_task)
   // The tgid and cgroup indexes are flat maps (absl::flat_hash_map, the TidSet in the slot): a
   // lookup is one or two cache lines instead of a chain of nodes. The flat maps' iteration order
@@ -294,7 +302,8 @@ class CoreImpl {
   // cgroup_id: the observer's id of the task's cgroup (Task::cgroup_id), recorded in cgroup_by_id.
   void index_task(uint32_t tid, uint8_t keys = kAllKeys, uint64_t cgroup_id = 0);
   void unindex_task(uint32_t tid, uint8_t keys = kAllKeys);
-  void uncount_comm(const std::string& comm);  // one task fewer with this comm
+  void count_comm(const std::string& comm, uint32_t tid);    // one task more with this comm
+  void uncount_comm(const std::string& comm, uint32_t tid);  // one task fewer with this comm
   const std::string& resolve_pod(const std::string& cgroup) const;  // the pod uid, "" when none
   uint32_t cgroup_pod(CgroupTasks& cg, const std::string& cgroup);  // resolve_pod, cached in cg
   void forget_cgroup_pods();  // pod bindings changed: every cgroup resolves again

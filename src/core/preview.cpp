@@ -95,7 +95,7 @@ bool part_matches(const std::string& text, const RE2& re) {
 // reads "VLLM::EngineCore_DP0". Say what the node's nearest candidates look like.
 // The tasks behind one text of an index: the title index holds them, the comm index counts them.
 size_t task_count(const TidSet& members) { return members.size(); }
-size_t task_count(uint32_t members) { return members; }
+size_t task_count(const CoreImpl::CommTasks& members) { return members.count; }
 
 void add_did_you_mean(const CoreImpl& s, const NodePolicyState& st, std::vector<std::string>& warnings) {
   const NodeSchedulingPolicy& p = st.policy;
@@ -116,7 +116,7 @@ void add_did_you_mean(const CoreImpl& s, const NodePolicyState& st, std::vector<
                        other_field + "?");
   };
   hint(st.regex.comm, p.command_regex, s.tids_by_title, "commandRegex", "comm", "processRegex", "process title");
-  hint(st.regex.title, p.process_regex, s.task_count_by_comm, "processRegex", "process title", "commandRegex", "comm");
+  hint(st.regex.title, p.process_regex, s.tasks_by_comm, "processRegex", "process title", "commandRegex", "comm");
 }
 
 PreviewResult invalid_preview(PolicyKind kind, const std::string& name, const FieldError& e) {

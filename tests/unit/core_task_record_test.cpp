@@ -105,6 +105,33 @@ TEST_F(PodBoundAfterItsThreads, ACgroupIdThatComesWithAnotherPathDoesNotMoveTheT
   EXPECT_EQ(listed(4111), again);
 }
 
+// A comm with many threads keeps a count, not its members (CoreImpl::kCommMembersKept): a policy
+// for it must still find every one of them (by a pass over the tasks), and one for a rare comm
+// its few, before and after the busy comm grew, shrank and came back.
+TEST_F(CoreTest, PoliciesFindEveryThreadOfABusyCommAndOfARareOne) {
+  applied(NodeInfoEvent{node_info()});
+  constexpr uint32_t kBusy = 200;  // past the bound
+  for (uint32_t i = 0; i < kBusy; ++i) applied(TaskSeen{task(1000 + i, 1000, 1 + i, "tokio-rt-w")});
+  applied(TaskSeen{task(5000, 5000, 9, "decode_loop")});
+  applied(NodePolicyUpsert{comm_policy("busy", 1, "^tokio-rt-w$", 1)});
+  applied(NodePolicyUpsert{comm_policy("rare", 1, "^decode_loop$", 1)});
+  EXPECT_EQ(core.desired_size(), kBusy + 1);
+  for (uint32_t i = 0; i < kBusy; ++i) ASSERT_NE(entry(1000 + i), nullptr) << 1000 + i;
+  ASSERT_NE(entry(5000), nullptr);
+  // Most of the busy comm's threads leave, one is renamed to the rare comm: a new generation of
+  // each policy still finds exactly the live ones.
+  for (uint32_t i = 0; i < kBusy - 3; ++i) applied(TaskExited{{1000 + i, 1 + i}});
+  applied(TaskRenamed{{1000 + kBusy - 1, kBusy}, "decode_loop"});
+  applied(PolicyDelete{PolicyKind::Node, "busy", 0});
+  applied(PolicyDelete{PolicyKind::Node, "rare", 0});
+  EXPECT_EQ(core.desired_size(), 0u);
+  applied(NodePolicyUpsert{comm_policy("busy", 2, "^tokio-rt-w$", 1)});
+  EXPECT_EQ(core.desired_size(), 2u);
+  applied(NodePolicyUpsert{comm_policy("rare", 2, "^decode_loop$", 1)});
+  EXPECT_EQ(core.desired_size(), 4u);
+  EXPECT_NE(entry(1000 + kBusy - 1), nullptr) << "the renamed thread, found under its new comm";
+}
+
 // The rescan sends only the tasks the core does not know as they are now (issue #13): the answer
 // must be false for every observation the TaskSeen handler would act on, and true only for its
 // no-ops, or a rescan would skip a change (or resend every task).
