@@ -1129,7 +1129,7 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 	 * slice, its queue count goes, and a run on another CPU than it was queued on is a move.
 	 */
 	if (untracked) {
-		p->scx.slice = slice_of(NULL);
+		p->scx.slice = slice_of(NULL); /* the run's slice in place of the mark */
 		if (marked_queued(mark)) {
 			__sync_fetch_and_add(&dsq_queued[DSQ_NORM], -1);
 			if (mark - C2C_MARK_QUEUED != (__u32)cpu)
