@@ -346,6 +346,28 @@ static __u64 slice_of(const struct c2c_policy_value *v)
 }
 
 /*
+ * An untracked task (no policy entry) is queued and run without its task storage: its slice,
+ * from its dispatch to the start of its run, says how it was queued. C2C_MARK_QUEUED + the CPU it
+ * was queued on: in DSQ_NORM, counted in dsq_queued[DSQ_NORM] (running uncounts it and counts
+ * a migration when another CPU took it); C2C_MARK_DIRECT: straight to a local DSQ from
+ * select_cpu, counted nowhere. running puts the untracked slice (C2C_DEFAULT_SLICE_NS) in its
+ * place before the run starts, so a task never runs with a mark and a slice left over from a
+ * run (at most C2C_SLICE_MAX_NS, or the kernel's SCX_SLICE_DFL / SCX_SLICE_INF) is never one.
+ * A mark the kernel overwrote (it refills SCX_SLICE_DFL in its own paths, e.g. while bypassing)
+ * only leaves dsq_queued too high: a consume that finds nothing, never a task nobody consumes.
+ * This spares an untracked task's wakeup the task storage lookup in enqueue and in running
+ * (a helper call each, on hackbench's every switch).
+ */
+#define C2C_MARK_QUEUED (1ull << 62)
+#define C2C_MARK_SPAN (1ull << 32)
+#define C2C_MARK_DIRECT (C2C_MARK_QUEUED + C2C_MARK_SPAN)
+
+static bool marked_queued(__u64 slice)
+{
+	return slice >= C2C_MARK_QUEUED && slice < C2C_MARK_QUEUED + C2C_MARK_SPAN;
+}
+
+/*
  * Not inlined: inlined into c2c_tick, clang merges its "boosted_ns = 0" store with the tick's
  * "p->scx.slice = 0" into one instruction, which the verifier rejects ("same insn cannot be used
  * with different pointers").
@@ -604,6 +626,9 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		sync_to_waker = idle && (wake_flags & SCX_WAKE_SYNC) && cpu == bpf_get_smp_processor_id() &&
 				!scx_bpf_test_and_clear_cpu_idle(cpu);
 	}
+	/* An untracked task's move is counted here (running sees no storage of it, see the marks). */
+	if (!tc && cpu != prev_cpu)
+		COUNT_STAT(migrations);
 
 	if (idle) {
 		/* Only a tracked task's wait and lease are timed: an untracked one reads no clock. */
@@ -640,7 +665,8 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 			tc->boosted = boosted;
 		}
 		count_dispatch(class_of(v));
-		scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice_of(v), boosted ? SCX_ENQ_PREEMPT | SCX_ENQ_HEAD : 0);
+		scx_bpf_dispatch(p, SCX_DSQ_LOCAL, tc ? slice_of(v) : C2C_MARK_DIRECT,
+				 boosted ? SCX_ENQ_PREEMPT | SCX_ENQ_HEAD : 0);
 		return cpu;
 	}
 	/* No idle CPU: a boosted task preempts in enqueue, on the CPU chosen here. */
@@ -743,14 +769,40 @@ static __u64 placed_offset(const struct task_ctx *tc)
 	return tc && tc->placed ? PLACED_DSQ_OFFSET : 0;
 }
 
+/*
+ * An untracked task to DSQ_NORM by virtual time, as scx_simple queues it, counted there by its
+ * mark (C2C_MARK_QUEUED): no storage. One queued again before it ran (a property change) was
+ * counted by its mark already.
+ */
+static void enqueue_untracked(struct task_struct *p, u64 enq_flags)
+{
+	if (marked_queued(p->scx.slice))
+		__sync_fetch_and_add(&dsq_queued[DSQ_NORM], -1);
+	count_dispatch(C2C_CLASS_UNMATCHED);
+	__sync_fetch_and_add(&dsq_queued[DSQ_NORM], 1);
+	scx_bpf_dispatch_vtime(p, DSQ_NORM, C2C_MARK_QUEUED + (__u32)scx_bpf_task_cpu(p), norm_vtime(p),
+			       enq_flags);
+}
+
 void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	const struct c2c_policy_value *v = policy_of(p);
-	struct task_ctx *tc = tctx_of(p);
+	struct task_ctx *tc;
 	__u64 task[C2C_CPUMASK_WORDS] = {};
 	__u64 now = 0, slice, dsq;
 	__u32 cls;
 
+	/*
+	 * An untracked wakeup needs nothing of its storage: it ran since it was last queued (a
+	 * queued task cannot go to sleep), so running uncounted it, and stopping left it unboosted,
+	 * unplaced and untracked. Any other enqueue (the end of a slice, a property change) may
+	 * follow a tracked enqueue whose count the storage holds, and looks it up.
+	 */
+	if (!v && (enq_flags & SCX_ENQ_WAKEUP)) {
+		enqueue_untracked(p, enq_flags);
+		return;
+	}
+	tc = tctx_of(p);
 	if (!tc)
 		v = NULL; /* no storage to track it in: scheduled as without an entry */
 	cls = class_of(v);
@@ -774,9 +826,12 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 			tc->runnable_at = now;
 		tc->wait_from = tc->runnable_at;
 		place_task(p, v, task, tc);
-	} else if (tc) {
-		/* No entry (or no more): nothing of it is measured; its class is set below. */
-		tc->runnable_at = 0;
+	} else {
+		/* No entry (or no more): nothing of it is measured, and it is queued by its mark. */
+		if (tc)
+			tc->runnable_at = 0;
+		enqueue_untracked(p, enq_flags);
+		return;
 	}
 	count_dispatch(cls);
 
@@ -1061,13 +1116,26 @@ static void count_runtime(struct task_ctx *tc, __u64 d)
 
 void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 {
-	struct task_ctx *tc = tctx_of(p);
 	s32 cpu = bpf_get_smp_processor_id();
 	struct cpu_ctx *cc = this_cpu_ctx();
+	__u64 mark = p->scx.slice, now;
+	bool untracked = mark >= C2C_MARK_QUEUED && mark <= C2C_MARK_DIRECT;
+	struct task_ctx *tc = untracked ? NULL : tctx_of(p);
 	struct c2c_stats *st;
 	__u32 node;
-	__u64 now;
 
+	/*
+	 * An untracked task queued by its mark (no storage looked up): its run gets the untracked
+	 * slice, its queue count goes, and a run on another CPU than it was queued on is a move.
+	 */
+	if (untracked) {
+		p->scx.slice = slice_of(NULL); /* the run's slice in place of the mark */
+		if (marked_queued(mark)) {
+			__sync_fetch_and_add(&dsq_queued[DSQ_NORM], -1);
+			if (mark - C2C_MARK_QUEUED != (__u32)cpu)
+				COUNT_STAT(migrations);
+		}
+	}
 	if (cc) {
 		bool rescued = cc->rescue_next;
 
@@ -1078,7 +1146,7 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 				p->scx.slice = C2C_RESCUE_SLICE_NS;
 		}
 		cc->curr_yields = tc && tc->tracked && c2c_yields_to_waiting(tc->cls, rescued);
-		cc->run_pid = tc ? p->pid : 0; /* 0: no record, stopping looks the storage up */
+		cc->run_pid = tc || untracked ? p->pid : 0; /* 0: no record, stopping looks the storage up */
 		cc->run_tracked = tc && tc->tracked;
 		cc->run_exec_start = p->se.sum_exec_runtime;
 	}
@@ -1095,9 +1163,11 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 	 * cost, not the clock reads and counters of the measurement (issue #16).
 	 */
 	if (!tc->tracked) {
+		/*
+		 * An untracked run that lost its mark (the kernel refilled its slice): its move, if
+		 * any, was counted by select_cpu or not at all (the CPU it was queued on is lost).
+		 */
 		tc->runnable_at = 0;
-		if (tc->last_cpu >= 0 && tc->last_cpu != cpu)
-			COUNT_STAT(migrations);
 		tc->last_cpu = cpu;
 		return;
 	}
@@ -1301,10 +1371,15 @@ s32 BPF_STRUCT_OPS(c2c_init_task, struct task_struct *p, struct scx_init_task_ar
  * A task that leaves sched_ext (another scheduling class) or exits while it waits in a shared DSQ
  * is uncounted (dsq_queued). Nothing else: exit_task may run after the tid was reused, and the
  * policy map belongs to user space (the daemon removes entries whose (tid, start_ticks) is gone).
- * Task storage frees itself.
+ * Task storage frees itself. An untracked task counted by its mark is uncounted here only
+ * (exit_task follows disable for an enabled task), and its mark cleared.
  */
 void BPF_STRUCT_OPS(c2c_disable, struct task_struct *p)
 {
+	if (marked_queued(p->scx.slice)) {
+		__sync_fetch_and_add(&dsq_queued[DSQ_NORM], -1);
+		p->scx.slice = slice_of(NULL);
+	}
 	uncount_queued(tctx_of(p));
 }
 

@@ -125,7 +125,7 @@ class ExperimentTableTest(unittest.TestCase):
                     hb("default", 3, 1.30), hb("claim2core", 3, 1.31), hb("scx_simple", 3, 1.30)]
         v, met, why = self.summarize(results, lines)["goals"]["hackbench: claim2core within 5% of default and 2% of scx_simple"]
         self.assertTrue(met, why)
-        self.assertIn("median of 3 paired runs", why)
+        self.assertIn("median of 3 paired runs, runs +0.0%..+0.8%", why)
         # 3 % slower than scx_simple in two runs of three: missed, whatever the pooled medians say.
         results = [r for r in results if r.get("sched") != "claim2core"]
         results += [hb("claim2core", 1, 1.03), hb("claim2core", 2, 1.34), hb("claim2core", 3, 1.30)]
