@@ -274,20 +274,11 @@ std::unordered_set<uint32_t> CoreImpl::tasks_of_pods(const std::unordered_set<st
 // A task's pod is the deepest bound pod whose cgroup holds the task's cgroup, so every task of a
 // pod is under the pod's cgroup; of those, the ones whose record names another (nested) pod are not
 // its own.
-template <class Out>
-static void tasks_of_pod_into(const CoreImpl& s, const PodState& pod, Out& out) {
-  const uint32_t uid = s.strings.find(pod.pod.uid);
-  if (uid == 0) return;  // no task holds the uid: none is in the pod
-  for (uint32_t tid : s.tasks_under_cgroup(pod.pod.cgroup))
-    if (s.tasks.at(tid).pod == uid) out.insert(out.end(), tid);
-}
-
 void CoreImpl::add_tasks_of_pod(const PodState& pod, std::unordered_set<uint32_t>& out) const {
-  tasks_of_pod_into(*this, pod, out);
-}
-
-void CoreImpl::add_tasks_of_pod(const PodState& pod, std::vector<uint32_t>& out) const {
-  tasks_of_pod_into(*this, pod, out);
+  const uint32_t uid = strings.find(pod.pod.uid);
+  if (uid == 0) return;  // no task holds the uid: none is in the pod
+  for (uint32_t tid : tasks_under_cgroup(pod.pod.cgroup))
+    if (tasks.at(tid).pod == uid) out.insert(tid);
 }
 
 // Each pattern's first regex runs once per distinct comm (or, for a title-only policy, per
@@ -306,6 +297,13 @@ std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const Ti
     absl::flat_hash_set<uint32_t> comms;         // the comm ids its comm regex passes that keep no members
     absl::flat_hash_map<uint32_t, bool> titles;  // its title regex, per title id seen
   };
+  // The rest of the pattern for a task whose comm passed: its title regex, if any.
+  auto title_passes = [&](ByComm& b, const TaskState& t) {
+    if (!b.pattern->title) return true;
+    auto [title, fresh] = b.titles.try_emplace(t.title, false);
+    if (fresh) title->second = RE2::PartialMatch(title_of(t), *b.pattern->title);
+    return title->second;
+  };
   std::vector<ByComm> by_comm;
   for (const TitleAndComm* p : patterns) {
     if (!p || p->empty()) continue;
@@ -317,10 +315,8 @@ std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const Ti
           b.comms.insert(strings.find(text));
           continue;
         }
-        for (uint32_t tid : c.members) {
-          const TaskState& t = tasks.at(tid);
-          if (!p->title || RE2::PartialMatch(title_of(t), *p->title)) take(tid);
-        }
+        for (uint32_t tid : c.members)
+          if (title_passes(b, tasks.at(tid))) take(tid);
       }
       if (!b.comms.empty()) by_comm.push_back(std::move(b));
       continue;
@@ -340,12 +336,7 @@ std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const Ti
   if (by_comm.empty()) return out;
   for (const auto& [tid, t] : tasks)
     for (ByComm& b : by_comm) {
-      if (!b.comms.contains(t.comm)) continue;
-      if (b.pattern->title) {
-        auto [title, fresh] = b.titles.try_emplace(t.title, false);
-        if (fresh) title->second = RE2::PartialMatch(title_of(t), *b.pattern->title);
-        if (!title->second) continue;
-      }
+      if (!b.comms.contains(t.comm) || !title_passes(b, t)) continue;
       take(tid);
       break;
     }

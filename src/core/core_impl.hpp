@@ -278,7 +278,6 @@ class CoreImpl {
   // The live tasks a pod holds (record's `pod` is the pod's uid): found under the pod's cgroup,
   // not kept per pod (a pod's member set cost every task event in it a cache miss at 100k tasks).
   void add_tasks_of_pod(const PodState& pod, std::unordered_set<uint32_t>& out) const;
-  void add_tasks_of_pod(const PodState& pod, std::vector<uint32_t>& out) const;
   std::unordered_set<uint32_t> tasks_matching(const std::vector<const TitleAndComm*>& patterns) const;
 
   // ---- index maintenance ----

@@ -90,13 +90,13 @@ bool part_matches(const std::string& text, const RE2& re) {
   return false;
 }
 
-// A policy that matches nothing often names the wrong field: stock vLLM's EngineCore threads are
-// all called "VLLM::EngineCor" (setproctitle cuts the comm to 15 bytes) while the process title
-// reads "VLLM::EngineCore_DP0". Say what the node's nearest candidates look like.
 // The tasks behind one text of an index: the title index holds them, the comm index counts them.
 size_t task_count(const TidSet& members) { return members.size(); }
 size_t task_count(const CoreImpl::CommTasks& members) { return members.count; }
 
+// A policy that matches nothing often names the wrong field: stock vLLM's EngineCore threads are
+// all called "VLLM::EngineCor" (setproctitle cuts the comm to 15 bytes) while the process title
+// reads "VLLM::EngineCore_DP0". Say what the node's nearest candidates look like.
 void add_did_you_mean(const CoreImpl& s, const NodePolicyState& st, std::vector<std::string>& warnings) {
   const NodeSchedulingPolicy& p = st.policy;
   const std::string key = "NodeSchedulingPolicy/" + p.name;
