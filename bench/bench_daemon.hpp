@@ -84,6 +84,9 @@ class BenchDaemon {
   claim2core::v1::Claim2Core::Stub& stub() { return *stub_; }
   std::string pin(const char* map) const { return pin_ + "/" + map; }
   std::string log() const { return root_ + "/daemon.log"; }
+  // Its private directory and the --state-dir inside it (same file system as the durable state).
+  const std::string& root() const { return root_; }
+  std::string state_dir() const { return root_ + "/state"; }
   // On success the private directory goes with the daemon; kept otherwise (its log says why).
   void remove_root() { remove_root_ = true; }
 

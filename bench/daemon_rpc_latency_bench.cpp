@@ -10,7 +10,7 @@
 //   own wake-up by the reply is not timed; the daemon runs as its config says (--variant).
 // Needs root and bpffs. Run:
 //   build/bench/daemon_rpc_latency_bench [--iterations N] [--rounds R] [--variant YAML]...
-//       <claim2cored> [<other claim2cored> ...]
+//       [--only-variants] [--clients C] <claim2cored> [<other claim2cored> ...]
 //   e.g. on a busy host (stress-ng --cpu 0 beside it), time-shared against SCHED_FIFO:
 //   build/bench/daemon_rpc_latency_bench --rounds 2 --variant 'realtime_priority: 1' build/src/daemon/claim2cored
 #include <bpf/bpf.h>
@@ -39,6 +39,7 @@
 
 #include "claim2core.grpc.pb.h"
 #include "daemon_bench_policy.hpp"
+#include "durable_append_floor.hpp"
 #include "instrument_priority.hpp"
 #include "claim2core_abi.h"
 
@@ -154,8 +155,11 @@ struct Daemon {
   }
 };
 
-// `clients` threads, each `iters` upserts of its own policy; the reply latencies of all.
-std::vector<double> run(Daemon& d, int clients, int iters, int round) {
+// `clients` threads, each `iters` upserts of its own policy; the reply latencies of all. With a
+// `floor`, one durable append of the call's record before each call, its latency into *floor_us
+// (one client only: 16 clients' calls share a group commit, their floor is not one append each).
+std::vector<double> run(Daemon& d, int clients, int iters, int round, c2c::bench::DurableAppendFloor* floor = nullptr,
+                        std::vector<double>* floor_us = nullptr) {
   std::vector<std::unique_ptr<Parked>> threads;
   for (int k = 0; k < clients; ++k) threads.push_back(std::make_unique<Parked>("c2cr-" + std::to_string(round) + "-" + std::to_string(k)));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the daemon sees the names
@@ -174,9 +178,16 @@ std::vector<double> run(Daemon& d, int clients, int iters, int round) {
         *req.mutable_policy() = node_policy(pname, i, "^" + tname + "$", slice);
         pb::UpsertPolicyResponse resp;
         grpc::ClientContext ctx;
+        const double floor_sample = floor ? floor->sample_us() : 0;
+        const uint64_t log0 = floor ? c2c::bench::state_log_bytes(d.root + "/state") : 0;
         auto t0 = Clock::now();
         auto s = d.stub->UpsertPolicy(&ctx, req, &resp);
         auto t1 = Clock::now();
+        if (floor) {
+          const uint64_t log1 = c2c::bench::state_log_bytes(d.root + "/state");
+          if (log1 > log0) floor->set_record_bytes(log1 - log0);
+          if (i > 5) floor_us->push_back(floor_sample);
+        }
         c2c_policy_value v{};
         // The reply says SENT (written, the read-back pass confirms later) or APPLIED; the bench
         // checks the map itself, so "the map already updated" is measured, not taken from the reply.
@@ -204,17 +215,24 @@ std::vector<double> run(Daemon& d, int clients, int iters, int round) {
 int main(int argc, char** argv) {
   int iters = 300, rounds = 1;
   std::vector<std::string> bins, variants{""};
+  std::vector<int> client_counts{1, 16};
+  bool only_variants = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--iterations") == 0 && i + 1 < argc) iters = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) rounds = std::atoi(argv[++i]);
     else if (std::strcmp(argv[i], "--variant") == 0 && i + 1 < argc) variants.emplace_back(argv[++i]);
+    else if (std::strcmp(argv[i], "--only-variants") == 0) only_variants = true;
+    else if (std::strcmp(argv[i], "--clients") == 0 && i + 1 < argc) client_counts = {std::atoi(argv[++i])};
     else bins.emplace_back(argv[i]);
   }
-  if (bins.empty() || iters < 1 || rounds < 1) {
+  if (only_variants) variants.erase(variants.begin());  // the default config's ""
+  if (bins.empty() || iters < 1 || rounds < 1 || variants.empty() || client_counts.front() < 1) {
     std::fprintf(stderr,
-                 "usage: %s [--iterations N] [--rounds R] [--variant YAML]... <claim2cored> [<other claim2cored> ...]\n"
-                 "  each claim2cored runs with the default config, then with each --variant as its config file\n"
-                 "  (e.g. --variant 'realtime_priority: 1'); R rounds of all of them, one after the other\n",
+                 "usage: %s [--iterations N] [--rounds R] [--variant YAML]... [--only-variants] [--clients C]\n"
+                 "          <claim2cored> [<other claim2cored> ...]\n"
+                 "  each claim2cored runs with the default config (not with --only-variants), then with each\n"
+                 "  --variant as its config file (e.g. --variant 'realtime_priority: 1'); R rounds of all of\n"
+                 "  them, one after the other; at 1 and 16 clients, or at C only\n",
                  argv[0]);
     return 2;
   }
@@ -238,14 +256,25 @@ int main(int argc, char** argv) {
           rc = 1;
           continue;
         }
-        for (int clients : {1, 16}) {
+        for (int clients : client_counts) {
+          c2c::bench::DurableAppendFloor floor(d.root, 256);
+          std::vector<double> floor_us;
+          const bool with_floor = clients == 1 && floor.ok();
           // Fewer calls per client at 16 clients: the same total order of magnitude.
-          auto q = quantiles(run(d, clients, clients == 1 ? iters : std::max(20, iters / 4), round++));
+          auto q = quantiles(run(d, clients, clients == 1 ? iters : std::max(20, iters / 4), round++,
+                                 with_floor ? &floor : nullptr, &floor_us));
           // No sample is no figure: never "met" (every call failed, see the message above).
           const char* verdict = q.n == 0 ? "NO SAMPLES" : q.p99 <= 1000 ? "met" : "NOT met";
           if (q.n == 0) rc = 1;
           std::printf("%-48s %7d %6zu %10.1f %10.1f %10.1f   %s\n", label.c_str(), clients, q.n, q.p50, q.p99, q.max,
                       verdict);
+          if (with_floor) {
+            const auto f = quantiles(floor_us);
+            const bool failed = std::any_of(floor_us.begin(), floor_us.end(), [](double v) { return v < 0; });
+            std::printf("%-48s %7s %6zu %10.1f %10.1f %10.1f   %s\n", "  its floor: the record appended + fdatasync",
+                        "", f.n, f.p50, f.p99, f.max,
+                        failed ? "the floor's write failed" : "(before each call, beside the state log)");
+          }
           std::fflush(stdout);
         }
         d.stop();
