@@ -9,7 +9,8 @@
  *
  * Contracts: INV-2 c2c_entry_usable; INV-6 c2c_policy_masks, c2c_choose_cpu,
  * c2c_choose_preemptible, and the preference inside allowed (c2c_may_run_on, c2c_choose_placed);
- * INV-8 c2c_lease_live, c2c_budget_*, c2c_starved, c2c_rescue_dsq, c2c_yields_to_waiting.
+ * INV-8 c2c_lease_live, c2c_budget_*, c2c_starved, c2c_rescue_dsq, c2c_yields_to_waiting; the
+ * untracked slice (c2c_untracked_slice, c2c_cut_untracked).
  * Every function is also proved free of run-time errors (-wp-rte with unsigned overflow checked:
  * no mask word out of bounds, no wrapping time arithmetic).
  */
@@ -515,6 +516,44 @@ static inline __u64 c2c_slice(const struct c2c_policy_value *v)
 	if (s > C2C_SLICE_MAX_NS)
 		s = C2C_SLICE_MAX_NS;
 	return s;
+}
+
+/*
+ * The slice of an untracked task's run (no policy entry). While the policy map holds an entry,
+ * the short default (C2C_DEFAULT_SLICE_NS), so that a tracked task waking behind CPU hogs waits
+ * milliseconds, not a long slice per hog. On a node without entries that short slice protects
+ * nobody and only multiplies the switches: untracked runs then get scx_simple's slice
+ * (C2C_UNTRACKED_LONG_SLICE_NS, the kernel's SCX_SLICE_DFL), and a node without policies is
+ * scheduled as scx_simple schedules it (issue #16: hackbench switched 1.5x as often as under
+ * scx_simple with the short slice).
+ */
+#define C2C_UNTRACKED_LONG_SLICE_NS (20ull * C2C_NSEC_PER_MSEC)
+
+/*@ assigns \nothing;
+    ensures c2c_untracked_short: policies_present ==> \result == C2C_DEFAULT_SLICE_NS;
+    ensures c2c_untracked_long: !policies_present ==> \result == C2C_UNTRACKED_LONG_SLICE_NS;
+*/
+static inline __u64 c2c_untracked_slice(bool policies_present)
+{
+	return policies_present ? C2C_DEFAULT_SLICE_NS : C2C_UNTRACKED_LONG_SLICE_NS;
+}
+
+/*
+ * An entry appeared while an untracked run holds a long slice: the run is cut back to the default
+ * slice (what it would have had with the entry there from its start), ending at once if it
+ * already ran that long. left: its slice left; ran: how long it has run.
+ */
+/*@ assigns \nothing;
+    ensures \result <= left && \result <= C2C_DEFAULT_SLICE_NS;
+    ensures c2c_cut_spent: ran >= C2C_DEFAULT_SLICE_NS ==> \result == 0;
+    ensures ran < C2C_DEFAULT_SLICE_NS && C2C_DEFAULT_SLICE_NS - ran <= left ==>
+              \result == C2C_DEFAULT_SLICE_NS - ran;
+*/
+static inline __u64 c2c_cut_untracked(__u64 left, __u64 ran)
+{
+	__u64 rest = ran >= C2C_DEFAULT_SLICE_NS ? 0 : C2C_DEFAULT_SLICE_NS - ran;
+
+	return rest < left ? rest : left;
 }
 
 #endif /* C2C_GUARDS_H */

@@ -17,7 +17,9 @@
  *     runs an unboosted one;
  *   - unboosted latency-critical / comm-progress tasks go to the HI class;
  *   - normal, throughput and unmatched tasks go to the NORM class, ordered by weighted virtual
- *     time;
+ *     time; an unmatched task runs the default slice while the policy map holds an entry, and
+ *     scx_simple's 20 ms on a node without entries (c2c_untracked_slice; the tick cuts such a
+ *     run back once an entry appears);
  *   - background tasks go to the BG class.
  * Each class has two shared DSQs: one for tasks whose policy has CPU masks ("placed") and one for
  * the rest. dispatch serves HI > NORM > BG, except that NORM / BG are served first once they have
@@ -140,6 +142,11 @@ struct cpu_ctx {
 	__u32 node;          /* this CPU's NUMA node, once node_known */
 	__u32 node_known;
 	__u32 curr_yields;   /* the run here now yields to a waiting higher class (c2c_tick) */
+	/*
+	 * The run here now is untracked with the long slice of a node without entries
+	 * (c2c_untracked_slice): the tick cuts it back once an entry appears.
+	 */
+	__u32 curr_long;
 	/*
 	 * The run here now, as running saw it: whose (run_pid), whether that task is tracked, and
 	 * p->se.sum_exec_runtime at its start. stopping takes an untracked task's run length from
@@ -350,8 +357,9 @@ static __u64 slice_of(const struct c2c_policy_value *v)
  * from its dispatch to the start of its run, says how it was queued. C2C_MARK_QUEUED + the CPU it
  * was queued on: in DSQ_NORM, counted in dsq_queued[DSQ_NORM] (running uncounts it and counts
  * a migration when another CPU took it); C2C_MARK_DIRECT: straight to a local DSQ from
- * select_cpu, counted nowhere. running puts the untracked slice (C2C_DEFAULT_SLICE_NS) in its
- * place before the run starts, so a task never runs with a mark and a slice left over from a
+ * select_cpu, counted nowhere. running puts the untracked slice (c2c_untracked_slice: the
+ * default while the policy map holds an entry, scx_simple's without) in its place before the run
+ * starts, so a task never runs with a mark and a slice left over from a
  * run (at most C2C_SLICE_MAX_NS, or the kernel's SCX_SLICE_DFL / SCX_SLICE_INF) is never one.
  * A mark the kernel overwrote (it refills SCX_SLICE_DFL in its own paths, e.g. while bypassing)
  * only leaves dsq_queued too high: a consume that finds nothing, never a task nobody consumes.
@@ -1129,7 +1137,12 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 	 * slice, its queue count goes, and a run on another CPU than it was queued on is a move.
 	 */
 	if (untracked) {
-		p->scx.slice = slice_of(NULL); /* the run's slice in place of the mark */
+		/*
+		 * The run's slice in place of the mark: long while this CPU last found the policy map
+		 * empty (its select_cpu and enqueue ask, at most once a jiffy); a stale answer is
+		 * mended by the tick, which asks afresh and cuts the run back.
+		 */
+		p->scx.slice = c2c_untracked_slice(!cc || cc->policies_present);
 		if (marked_queued(mark)) {
 			__sync_fetch_and_add(&dsq_queued[DSQ_NORM], -1);
 			if (mark - C2C_MARK_QUEUED != (__u32)cpu)
@@ -1140,6 +1153,7 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 		bool rescued = cc->rescue_next;
 
 		cc->curr_boosted = tc && tc->boosted;
+		cc->curr_long = untracked && p->scx.slice > C2C_DEFAULT_SLICE_NS;
 		if (rescued) {
 			cc->rescue_next = 0;
 			if (p->scx.slice > C2C_RESCUE_SLICE_NS)
@@ -1253,10 +1267,22 @@ void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
 	struct cpu_ctx *cc;
 	__u64 now;
 
-	/* No placed task waiting, no boosted or yielding run: nothing to do, nothing looked up. */
+	/* No placed task waiting, no boosted, yielding or long run: nothing to do, nothing looked up. */
 	cc = this_cpu_ctx();
-	if (!placed_maybe_queued() && (!cc || (!cc->curr_boosted && !cc->curr_yields)))
+	if (!placed_maybe_queued() && (!cc || (!cc->curr_boosted && !cc->curr_yields && !cc->curr_long)))
 		return;
+	/*
+	 * An untracked run with the long slice of a node without entries (never boosted, never
+	 * yielding): once an entry exists, the rest of its run is what the default slice leaves.
+	 */
+	if (cc && cc->curr_long) {
+		if (policies_maybe_present()) {
+			cc->curr_long = 0;
+			p->scx.slice = c2c_cut_untracked(p->scx.slice, p->se.sum_exec_runtime - cc->run_exec_start);
+		}
+		if (!placed_maybe_queued())
+			return;
+	}
 	now = bpf_ktime_get_boot_ns();
 	if (cc && cc->curr_yields && higher_class_waits(now)) {
 		/* The run ends at this tick; dispatch serves the classes in order. */
@@ -1293,6 +1319,7 @@ void BPF_STRUCT_OPS(c2c_stopping, struct task_struct *p, bool runnable)
 	if (cc) {
 		cc->curr_boosted = 0;
 		cc->curr_yields = 0;
+		cc->curr_long = 0;
 		recorded = cc->run_pid && cc->run_pid == p->pid;
 		tracked = !recorded || cc->run_tracked;
 		start = cc->run_exec_start;

@@ -324,4 +324,19 @@ TEST(GuardsSlice, CustomSliceIsClamped) {
   EXPECT_EQ(c2c_slice(&v), C2C_DEFAULT_SLICE_NS);
 }
 
+TEST(GuardsSlice, UntrackedRunsAreShortWhileThePolicyMapHoldsAnEntry) {
+  EXPECT_EQ(c2c_untracked_slice(true), C2C_DEFAULT_SLICE_NS);
+  EXPECT_EQ(c2c_untracked_slice(false), C2C_UNTRACKED_LONG_SLICE_NS);
+  EXPECT_GT(C2C_UNTRACKED_LONG_SLICE_NS, C2C_DEFAULT_SLICE_NS);
+}
+
+TEST(GuardsSlice, ALongUntrackedRunIsCutBackToTheDefaultSlice) {
+  const __u64 ms = C2C_NSEC_PER_MSEC;
+  EXPECT_EQ(c2c_cut_untracked(19 * ms, 1 * ms), C2C_DEFAULT_SLICE_NS - 1 * ms);
+  EXPECT_EQ(c2c_cut_untracked(15 * ms, C2C_DEFAULT_SLICE_NS), 0u);  // already ran its default: ends now
+  EXPECT_EQ(c2c_cut_untracked(15 * ms, 10 * ms), 0u);
+  EXPECT_EQ(c2c_cut_untracked(ms / 2, 1 * ms), ms / 2);  // never lengthened
+  EXPECT_EQ(c2c_cut_untracked(20 * ms, 0), C2C_DEFAULT_SLICE_NS);
+}
+
 }  // namespace

@@ -152,7 +152,8 @@ run_scenarios() {
   # 3. A TID reused by a new thread gets no policy (INV-2).
   result tid_reuse "$(c2c-vm-tool reuse)"
 
-  # 4. A slice-only policy changes the slice.
+  # 4. A slice-only policy changes the slice; an untracked task runs the default slice while the
+  #    map holds an entry and scx_simple's without one (c2c_untracked_slice).
   result slice "$(c2c-vm-tool slice --cpu 1 --slice-us 30000 --duration-ms 1000)"
 
   # 4b. A boosted CPU hog does not starve an unmatched and a background hog on its CPU (INV-8):
@@ -220,6 +221,7 @@ run_scenarios() {
     case "$check" in
       starve) args="starve --cpu 1 --duration-ms 2000"; evidence='"threads"' ;;
       starve_no_boost) args="starve --cpu 1 --duration-ms 1000 --no-boost"; evidence='"threads"' ;;
+      slice) args="slice --cpu 1 --slice-us 30000 --duration-ms 1000"; evidence='"long_rate_ratio"' ;;
       stale) args="stale --cpu 1 --duration-ms 1500"; evidence='"oracle"' ;;
       # Killed only when the control did wait (the wakeup reached the writer's CPU): a mutant
       # whose run never tested that path does not count as caught.

@@ -7,7 +7,8 @@
 //   stats [--pin-root DIR]         summed scheduler statistics (default pin root or a daemon's)
 //   latency  [--class C --boost-ms B --allowed L --preferred L] [--cgroup DIR] [--duration-ms D]
 //   reuse                          TID reuse: a stale entry is ignored and counted (INV-2)
-//   slice    --cpu N [--slice-us U] a slice-only policy changes the slice
+//   slice    --cpu N [--slice-us U] a slice-only policy changes the slice; untracked tasks run
+//                                   the default slice with entries, scx_simple's without
 //   spin     [--duration-ms D]     progress of a busy and a sleeping thread (unload scenario)
 //   starve   --cpu N [--duration-ms D] [--max-gap-ms G] [--no-boost]
 //                                  a boosted CPU hog does not starve an unmatched and a background
@@ -51,6 +52,7 @@
 #include <bpf/bpf.h>
 #include <nlohmann/json.hpp>
 
+#include "c2c_guards.h"
 #include "sched/loader.hpp"
 #include "sched/stats.hpp"
 #include "vm_policy.hpp"
@@ -313,9 +315,13 @@ int cmd_reuse(int max_spawns) {
 }
 
 // ---- slice: two CPU hogs sharing one CPU switch as often as their slice says ------------------
+// Three phases of the same pair: untracked on a node without entries (scx_simple's long slice,
+// c2c_untracked_slice), untracked while the map holds an entry (the witness: this tool's main
+// thread, which only sleeps; the default slice), and tracked with a slice-only policy.
 int cmd_slice(int cpu, uint64_t slice_us, int duration_ms) {
   PolicyMap map;
-  auto run_pair = [&](bool with_policy) {
+  enum class Phase { NoEntries, Untracked, Custom };
+  auto run_pair = [&](Phase phase) {
     std::atomic<int> ready{0};
     std::atomic<bool> go{false}, stop{false};
     pid_t tids[2] = {0, 0};
@@ -330,7 +336,7 @@ int cmd_slice(int cpu, uint64_t slice_us, int duration_ms) {
         }
       });
     while (ready < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (with_policy) {
+    if (phase == Phase::Custom) {
       PolicySpec spec;
       spec.exec_class = C2C_CLASS_NORMAL;
       spec.slice_ns = slice_us * 1000ull;
@@ -346,15 +352,22 @@ int cmd_slice(int cpu, uint64_t slice_us, int duration_ms) {
     const double secs = static_cast<double>(mono_ns() - t0) / 1e9;
     stop = true;
     for (auto& t : ts) t.join();
-    if (with_policy)
+    if (phase == Phase::Custom)
       for (pid_t t : tids) map.del(static_cast<uint32_t>(t));
     return static_cast<double>(after - before) / secs;
   };
+  // The first phase needs a map without entries: another scenario's leftovers are reported.
+  const size_t entries_before = map.entries();
+  const double no_entries = run_pair(Phase::NoEntries);
+  PolicySpec witness;
+  witness.exec_class = C2C_CLASS_NORMAL;
+  map.put_task(getpid(), getpid(), witness);
   const c2c_stats s0 = sched::read_pinned_stats();
-  const double base = run_pair(false);
+  const double base = run_pair(Phase::Untracked);
   const c2c_stats s1 = sched::read_pinned_stats();
-  const double custom = run_pair(true);
+  const double custom = run_pair(Phase::Custom);
   const c2c_stats s2 = sched::read_pinned_stats();
+  map.del(static_cast<uint32_t>(getpid()));
   const uint64_t normal_base = s1.dispatched[C2C_CLASS_NORMAL] - s0.dispatched[C2C_CLASS_NORMAL];
   const uint64_t normal_custom = s2.dispatched[C2C_CLASS_NORMAL] - s1.dispatched[C2C_CLASS_NORMAL];
   // Two CPU-bound threads on one CPU switch once per slice: the custom slice must change the
@@ -363,12 +376,19 @@ int cmd_slice(int cpu, uint64_t slice_us, int duration_ms) {
   const double expected = static_cast<double>(C2C_DEFAULT_SLICE_NS) / static_cast<double>(slice_us * 1000);
   const double seen = custom / std::max(base, 1.0);
   const bool right_way = expected >= 1.0 ? seen >= std::min(3.0, expected) : seen <= std::max(1.0 / 3.0, expected);
-  const bool pass = std::abs(expected - 1.0) > 0.5 && right_way && normal_custom > 0;
+  // Without entries the pair runs scx_simple's slice: 6.7x fewer switches than with the witness
+  // entry there (3x required, as above).
+  const double expected_long = static_cast<double>(C2C_UNTRACKED_LONG_SLICE_NS) / static_cast<double>(C2C_DEFAULT_SLICE_NS);
+  const double seen_long = base / std::max(no_entries, 1.0);
+  const bool long_ok = entries_before == 0 && seen_long >= std::min(3.0, expected_long);
+  const bool pass = std::abs(expected - 1.0) > 0.5 && right_way && normal_custom > 0 && long_ok;
   json j{{"scenario", "slice"}, {"cpu", cpu}, {"slice_us", slice_us},
          {"default_slice_us", C2C_DEFAULT_SLICE_NS / 1000}, {"expected_rate_ratio", expected},
          {"nvcsw_per_s_default", base}, {"nvcsw_per_s_custom", custom}, {"rate_ratio", seen},
          {"normal_dispatches_default", normal_base}, {"normal_dispatches_custom", normal_custom},
-         {"pass", pass}};
+         {"entries_before", entries_before}, {"untracked_long_slice_us", C2C_UNTRACKED_LONG_SLICE_NS / 1000},
+         {"nvcsw_per_s_no_entries", no_entries}, {"expected_long_rate_ratio", expected_long},
+         {"long_rate_ratio", seen_long}, {"pass", pass}};
   std::cout << j.dump() << std::endl;
   return pass ? 0 : 1;
 }

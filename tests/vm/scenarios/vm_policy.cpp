@@ -1,5 +1,6 @@
 #include "vm_policy.hpp"
 
+#include <bpf/bpf.h>
 #include <time.h>
 
 #include <stdexcept>
@@ -110,6 +111,16 @@ void PolicyMap::put_task(pid_t tgid, pid_t tid, const PolicySpec& spec) {
   auto st = read_task_stat(tgid, tid);
   if (!st) throw std::runtime_error("task " + std::to_string(tid) + ": cannot read /proc stat");
   put(static_cast<uint32_t>(tid), make_value(spec, tgid, st->start_ticks));
+}
+
+size_t PolicyMap::entries() const {
+  size_t n = 0;
+  uint32_t key = 0, next = 0;
+  for (const void* prev = nullptr; bpf_map_get_next_key(impl_->maps->policy_fd(), prev, &next) == 0; prev = &key) {
+    key = next;
+    ++n;
+  }
+  return n;
 }
 
 }  // namespace c2c::vm

@@ -45,6 +45,8 @@ class PolicyMap {
   void del(uint32_t tid);  // absent is fine
   // Puts a policy for a live task, reading its start_ticks from /proc.
   void put_task(pid_t tgid, pid_t tid, const PolicySpec& spec);
+  // How many entries the map holds now, whoever wrote them (the kernel's key walk).
+  size_t entries() const;
 
  private:
   struct Impl;
