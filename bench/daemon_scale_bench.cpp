@@ -51,6 +51,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -117,6 +118,20 @@ double host_forks() {
     in.ignore(1 << 20, '\n');
   }
   return -1;
+}
+
+// How often the daemon's threads went to sleep and were woken since they started: the sum of
+// their voluntary_ctxt_switches (/proc/<pid>/task/*/status). Per task event, it says how many
+// records each wake-up of the loop read (a storm reads many per wake-up, a lone record one).
+double voluntary_switches(pid_t pid) {
+  double n = 0;
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::ifstream in(t.path() / "status");
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0) n += std::stod(line.substr(24));
+  }
+  return n;
 }
 
 // A /proc/<pid>/status size ("VmRSS:", "RssAnon:") in bytes.
@@ -191,6 +206,7 @@ struct Row {
   // window, and a whole-map read-back with the full plan and check at 100k then lands in it.
   double cpu_event_less_passes_us = 0;
   double sparse_cpu_event_us = 0;  // threads kSparseGap apart: every event a wake-up of its own
+  double wakeups_per_kevent = 0;   // the daemon's voluntary switches in the churn window per 1,000 events
   int passes_in_window = 0;
   // Wake-ups of the daemon's loop that went past their SCHED_FIFO budget (realtime_priority) from a
   // settle before the policy matching N to a settle after it: the bulk work finished time-shared.
@@ -325,17 +341,18 @@ std::optional<DaemonCounters> scrape_counters(int metrics_port) {
 // stays until its entry is in: everything recorded before it has been handled by then.
 bool churn_window(pid_t daemon, int metrics_port, int fd, int k, Row& row) {
   const auto p0 = scrape_counters(metrics_port);
-  const double c0 = cpu_ns(daemon), s0 = stat_cpu_ns(daemon), f0 = host_forks();
+  const double c0 = cpu_ns(daemon), s0 = stat_cpu_ns(daemon), f0 = host_forks(), w0 = voluntary_switches(daemon);
   for (int i = 0; i < k; ++i) {
     std::thread t([] { ::prctl(PR_SET_NAME, kName, 0, 0, 0); });
     t.join();
   }
   std::vector<double> ignored;
   if (!sample_new_thread(fd, ignored)) return false;
-  const double c1 = cpu_ns(daemon), s1 = stat_cpu_ns(daemon), f1 = host_forks();
+  const double c1 = cpu_ns(daemon), s1 = stat_cpu_ns(daemon), f1 = host_forks(), w1 = voluntary_switches(daemon);
   const auto p1 = scrape_counters(metrics_port);
   const double events = 3.0 * k + 3.0;  // + the marker's fork, rename, exit
   row.cpu_event_us = (c1 - c0) / events / 1e3;
+  row.wakeups_per_kevent = (w1 - w0) / events * 1000.0;
   if (!p0 || !p1) {
     std::fprintf(stderr, "the daemon's metrics endpoint did not answer\n");
     return false;
@@ -590,6 +607,8 @@ int main(int argc, char** argv) {
   line("  (same, less the full passes)", &Row::cpu_event_less_passes_us, "us", 0, "(the periodic read-back and rescan in the window taken out)");
   line("  (same, threads 2 ms apart)", &Row::sparse_cpu_event_us, "us", 0, "(a wake-up per record: what a busy node's sparse events cost)");
   line("  (same, /proc/<pid>/stat ticks)", &Row::stat_event_us, "us", 0, "");
+  line("  (daemon wake-ups per 1k events)", &Row::wakeups_per_kevent, "", 0,
+       "(its threads' voluntary switches in the churn window: 1000 = a wake-up per record)");
   line("  (same, per record of the host)", &Row::host_event_us, "us", 0, "(other jobs' forks counted too)");
   line("  daemon idle CPU", &Row::idle_ms_per_s, "ms", 0, "(ms per s, no events)");
   line("RPC -> map p50 (1 client)", &Row::rpc_p50, "us", 0, "");
