@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -42,9 +43,11 @@ class BenchDaemon {
     if (pid_ == 0) {
       FILE* f = std::freopen(log.c_str(), "w", stderr);
       (void)f;
+      // C2C_BENCH_DAEMON_LOG=debug (say) overrides the level; the directory and its log are then kept.
+      const char* level = std::getenv("C2C_BENCH_DAEMON_LOG");
       ::execl(exe.c_str(), exe.c_str(), "--socket", sock.c_str(), "--state-dir", (root_ + "/state").c_str(),
-              "--pin-root", pin_.c_str(), "--node-name", "bench-node", "--log-level", log_level.c_str(), "--config",
-              config.c_str(), nullptr);
+              "--pin-root", pin_.c_str(), "--node-name", "bench-node", "--log-level", level ? level : log_level.c_str(),
+              "--config", config.c_str(), nullptr);
       ::_exit(127);
     }
     // The channel is made once the socket exists: a first attempt on a missing socket puts gRPC
@@ -72,7 +75,7 @@ class BenchDaemon {
     for (const char* m : {C2C_POLICY_MAP_NAME, C2C_STATS_MAP_NAME, C2C_EVENTS_MAP_NAME, C2C_META_MAP_NAME})
       ::unlink((pin_ + "/" + m).c_str());
     ::rmdir(pin_.c_str());
-    if (remove_root_) std::filesystem::remove_all(root_);
+    if (remove_root_ && !std::getenv("C2C_BENCH_DAEMON_LOG")) std::filesystem::remove_all(root_);
   }
   BenchDaemon(const BenchDaemon&) = delete;
   BenchDaemon& operator=(const BenchDaemon&) = delete;

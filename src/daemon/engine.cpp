@@ -603,8 +603,9 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     for (auto& e : snapshot) apply(e);
     const uint64_t ended = boottime_ns();
     rescan_pass_.ran(started, ended, core_.task_count(), cfg_.rescan_interval_ns);
-    metrics_.full_pass("rescan", static_cast<double>(ended - started) / 1e9,
-                       static_cast<double>(thread_cpu_ns() - cpu_started) / 1e9);
+    const uint64_t cpu = thread_cpu_ns() - cpu_started;
+    metrics_.full_pass("rescan", static_cast<double>(ended - started) / 1e9, static_cast<double>(cpu) / 1e9);
+    spdlog::debug("rescan: {} tasks in {} ms ({} ms CPU)", snapshot.size(), (ended - started) / 1'000'000, cpu / 1'000'000);
     metrics_.rescan();
   }
   // Task events may cost /proc reads (cgroup v1 hosts, unknown cgroup ids); a command that arrives meanwhile is not kept waiting:
@@ -923,7 +924,11 @@ void Engine::readback(bool full) {
   }
   if (full) refresh_intents();
   settle_intents(nullptr, retry_.empty() ? "" : last_apply_error_);
-  if (!full) return;
+  if (!full) {
+    spdlog::debug("short read-back ({}): {} ms ({} ms CPU)", written_clean ? "the written keys" : "the whole map",
+                  (boottime_ns() - started) / 1'000'000, (thread_cpu_ns() - cpu_started) / 1'000'000);
+    return;
+  }
   try {
     auto stats = sched::read_pinned_stats(cfg_.pin_root + "/" + C2C_STATS_MAP_NAME);
     metrics_.set_identity_mismatches(static_cast<double>(stats.identity_mismatches));
@@ -953,8 +958,9 @@ void Engine::readback(bool full) {
   last_violations_ = std::move(now);
   const uint64_t ended = boottime_ns();
   readback_pass_.ran(started, ended, map_units(), cfg_.readback_interval_ns);
-  metrics_.full_pass("readback", static_cast<double>(ended - started) / 1e9,
-                     static_cast<double>(thread_cpu_ns() - cpu_started) / 1e9);
+  const uint64_t cpu = thread_cpu_ns() - cpu_started;
+  metrics_.full_pass("readback", static_cast<double>(ended - started) / 1e9, static_cast<double>(cpu) / 1e9);
+  spdlog::debug("full read-back: {} ms ({} ms CPU)", (ended - started) / 1'000'000, cpu / 1'000'000);
 }
 
 void Engine::record(StateChange c) {
