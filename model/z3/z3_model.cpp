@@ -151,7 +151,7 @@ State rederive(const State& s1, const z3::expr& hit, const z3::expr& other, cons
   return n;
 }
 
-// DaemonRestart's effects on state `s` (src/core/apply.cpp): observed state cleared, durable
+// DaemonRestart's effects on state `s` (src/core/apply_daemon.cpp): observed state cleared, durable
 // state kept, G := max(persisted or G, highest actual) + 1, epoch + 1, loading.
 State restart(const State& s, const Params& p, const Options& o) {
   z3::context& c = s["G"].ctx();

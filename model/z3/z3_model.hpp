@@ -47,8 +47,9 @@ struct State {
 State fresh_state(z3::context& c, const std::string& prefix);
 z3::expr same_state(const State& a, const State& b);  // field-wise equality
 
-// The transition's event kinds. Each one is the core's handler (src/core/apply.cpp) or a step of
-// the mirror (snapshot, compare-and-swap write, crash in the middle of an apply).
+// The transition's event kinds. Each one is the core's handler (src/core/apply_*.cpp, one file per
+// family of event kinds) or a step of the mirror (snapshot, compare-and-swap write, crash in the
+// middle of an apply).
 enum class Event {
   ClaimUpsert,      // ClaimAllocated / ClaimUpdated
   ClaimDealloc,     // ClaimDeallocated

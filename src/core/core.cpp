@@ -137,6 +137,29 @@ void Core::prefetch_task_dependents(uint32_t tid) const {
     if (auto o = s.entries_by_origin.find(d->second.origin.get()); o != s.entries_by_origin.end()) o->second.prefetch(tid);
 }
 
+// Invalid never depends on the tasks, their indexes, the tables or the kernel side (the handlers
+// refuse on the event alone, or on the node, time, policies, claims, pods and marks), so a dry run
+// on this copy refuses exactly what the real state would. Defined beside its one user, in the file
+// that already copies a CoreImpl (Core's copy constructor): a copy of every table is slow to compile.
+CoreImpl CoreImpl::validity_skeleton() const {
+  CoreImpl t;
+  t.node = node;
+  t.generation = generation;
+  t.epoch = epoch;
+  t.dra_policies = dra_policies;
+  t.node_policies = node_policies;
+  t.policy_high_water = policy_high_water;
+  t.claim_high_water = claim_high_water;
+  t.claim_tombstones = claim_tombstones;
+  t.loading = loading;
+  t.now = now;
+  t.claims = claims;
+  for (const auto& [uid, p] : pods) t.pods.emplace(uid, PodState{p.pod, p.epoch, p.role_regex});
+  t.pod_by_cgroup = pod_by_cgroup;
+  t.pods_by_claim = pods_by_claim;
+  return t;
+}
+
 BatchResult Core::apply_all(const std::vector<Event>& events) {
   BatchResult out;
   {

@@ -246,9 +246,9 @@ class CoreImpl {
                                            std::vector<std::string>& warnings);
   std::shared_ptr<const Origin> origin_of(Candidate& winner);  // pooled (intern_origin)
 
-  // ---- event handlers (apply.cpp) ----
+  // ---- event handlers (apply.cpp, which hands each event to event_handlers.hpp) ----
   ApplyResult apply(const Event& e);
-  // A copy of what decides whether an event is Invalid (apply_all's dry run): node, time,
+  // A copy of what decides whether an event is Invalid (apply_all's dry run, core.cpp): node, time,
   // generation, epoch, loading, policies, claims, pods (without their tasks) and every mark.
   CoreImpl validity_skeleton() const;
 
@@ -298,6 +298,9 @@ class CoreImpl {
   // miss or two at 100k tasks, and the new record interns the values anyway).
   static uint8_t moved_keys(const TaskState& old, const TaskState& fresh);
   bool same_observation(const TaskState& old, const Task& t) const;
+  // Whether a re-observation `t` of `old` keeps the role `old` registered (same_observation and the
+  // TaskSeen handler apply the same rule).
+  static bool keeps_role(const TaskState& old, const Task& t);
   // cgroup_id: the observer's id of the task's cgroup (Task::cgroup_id), recorded in cgroup_by_id.
   void index_task(uint32_t tid, uint8_t keys = kAllKeys, uint64_t cgroup_id = 0);
   void unindex_task(uint32_t tid, uint8_t keys = kAllKeys);
