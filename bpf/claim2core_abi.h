@@ -54,9 +54,11 @@
 /* ---- CPUs ------------------------------------------------------------------------------- */
 /*
  * The scheduler's slice per class when a policy has no custom slice (C2C_F_CUSTOM_SLICE clear).
- * The core writes the same values into entries (bpf/claim2core_abi.hpp checks they agree). Normal and
- * unmatched tasks get C2C_DEFAULT_SLICE_NS: short, like the kernel's default scheduler, so a task
- * waking behind CPU hogs waits milliseconds, not a 20 ms slice per hog.
+ * The core writes the same values into entries (bpf/claim2core_abi.hpp checks they agree). Normal
+ * tasks get C2C_DEFAULT_SLICE_NS: short, like the kernel's default scheduler, so a task waking behind
+ * CPU hogs waits milliseconds, not a 20 ms slice per hog; unmatched tasks too while the policy map
+ * holds an entry, and scx_simple's 20 ms on a node without entries (c2c_untracked_slice,
+ * bpf/c2c_guards.h).
  */
 #define C2C_SLICE_LATENCY_CRITICAL_NS 2000000ull
 #define C2C_SLICE_COMM_PROGRESS_NS 1000000ull
