@@ -178,14 +178,12 @@ std::vector<double> run(Daemon& d, int clients, int iters, int round, c2c::bench
         *req.mutable_policy() = node_policy(pname, i, "^" + tname + "$", slice);
         pb::UpsertPolicyResponse resp;
         grpc::ClientContext ctx;
-        const double floor_sample = floor ? floor->sample_us() : 0;
-        const uint64_t log0 = floor ? c2c::bench::state_log_bytes(d.root + "/state") : 0;
+        const double floor_sample = floor ? floor->before_call() : 0;
         auto t0 = Clock::now();
         auto s = d.stub->UpsertPolicy(&ctx, req, &resp);
         auto t1 = Clock::now();
         if (floor) {
-          const uint64_t log1 = c2c::bench::state_log_bytes(d.root + "/state");
-          if (log1 > log0) floor->set_record_bytes(log1 - log0);
+          floor->after_call();
           if (i > 5) floor_us->push_back(floor_sample);
         }
         c2c_policy_value v{};
@@ -257,7 +255,7 @@ int main(int argc, char** argv) {
           continue;
         }
         for (int clients : client_counts) {
-          c2c::bench::DurableAppendFloor floor(d.root, 256);
+          c2c::bench::DurableAppendFloor floor(d.root, d.root + "/state", 256);
           std::vector<double> floor_us;
           const bool with_floor = clients == 1 && floor.ok();
           // Fewer calls per client at 16 clients: the same total order of magnitude.

@@ -265,7 +265,7 @@ bool sample_rpc(c2c::bench::BenchDaemon& d, int fd, int calls, Row& row) {
   });
   while (tid == 0) std::this_thread::yield();
   std::vector<double> lat, floor;
-  c2c::bench::DurableAppendFloor durable(d.root(), 256);
+  c2c::bench::DurableAppendFloor durable(d.root(), d.state_dir(), 256);
   bool ok = durable.ok();
   if (!ok) std::fprintf(stderr, "cannot create the durable-append floor's file in %s\n", d.root().c_str());
   for (int i = 1; i <= calls + 5 && ok; ++i) {  // the first 5 make the entry and warm the path
@@ -274,13 +274,11 @@ bool sample_rpc(c2c::bench::BenchDaemon& d, int fd, int calls, Row& row) {
     *req.mutable_policy() = c2c::bench::node_policy("rpc", i, std::string("^") + kRpcName + "$", slice);
     pb::UpsertPolicyResponse resp;
     grpc::ClientContext ctx;
-    const double floor_us = durable.sample_us();
-    const uint64_t log0 = c2c::bench::state_log_bytes(d.state_dir());
+    const double floor_us = durable.before_call();
     const auto t0 = Clock::now();
     const auto s = d.stub().UpsertPolicy(&ctx, req, &resp);
     const auto t1 = Clock::now();
-    const uint64_t log1 = c2c::bench::state_log_bytes(d.state_dir());
-    if (log1 > log0) durable.set_record_bytes(log1 - log0);  // (a compaction empties the log: kept)
+    durable.after_call();
     c2c_policy_value v{};
     const uint32_t k = tid;
     if (!s.ok() || bpf_map_lookup_elem(fd, &k, &v) != 0 || v.slice_ns != slice) {

@@ -15,14 +15,17 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 
 namespace c2c::bench {
 
 class DurableAppendFloor {
  public:
-  // The floor's file in `dir` (created, removed with the object); records of `record_bytes`.
-  DurableAppendFloor(const std::string& dir, size_t record_bytes)
-      : path_(dir + "/durable-append-floor.log"), record_(record_bytes, 'r') {
+  // The floor's file in `dir` (created, removed with the object), for the daemon whose
+  // --state-dir is `state_dir`; records of `record_bytes` until a call shows the daemon's size.
+  DurableAppendFloor(const std::string& dir, std::string state_dir, size_t record_bytes)
+      : path_(dir + "/durable-append-floor.log"), state_log_(std::move(state_dir) + "/state.log"),
+        record_(record_bytes, 'r') {
     fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   }
   ~DurableAppendFloor() {
@@ -33,10 +36,24 @@ class DurableAppendFloor {
   DurableAppendFloor& operator=(const DurableAppendFloor&) = delete;
 
   bool ok() const { return fd_ >= 0; }
-  // The record size the next samples use (the daemon's record for the call being timed).
-  void set_record_bytes(size_t n) { record_.assign(n, 'r'); }
 
-  // One durable append, in microseconds; a negative value when the file system refused it.
+  // Right before a call: one durable append of the daemon's record, in microseconds (negative
+  // when the file system refused it); and the state log's size, which after_call() compares.
+  double before_call() {
+    const double us = sample_us();
+    log_before_ = state_log_bytes();
+    return us;
+  }
+  // Right after it: the state log grew by the call's record, the size of the next samples (a
+  // compaction empties the log: the size is then kept).
+  void after_call() {
+    const uint64_t now = state_log_bytes();
+    if (now > log_before_) record_.assign(now - log_before_, 'r');
+  }
+
+ private:
+  static constexpr uint64_t kReserveAhead = 1u << 20;
+
   double sample_us() {
     const auto t0 = std::chrono::steady_clock::now();
     if (size_ + record_.size() > reserved_) {
@@ -48,20 +65,16 @@ class DurableAppendFloor {
     size_ += record_.size();
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   }
+  uint64_t state_log_bytes() const {  // 0 if absent
+    std::error_code ec;
+    const auto n = std::filesystem::file_size(state_log_, ec);
+    return ec ? 0 : n;
+  }
 
- private:
-  static constexpr uint64_t kReserveAhead = 1u << 20;
-  std::string path_;
+  std::string path_, state_log_;
   std::string record_;
   int fd_ = -1;
-  uint64_t size_ = 0, reserved_ = 0;
+  uint64_t size_ = 0, reserved_ = 0, log_before_ = 0;
 };
-
-// The size of the daemon's state log (grows by one record per durable RPC; 0 if absent).
-inline uint64_t state_log_bytes(const std::string& state_dir) {
-  std::error_code ec;
-  const auto n = std::filesystem::file_size(state_dir + "/state.log", ec);
-  return ec ? 0 : n;
-}
 
 }  // namespace c2c::bench

@@ -68,6 +68,15 @@ bool is_host_or_internal(const Event& e) {
          std::holds_alternative<BpfObserved>(e) || std::holds_alternative<BpfSynced>(e);
 }
 
+// What a whole pass cost the loop (the wall and CPU time since started / cpu_started): into the
+// metrics (claim2core_full_pass_*) and, at debug level, the log; `what` says which pass it was.
+void report_pass(Metrics& metrics, const char* pass, const std::string& what, uint64_t started, uint64_t cpu_started,
+                 uint64_t ended) {
+  const uint64_t cpu = thread_cpu_ns() - cpu_started;
+  metrics.full_pass(pass, static_cast<double>(ended - started) / 1e9, static_cast<double>(cpu) / 1e9);
+  spdlog::debug("{}: {} ms ({} ms CPU)", what, (ended - started) / 1'000'000, cpu / 1'000'000);
+}
+
 std::string hostname() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
@@ -603,9 +612,8 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     for (auto& e : snapshot) apply(e);
     const uint64_t ended = boottime_ns();
     rescan_pass_.ran(started, ended, core_.task_count(), cfg_.rescan_interval_ns);
-    const uint64_t cpu = thread_cpu_ns() - cpu_started;
-    metrics_.full_pass("rescan", static_cast<double>(ended - started) / 1e9, static_cast<double>(cpu) / 1e9);
-    spdlog::debug("rescan: {} tasks in {} ms ({} ms CPU)", snapshot.size(), (ended - started) / 1'000'000, cpu / 1'000'000);
+    report_pass(metrics_, "rescan", "rescan of " + std::to_string(snapshot.size()) + " tasks", started, cpu_started,
+                ended);
     metrics_.rescan();
   }
   // Task events may cost /proc reads (cgroup v1 hosts, unknown cgroup ids); a command that arrives meanwhile is not kept waiting:
@@ -958,9 +966,7 @@ void Engine::readback(bool full) {
   last_violations_ = std::move(now);
   const uint64_t ended = boottime_ns();
   readback_pass_.ran(started, ended, map_units(), cfg_.readback_interval_ns);
-  const uint64_t cpu = thread_cpu_ns() - cpu_started;
-  metrics_.full_pass("readback", static_cast<double>(ended - started) / 1e9, static_cast<double>(cpu) / 1e9);
-  spdlog::debug("full read-back: {} ms ({} ms CPU)", (ended - started) / 1'000'000, cpu / 1'000'000);
+  report_pass(metrics_, "readback", "full read-back", started, cpu_started, ended);
 }
 
 void Engine::record(StateChange c) {

@@ -1,6 +1,5 @@
 #include "vm_policy.hpp"
 
-#include <bpf/bpf.h>
 #include <time.h>
 
 #include <stdexcept>
@@ -116,7 +115,7 @@ void PolicyMap::put_task(pid_t tgid, pid_t tid, const PolicySpec& spec) {
 size_t PolicyMap::entries() const {
   size_t n = 0;
   uint32_t key = 0, next = 0;
-  for (const void* prev = nullptr; bpf_map_get_next_key(impl_->maps->policy_fd(), prev, &next) == 0; prev = &key) {
+  for (const uint32_t* prev = nullptr; impl_->io->next_key(prev, &next) == 0; prev = &key) {
     key = next;
     ++n;
   }
