@@ -291,4 +291,21 @@ std::vector<Violation> CoreImpl::check() const {
   return check_scope(all);
 }
 
+std::vector<Violation> CoreImpl::check_keys(std::vector<uint32_t> tids) const {
+  std::sort(tids.begin(), tids.end());
+  tids.erase(std::unique(tids.begin(), tids.end()), tids.end());
+  CheckScope scope;
+  scope.tids = std::move(tids);
+  return check_scope(scope);
+}
+
+std::vector<Violation> CoreImpl::check_named() const {
+  CheckScope scope;
+  for (const auto& [uid, cs] : claims) scope.claims.push_back(uid);
+  std::sort(scope.claims.begin(), scope.claims.end());
+  for (const auto& [name, st] : dra_policies) scope.policies.emplace_back(PolicyKind::Dra, name);
+  for (const auto& [name, st] : node_policies) scope.policies.emplace_back(PolicyKind::Node, name);
+  return check_scope(scope);
+}
+
 }  // namespace c2c

@@ -27,6 +27,10 @@ std::optional<Nanos> Core::next_deadline() const {
   return impl_->lease_renewals.earliest();
 }
 std::vector<Violation> Core::check() const { return impl_->check(); }
+Plan Core::plan_of(std::vector<uint32_t> tids) const { return impl_->plan_of(std::move(tids)); }
+std::vector<uint32_t> Core::entry_keys() const { return impl_->entry_keys(); }
+std::vector<Violation> Core::check_keys(std::vector<uint32_t> tids) const { return impl_->check_keys(std::move(tids)); }
+std::vector<Violation> Core::check_named() const { return impl_->check_named(); }
 std::optional<Lineage> Core::explain(uint32_t tid) const { return impl_->lineage(tid); }
 std::vector<std::string> Core::stale_claims(const DraExecutionPolicy& p) const { return impl_->stale_claims(p); }
 uint64_t Core::generation() const { return impl_->generation; }

@@ -139,6 +139,15 @@ class Core {
   // when it is renewed), if any: the daemon arms one timer from it. O(1): the lease index's head.
   std::optional<Nanos> next_deadline() const;
   std::vector<Violation> check() const;               // INV-1..INV-8 over the state and actual
+  // plan() and check() in pieces, for a caller that spreads a full pass over many turns (the
+  // daemon's read-back: spec/daemon.md, "A full pass in slices"). Over a partition of
+  // entry_keys(), the plans of the parts, in tid order, are plan(); the key checks of the parts
+  // and check_named() hold the violations of check(). Each costs its keys (check_named: the
+  // claims and policies), not the tables.
+  std::vector<uint32_t> entry_keys() const;           // desired ∪ actual, each tid once, in no order
+  Plan plan_of(std::vector<uint32_t> tids) const;     // plan()'s ops for these tids, in tid order
+  std::vector<Violation> check_keys(std::vector<uint32_t> tids) const;
+  std::vector<Violation> check_named() const;         // the claims' and policies' own invariants
   StepContext step_context(const Event& e) const;     // call before apply(e)
   std::vector<Violation> check_step(const StepContext& before, const ApplyResult& r) const;
   std::optional<Lineage> explain(uint32_t tid) const;

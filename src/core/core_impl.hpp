@@ -322,7 +322,14 @@ class CoreImpl {
   // The op plan() has for one tid (nullopt: none; *deferred set when its delete waits for loading).
   std::optional<PlanOp> plan_op(uint32_t tid, bool* deferred) const;
   Plan take_plan_delta();
+  // The ops of plan() for these tids only (any order, duplicates allowed), in tid order.
+  Plan plan_of(std::vector<uint32_t> tids) const;
+  std::vector<uint32_t> entry_keys() const;  // desired ∪ actual, each once, in no order
   std::vector<Violation> check() const;
+  // check() in pieces (Core::check_keys, Core::check_named): the key-scoped invariants over these
+  // tids, and the claims' and policies' own (generation high-water marks).
+  std::vector<Violation> check_keys(std::vector<uint32_t> tids) const;
+  std::vector<Violation> check_named() const;
   // The invariants over the given keys only (check.cpp): check() is this over every key.
   struct CheckScope {
     std::vector<uint32_t> tids;  // sorted, unique

@@ -79,6 +79,21 @@ Plan CoreImpl::plan() const {
   return p;
 }
 
+Plan CoreImpl::plan_of(std::vector<uint32_t> tids) const {
+  Plan p;
+  plan_tids(*this, sorted_unique(std::move(tids)), p);
+  return p;
+}
+
+std::vector<uint32_t> CoreImpl::entry_keys() const {
+  std::vector<uint32_t> keys;
+  keys.reserve(desired.size() + actual.size());
+  for (const auto& [tid, e] : desired) keys.push_back(tid);
+  for (const auto& [tid, v] : actual)
+    if (!desired.contains(tid)) keys.push_back(tid);
+  return keys;
+}
+
 Plan CoreImpl::take_plan_delta() {
   Plan p;
   plan_tids(*this, sorted_unique(std::vector<uint32_t>(dirty.begin(), dirty.end())), p);

@@ -54,6 +54,10 @@ constexpr size_t kMaxPendingHostEvents = 65536;
 constexpr uint64_t kCompactLogBytes = 1u << 20;
 // How soon after a write the short read-back pass confirms SENT intents (spec/daemon.md, "Intents").
 constexpr uint64_t kConfirmAfterNs = 100'000'000ull;
+// A read-back in slices (start_sliced): work per turn, the wait between turns, keys per step.
+constexpr uint64_t kSliceNs = 500'000;
+constexpr uint64_t kSliceGapNs = 500'000;
+constexpr size_t kSliceKeys = 256;
 // The batch's record was reserved and still could not be written (an I/O error, fdatasync
 // failing): nothing of the batch is on the map and there is no undo copy, so the daemon exits and
 // the restart rebuilds from what is on disk (INV-7); after a failed fdatasync the file's pages
@@ -68,13 +72,11 @@ bool is_host_or_internal(const Event& e) {
          std::holds_alternative<BpfObserved>(e) || std::holds_alternative<BpfSynced>(e);
 }
 
-// What a whole pass cost the loop (the wall and CPU time since started / cpu_started): into the
-// metrics (claim2core_full_pass_*) and, at debug level, the log; `what` says which pass it was.
-void report_pass(Metrics& metrics, const char* pass, const std::string& what, uint64_t started, uint64_t cpu_started,
-                 uint64_t ended) {
-  const uint64_t cpu = thread_cpu_ns() - cpu_started;
-  metrics.full_pass(pass, static_cast<double>(ended - started) / 1e9, static_cast<double>(cpu) / 1e9);
-  spdlog::debug("{}: {} ms ({} ms CPU)", what, (ended - started) / 1'000'000, cpu / 1'000'000);
+// What a whole pass cost the loop (the wall and CPU time it held the loop): into the metrics
+// (claim2core_full_pass_*) and, at debug level, the log; `what` says which pass it was.
+void report_pass(Metrics& metrics, const char* pass, const std::string& what, uint64_t held_ns, uint64_t cpu_ns) {
+  metrics.full_pass(pass, static_cast<double>(held_ns) / 1e9, static_cast<double>(cpu_ns) / 1e9);
+  spdlog::debug("{}: {} ms ({} ms CPU)", what, held_ns / 1'000'000, cpu_ns / 1'000'000);
 }
 
 std::string hostname() {
@@ -246,6 +248,7 @@ bool Engine::startup(std::string* err) {
   // applier never sleeps on the loop thread.
   mirror::ApplyOptions ao;
   ao.retry.max_attempts = 1;
+  ao.read_chunk = 512;  // a read-back slice's chunk (~0.3 ms at 100k entries)
   applier_ = std::make_unique<mirror::Applier>(*map_io_, ao);
   start_scheduler();
 
@@ -457,7 +460,7 @@ void Engine::reload(const DaemonConfig& cfg) {
 // renames within 10 ms, HostFeed::refresh_titles: one per such process). O(1) otherwise
 // (the core keeps its deadlines); the timerfd is set only when the time changes.
 void Engine::arm_timer() {
-  uint64_t next = std::min(readback_pass_.next_ns, next_confirm_ns_);
+  uint64_t next = sliced_ ? next_slice_ns_ : std::min(readback_pass_.next_ns, next_confirm_ns_);
   if (feed_->mode() != TaskDiscovery::Off) next = std::min(next, rescan_pass_.next_ns);
   auto deadline = core_.next_deadline();
   next_renewal_ns_ = deadline ? static_cast<uint64_t>(*deadline) : UINT64_MAX;
@@ -612,8 +615,8 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     for (auto& e : snapshot) apply(e);
     const uint64_t ended = boottime_ns();
     rescan_pass_.ran(started, ended, core_.task_count(), cfg_.rescan_interval_ns);
-    report_pass(metrics_, "rescan", "rescan of " + std::to_string(snapshot.size()) + " tasks", started, cpu_started,
-                ended);
+    report_pass(metrics_, "rescan", "rescan of " + std::to_string(snapshot.size()) + " tasks", ended - started,
+                thread_cpu_ns() - cpu_started);
     metrics_.rescan();
   }
   // Task events may cost /proc reads (cgroup v1 hosts, unknown cgroup ids); a command that arrives meanwhile is not kept waiting:
@@ -641,8 +644,14 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     feed_->refresh_titles(core_, now, completed);
     for (const auto& e : completed) apply(e);
   }
-  if (readback_pass_.due(now, map_units(), cfg_.readback_interval_ns)) readback(true);
-  else if (now >= next_confirm_ns_) readback(false);
+  if (sliced_) {
+    if (now >= next_slice_ns_) continue_sliced();
+  } else if (readback_pass_.due(now, map_units(), cfg_.readback_interval_ns)) {
+    start_sliced(true);
+  } else if (now >= next_confirm_ns_) {
+    if (written_.too_many()) start_sliced(false);
+    else readback(false);
+  }
   bool retry_due = retry_.next_due() && *retry_.next_due() <= now;
   if (turn_changed_ || now >= next_renewal_ns_ || retry_due || !dirty_.empty()) {
     advance_time();
@@ -794,6 +803,7 @@ void Engine::reconcile() {
     if (op.success() || op.state == mirror::OpState::Skipped) retry_.resolved(op.tid);
     else retry_.failed(op.tid, now);
     written_.add(op.tid);  // read back by the next pass, whatever happened to it
+    if (sliced_) sliced_->wrote(op.tid);
   }
   std::string error;
   if (report.ok() && retry_.empty()) {
@@ -811,6 +821,7 @@ void Engine::reconcile() {
     if (auto actual = applier_->read_actual(); actual) {
       core_.apply(BpfObserved{actual->entries});
       recount_ = true;
+      if (sliced_) sliced_->observed();
     }
   }
   settle();
@@ -957,16 +968,122 @@ void Engine::readback(bool full) {
     ++missed;
   }
   if (missed) spdlog::debug("read-back: the full plan has {} ops outstanding (written now)", missed);
+  report_violations(core_.check());
+  const uint64_t ended = boottime_ns();
+  readback_pass_.ran(started, ended, map_units(), cfg_.readback_interval_ns);
+  report_pass(metrics_, "readback", "full read-back (at once)", ended - started, thread_cpu_ns() - cpu_started);
+}
+
+// The read-back in slices (sliced_read_back.hpp): a slice of at most ~kSliceNs per turn, then the
+// loop waits kSliceGapNs (serving task events and commands) before the next, so that the pass
+// neither holds the loop nor, at SCHED_FIFO, a CPU for long (each wait that sleeps starts a new
+// real-time budget: without a gap the slices would add up to one long real-time run).
+void Engine::start_sliced(bool full) {
+  next_confirm_ns_ = UINT64_MAX;
+  if (full) restore_pins();
+  written_.clear();  // the walk reads every key written so far
+  sliced_.emplace(full, boottime_ns());
+  sliced_walk_ = mirror::MapWalk{};
+  sliced_violations_.clear();
+  sliced_plan_missed_ = 0;
+  sliced_slices_ = 0;
+  continue_sliced();
+}
+
+void Engine::continue_sliced() {
+  SlicedReadBack& p = *sliced_;
+  const uint64_t t0 = boottime_ns(), cpu0 = thread_cpu_ns();
+  ++sliced_slices_;
+  while (!p.done() && boottime_ns() - t0 < kSliceNs) {
+    if (p.walking()) {
+      auto r = applier_->read_next(sliced_walk_);
+      if (!r) {
+        spdlog::warn("reading the policy map back: {}", r.error());
+        const bool full = p.full();
+        const uint64_t work = p.work_ns + (boottime_ns() - t0);
+        sliced_.reset();
+        // Tried again after the interval (a full pass) or when the next write asks for it.
+        if (full) readback_pass_.ran_for(boottime_ns(), work, map_units(), cfg_.readback_interval_ns);
+        return;
+      }
+      p.walked(r->entries, core_.actual(), sliced_walk_.done);
+    } else if (!p.has_keys()) {
+      p.take_keys(core_.entry_keys());
+    } else {
+      std::vector<uint32_t> slice = p.next_slice(kSliceKeys, core_.actual());
+      if (p.full()) {
+        // The full plan, as the oracle of the incremental one: anything it finds that the deltas
+        // left out is written now (through the retry queue, due at once) and logged.
+        const uint64_t t = boottime_ns();
+        for (const auto& op : core_.plan_of(slice).ops) {
+          retry_.failed(op.tid, t - 1'000'000'000ull);  // due now: the backoff is at most 1 s
+          ++sliced_plan_missed_;
+        }
+        for (auto& v : core_.check_keys(std::move(slice))) sliced_violations_.push_back(std::move(v));
+      }
+    }
+    if (p.drift() > 0) {
+      // Rare (another writer, a map replaced by hand): the whole map at once, re-observed and
+      // repaired as it always was (INV-5); a full pass runs its plan and check there too.
+      const bool full = p.full();
+      spdlog::debug("read-back in slices found drift ({} entries): reading the whole map at once", p.drift());
+      sliced_.reset();
+      readback(full);
+      return;
+    }
+  }
+  p.work_ns += boottime_ns() - t0;
+  p.cpu_ns += thread_cpu_ns() - cpu0;
+  if (p.done()) finish_sliced();
+  else next_slice_ns_ = boottime_ns() + kSliceGapNs;
+}
+
+void Engine::finish_sliced() {
+  const SlicedReadBack p = std::move(*sliced_);
+  sliced_.reset();
+  metrics_.readback("whole_map");
+  metrics_.set_drift_now(0);
+  // Every key the map held as the core believed when the walk read it, and every key the core
+  // has in the map was read or written since: confirmed, unless keys were written during the
+  // pass (the short read-back that follows reads those, and confirms).
+  if (written_.empty()) confirm_read_back();
+  if (p.full()) refresh_intents();
+  settle_intents(nullptr, retry_.empty() ? "" : last_apply_error_);
+  const std::string what = std::string(p.full() ? "full read-back" : "short read-back (the whole map)") + " in " +
+                           std::to_string(sliced_slices_) + " slices over " +
+                           std::to_string((boottime_ns() - p.started_ns()) / 1'000'000) + " ms";
+  if (!p.full()) {
+    spdlog::debug("{}: {} ms ({} ms CPU)", what, p.work_ns / 1'000'000, p.cpu_ns / 1'000'000);
+    return;
+  }
+  try {
+    auto stats = sched::read_pinned_stats(cfg_.pin_root + "/" + C2C_STATS_MAP_NAME);
+    metrics_.set_identity_mismatches(static_cast<double>(stats.identity_mismatches));
+    for (const auto& c : sched::kStatCounters)  // identity_mismatches has its own gauge (above)
+      if (c.field != &c2c_stats::identity_mismatches)
+        metrics_.set_scheduler_counter(c.name, static_cast<double>(stats.*c.field));
+    metrics_.set_scheduler_latency(sched::latency_buckets(stats));
+  } catch (const std::exception& e) {
+    spdlog::debug("stats map: {}", e.what());
+  }
+  metrics_.set_scheduler_enforcing(scheduler_status().enforcing);
+  if (sliced_plan_missed_)
+    spdlog::debug("read-back: the full plan has {} ops outstanding (written now)", sliced_plan_missed_);
+  for (auto& v : core_.check_named()) sliced_violations_.push_back(std::move(v));
+  report_violations(sliced_violations_);
+  readback_pass_.ran_for(boottime_ns(), p.work_ns, p.units, cfg_.readback_interval_ns);
+  report_pass(metrics_, "readback", what, p.work_ns, p.cpu_ns);
+}
+
+// The full check's verdict: counted per invariant, logged when it changed.
+void Engine::report_violations(const std::vector<Violation>& found) {
   std::vector<std::string> now;
-  for (const auto& v : core_.check()) {
+  for (const auto& v : found) {
     metrics_.violation(v.invariant);
     now.push_back(v.invariant + ": " + v.message);
   }
   if (!now.empty() && now != last_violations_) spdlog::error("invariant check: {} violations, first: {}", now.size(), now.front());
   last_violations_ = std::move(now);
-  const uint64_t ended = boottime_ns();
-  readback_pass_.ran(started, ended, map_units(), cfg_.readback_interval_ns);
-  report_pass(metrics_, "readback", "full read-back", started, cpu_started, ended);
 }
 
 void Engine::record(StateChange c) {

@@ -29,6 +29,7 @@
 #include "daemon/policy_facts.hpp"
 #include "daemon/confirm_pass.hpp"
 #include "daemon/full_pass_pacing.hpp"
+#include "daemon/sliced_read_back.hpp"
 #include "daemon/task_event_pacing.hpp"
 #include "daemon/heap_trim.hpp"
 #include "daemon/retry_queue.hpp"
@@ -141,8 +142,14 @@ class Engine {
   // confirmed for the intents (SENT -> APPLIED). `full`: also the pins, the stats, the full plan
   // and check() and the intents' selection and reasons (every readback_interval); a short pass
   // (read back and confirm only) follows soon after a write leaves an intent SENT.
+  // At once (one turn): the short pass over a few written keys, and the repair after drift.
   void readback(bool full = true);
   void confirm_read_back();
+  // The whole-map read-backs, in slices between which the loop serves events (sliced_read_back.hpp).
+  void start_sliced(bool full);
+  void continue_sliced();
+  void finish_sliced();
+  void report_violations(const std::vector<Violation>& found);
   // The intents' facts from the counts and, after an apply, its failed ops.
   std::map<PolicyId, PolicyApplyFacts> intent_facts(const mirror::ApplyReport* report) const;
   void settle_intents(const mirror::ApplyReport* report, const std::string& owed_error);
@@ -209,6 +216,11 @@ class Engine {
   FullPassSchedule readback_pass_, rescan_pass_;  // the periodic full passes (full_pass_pacing.hpp)
   size_t map_units() const { return core_.desired_size() + core_.actual().size(); }  // a full read-back's work
   uint64_t next_confirm_ns_ = UINT64_MAX;  // the short read-back pass for SENT intents, if due
+  std::optional<SlicedReadBack> sliced_;   // a whole-map read-back under way
+  mirror::MapWalk sliced_walk_;
+  std::vector<Violation> sliced_violations_;
+  size_t sliced_plan_missed_ = 0, sliced_slices_ = 0;
+  uint64_t next_slice_ns_ = 0;
   bool refresh_intents_ = false;           // a policy or claim changed: selection and reasons again
   uint64_t armed_ns_ = 0;  // what the timerfd is set to (re-armed only when it changes)
   // When the ring buffer is read: at its wake-up, or on the clock in a storm (task_event_pacing.hpp).

@@ -52,7 +52,11 @@ struct FullPassSchedule {
   }
   // The pass ran from started_ns to ended_ns over `units`: the next one is paced by it.
   void ran(uint64_t started_ns, uint64_t ended_ns, size_t units, uint64_t interval_ns) {
-    last = {ended_ns, ended_ns - started_ns, units};
+    ran_for(ended_ns, ended_ns - started_ns, units, interval_ns);
+  }
+  // A pass in slices: `took_ns` is the time its slices held the loop, not the turns between them.
+  void ran_for(uint64_t ended_ns, uint64_t took_ns, size_t units, uint64_t interval_ns) {
+    last = {ended_ns, took_ns, units};
     next_ns = next_full_pass_ns(last, units, interval_ns);
   }
 };

@@ -432,48 +432,63 @@ void Applier::fit_read_buffers(size_t entries) {
   raw_cap_ = entries;
 }
 
-std::string Applier::read_each(bool* batched, const std::function<void(uint32_t, const c2c_policy_value&)>& visit) {
+// One lookup_batch call from `in` (nullptr: the map's start) into the read buffers, grown while
+// one bucket holds more than they do, transient errors retried; visits what it read. Returns 0
+// (more to read from *next), ENOENT (that was the end) or the error, with *why for people.
+int Applier::read_batch(const uint64_t* in, uint64_t* next, const Visit& visit, std::string* why) {
+  const size_t chunk = std::max<size_t>(opts_.read_chunk, 1);
+  const size_t cap = std::max<size_t>(map_.max_entries(), 1);
+  size_t step = chunk;
+  unsigned transient = 0;
+  while (true) {
+    fit_read_buffers(step);
+    uint32_t count = static_cast<uint32_t>(std::min<size_t>(step, UINT32_MAX));
+    const int err = map_.lookup_batch(in, next, raw_keys_.get(), raw_vals_.get(), &count);
+    if (err == 0 || err == ENOENT) {
+      for (size_t k = 0; k < std::min<size_t>(count, step); ++k) visit(raw_keys_[k], raw_vals_[k]);
+      fit_read_buffers(chunk);  // a bucket that needed more is behind us
+      return err;
+    }
+    if (err == ENOSPC) {  // one bucket holds more than `step` entries: grow, read the step again
+      if (step > 8 * cap + 1024) {
+        *why = "lookup_batch: ENOSPC with a buffer of " + std::to_string(step) + " entries";
+        return err;
+      }
+      step *= 2;
+      continue;
+    }
+    if (is_transient(err) && ++transient < std::max(1u, opts_.retry.max_attempts)) {
+      sleep_(backoff_delay(opts_.retry, transient - 1));
+      continue;
+    }
+    *why = "reading the policy map (lookup_batch) failed: " + bpf_errno_text(err);
+    return err;
+  }
+}
+
+std::string Applier::read_each(bool* batched, const Visit& visit) {
   // One chunk at a time (ApplyOptions::read_chunk entries per lookup_batch call) into buffers of
   // that size, which stay allocated between reads: a reconcile every few seconds reads into
   // memory already mapped, and the daemon holds one chunk, not the whole map.
-  const size_t chunk = std::max<size_t>(opts_.read_chunk, 1);
   bool use_batch = batch_ok_;
   if (use_batch) {
-    const size_t cap = std::max<size_t>(map_.max_entries(), 1);
-    size_t step = chunk;
     uint64_t in = 0, next = 0;
     bool first = true;
-    unsigned transient = 0;
     while (true) {
-      fit_read_buffers(step);
-      uint32_t count = static_cast<uint32_t>(std::min<size_t>(step, UINT32_MAX));
-      int err = map_.lookup_batch(first ? nullptr : &in, &next, raw_keys_.get(), raw_vals_.get(), &count);
-      if (err == 0 || err == ENOENT)
-        for (size_t k = 0; k < std::min<size_t>(count, step); ++k) visit(raw_keys_[k], raw_vals_[k]);
+      std::string why;
+      const int err = read_batch(first ? nullptr : &in, &next, visit, &why);
       if (err == ENOENT) break;
       if (err == 0) {
         in = next;
         first = false;
-        transient = 0;
-        step = chunk;  // a bucket that needed more is behind us
-        continue;
-      }
-      if (err == ENOSPC) {  // one bucket holds more than `step` entries: grow, read the step again
-        if (step > 8 * cap + 1024) return "lookup_batch: ENOSPC with a buffer of " + std::to_string(step) + " entries";
-        step *= 2;
         continue;
       }
       if (first && batch_unsupported(err)) {
         use_batch = false;
         break;
       }
-      if (is_transient(err) && ++transient < std::max(1u, opts_.retry.max_attempts)) {
-        sleep_(backoff_delay(opts_.retry, transient - 1));
-        continue;
-      }
-      return "reading the policy map (lookup_batch) failed: " + bpf_errno_text(err);
+      return why;
     }
-    fit_read_buffers(chunk);
   }
   if (!use_batch) {
     // Keys first, then values: deleting or re-reading during get_next_key would restart it.
@@ -539,6 +554,32 @@ Result<ReadResult> Applier::read_actual() {
   }
   end_warnings(out, bad);
   return R::ok(std::move(out));
+}
+
+Result<ReadResult> Applier::read_next(MapWalk& walk) {
+  using R = Result<ReadResult>;
+  ReadResult out;
+  size_t bad = 0;
+  if (walk.done) return R::ok(std::move(out));
+  if (batch_ok_) {
+    uint64_t next = 0;
+    std::string why;
+    const int err = read_batch(walk.started ? &walk.token : nullptr, &next,
+                               [&](uint32_t tid, const c2c_policy_value& v) { add_entry(out, tid, v, bad); }, &why);
+    if (err == 0 || err == ENOENT) {
+      walk.token = next;
+      walk.done = err == ENOENT;
+      walk.started = true;
+      out.batched = true;
+      end_warnings(out, bad);
+      return R::ok(std::move(out));
+    }
+    if (walk.started || !batch_unsupported(err)) return R::fail(why);
+  }
+  // No batch calls on this map: the whole map at once (get_next_key cannot resume a walk whose
+  // last key was deleted meanwhile).
+  walk.started = walk.done = true;
+  return read_actual();
 }
 
 Result<ReadResult> Applier::read_keys(const std::vector<uint32_t>& tids) {

@@ -93,6 +93,17 @@ struct ReadResult {
 // nullopt if the plan may be executed, else the offending field and why ("plan.ops[3].tid: ...").
 std::optional<std::string> validate_plan(const Plan& plan);
 
+// A walk over the whole map a chunk at a time (Applier::read_next), for a reader that spreads it
+// over many turns while the map changes. A hash map's batch token is a bucket index and an entry
+// never changes buckets, so the walk reads every bucket once: an entry left alone meanwhile is
+// read exactly once; one written or deleted meanwhile may be read before or after its change, or
+// (written into a bucket already read) not at all.
+struct MapWalk {
+  uint64_t token = 0;    // where the next chunk starts
+  bool started = false;
+  bool done = false;
+};
+
 class Applier {
  public:
   Applier(PolicyMapIo& map, ApplyOptions opts = {}, Sleeper sleep = {});
@@ -102,6 +113,9 @@ class Applier {
   // Only these keys, one lookup each (a key not in the map is left out): for a read-back of a
   // few keys in a large map, where one batched pass over the whole map would cost O(map).
   Result<ReadResult> read_keys(const std::vector<uint32_t>& tids);
+  // The walk's next chunk (ApplyOptions::read_chunk entries, in no order); walk.done after the
+  // last. A map without batch calls is read whole by the first call.
+  Result<ReadResult> read_next(MapWalk& walk);
   // What the whole-map read buffers hold now: one chunk (ApplyOptions::read_chunk), whatever the
   // map's size (more only while a bucket holds more than a chunk). A whole-map read keeps what it
   // read in memory it frees when done: the daemon does not hold ~116 B per entry the map ever held.
@@ -123,7 +137,9 @@ class Applier {
 
   // Reads the whole map a chunk at a time into raw_keys_/raw_vals_, calling visit(tid, value) for
   // each entry read; "" or the error.
-  std::string read_each(bool* batched, const std::function<void(uint32_t, const c2c_policy_value&)>& visit);
+  using Visit = std::function<void(uint32_t, const c2c_policy_value&)>;
+  std::string read_each(bool* batched, const Visit& visit);
+  int read_batch(const uint64_t* in, uint64_t* next, const Visit& visit, std::string* why);
   void fit_read_buffers(size_t entries);  // exactly `entries` (a chunk), unless already so
 
   PolicyMapIo& map_;

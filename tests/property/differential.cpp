@@ -155,6 +155,8 @@ std::optional<std::string> Differential::step(const Event& e) {
   if (!full_violations.empty()) os << "check() reports violations:\n" << describe(full_violations);
   if (!step_violations.empty()) os << "check_step() reports violations:\n" << describe(step_violations);
   if (auto d = incremental_.check_step_complete(full_violations, step_violations)) os << *d;
+  if (auto d = IncrementalOracle::sliced(core_, full_violations, 1 + trace_.size() % 4))
+    os << "full pass in slices:\n" << *d;
   if (auto d = incremental_.step(core_, e)) os << "incremental reconcile:\n" << *d;
 
   if (os.str().empty()) return std::nullopt;

@@ -1,6 +1,8 @@
 #include "incremental.hpp"
 
+#include <algorithm>
 #include <sstream>
+#include <tuple>
 
 #include "compare.hpp"
 
@@ -89,6 +91,46 @@ std::optional<std::string> IncrementalOracle::check_step_complete(const std::vec
     if (!last_full_.count(key) && !found.count(key))
       os << "check_step() missed " << key.first << " on tid " << key.second << " that check() reports\n";
   last_full_ = std::move(now);
+  if (os.str().empty()) return std::nullopt;
+  return os.str();
+}
+
+std::optional<std::string> IncrementalOracle::sliced(const Core& core, const std::vector<Violation>& full,
+                                                     size_t slice) {
+  std::vector<uint32_t> keys = core.entry_keys();
+  std::ostringstream os;
+  if (std::set<uint32_t>(keys.begin(), keys.end()).size() != keys.size()) os << "entry_keys() names a tid twice\n";
+  std::sort(keys.begin(), keys.end());
+  Plan joined;
+  std::set<std::tuple<std::string, uint32_t, std::string>> found, want;
+  auto add = [&](const std::vector<Violation>& vs) {
+    for (const auto& v : vs) found.emplace(v.invariant, v.tid, v.message);
+  };
+  for (size_t at = 0; at < keys.size(); at += slice) {
+    // Each slice out of order, as the daemon hands them over: plan_of sorts.
+    std::vector<uint32_t> part(keys.begin() + at, keys.begin() + std::min(keys.size(), at + slice));
+    std::reverse(part.begin(), part.end());
+    Plan p = core.plan_of(part);
+    joined.ops.insert(joined.ops.end(), p.ops.begin(), p.ops.end());
+    joined.deferred_deletes.insert(joined.deferred_deletes.end(), p.deferred_deletes.begin(), p.deferred_deletes.end());
+    add(core.check_keys(part));
+  }
+  add(core.check_named());
+  for (const auto& v : full) want.emplace(v.invariant, v.tid, v.message);
+  const Plan whole = core.plan();
+  if (joined.ops.size() != whole.ops.size()) os << "sliced plan has " << joined.ops.size() << " ops, plan() " << whole.ops.size() << "\n";
+  for (size_t i = 0; i < std::min(joined.ops.size(), whole.ops.size()); ++i) {
+    const auto &a = joined.ops[i], &b = whole.ops[i];
+    if (a.tid != b.tid || a.kind != b.kind || a.value != b.value || a.reason != b.reason) {
+      os << "sliced plan op " << i << " (tid " << a.tid << ") differs from plan()'s (tid " << b.tid << ")\n";
+      break;
+    }
+  }
+  if (joined.deferred_deletes != whole.deferred_deletes) os << "sliced plan defers other tids than plan()\n";
+  for (const auto& w : want)
+    if (!found.count(w)) os << "sliced check misses " << std::get<0>(w) << " on tid " << std::get<1>(w) << "\n";
+  for (const auto& f : found)
+    if (!want.count(f)) os << "sliced check reports " << std::get<0>(f) << " on tid " << std::get<1>(f) << " that check() does not\n";
   if (os.str().empty()) return std::nullopt;
   return os.str();
 }

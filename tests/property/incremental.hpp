@@ -22,6 +22,10 @@ class IncrementalOracle {
   // Incremental check_step() must report every violation the full check() newly reports.
   std::optional<std::string> check_step_complete(const std::vector<Violation>& full,
                                                  const std::vector<Violation>& step);
+  // The daemon's full pass in slices (Core::entry_keys, plan_of, check_keys, check_named): over a
+  // partition of the keys into slices of `slice` tids, the slices' plans, concatenated, are plan()
+  // and their checks with check_named() report what check() reports.
+  static std::optional<std::string> sliced(const Core& core, const std::vector<Violation>& full, size_t slice);
 
  private:
   struct Slot {

@@ -10,6 +10,7 @@
 #include "daemon/confirm_pass.hpp"
 #include "daemon/full_pass_pacing.hpp"
 #include "daemon/heap_trim.hpp"
+#include "daemon/sliced_read_back.hpp"
 #include "daemon/throttle.hpp"
 
 namespace c2c::daemon {
@@ -44,6 +45,94 @@ TEST(ConfirmPass, WrittenKeysGiveUpBeyondTheirLimit) {
   w.clear();
   EXPECT_TRUE(w.empty());
   EXPECT_FALSE(w.too_many());
+}
+
+TEST(SlicedReadBack, TidBitsHoldWhatWasSetOnly) {
+  TidBits b;
+  EXPECT_FALSE(b.test(0));
+  EXPECT_FALSE(b.test(4'194'303)) << "beyond what was ever set";
+  b.set(63);
+  b.set(64);
+  b.set(4'194'303);
+  EXPECT_TRUE(b.test(63));
+  EXPECT_TRUE(b.test(64));
+  EXPECT_TRUE(b.test(4'194'303));
+  EXPECT_FALSE(b.test(62));
+  EXPECT_FALSE(b.test(65));
+}
+
+// The map equal to the core's belief, read in chunks with the keys gone through in slices: no
+// drift, done once every key was handed out, each key once.
+TEST(SlicedReadBack, AMapAsBelievedIsCleanAndEveryKeyIsHandedOutOnce) {
+  RuntimeValue a;
+  a.slice_ns = 1'000'000;
+  const Core::ActualTable known{{1, a}, {2, a}, {3, a}, {4, a}, {5, a}};
+  SlicedReadBack p(true, 100);
+  EXPECT_TRUE(p.walking());
+  p.walked({{3, a}, {1, a}}, known, false);
+  p.walked({{5, a}, {2, a}, {4, a}}, known, true);
+  EXPECT_FALSE(p.walking());
+  EXPECT_FALSE(p.done()) << "the keys are still to go through";
+  p.take_keys({5, 4, 3, 2, 1, 7});  // 7: desired, not in the map
+  std::vector<uint32_t> handed;
+  for (int slices = 0; !p.done() && slices < 10; ++slices) {
+    auto s = p.next_slice(5, known);  // 5, then the last key alone
+    EXPECT_LE(s.size(), 5u);
+    handed.insert(handed.end(), s.begin(), s.end());
+  }
+  EXPECT_EQ(handed, (std::vector<uint32_t>{5, 4, 3, 2, 1, 7}));
+  EXPECT_EQ(p.drift(), 0u);
+  EXPECT_EQ(p.units, 11u);
+}
+
+// Every kind of drift the whole-map read found, found in slices: a value changed under the
+// daemon, an entry the core does not know, an entry the core has in the map that is gone.
+TEST(SlicedReadBack, FindsEachKindOfDrift) {
+  RuntimeValue a, b;
+  a.slice_ns = 1'000'000;
+  b.slice_ns = 2'000'000;
+  const Core::ActualTable known{{1, a}, {2, a}, {3, a}};
+  {
+    SlicedReadBack p(false, 0);
+    p.walked({{1, a}, {2, b}, {3, a}}, known, true);
+    EXPECT_EQ(p.drift(), 1u) << "2 holds another value";
+  }
+  {
+    SlicedReadBack p(false, 0);
+    p.walked({{1, a}, {2, a}, {3, a}, {9, a}}, known, true);
+    EXPECT_EQ(p.drift(), 1u) << "9 is in the map, not in the core";
+  }
+  {
+    SlicedReadBack p(false, 0);
+    p.walked({{1, a}, {3, a}}, known, true);
+    p.take_keys({1, 2, 3});
+    for (int slices = 0; !p.done() && slices < 10; ++slices) p.next_slice(2, known);
+    EXPECT_EQ(p.drift(), 1u) << "2 is gone from the map";
+  }
+}
+
+// What the daemon did between slices is not drift: a key it wrote after the walk had passed its
+// part of the map, a key it deleted; after a re-observation the missing-key test is off.
+TEST(SlicedReadBack, TheDaemonsOwnChangesBetweenSlicesAreNotDrift) {
+  RuntimeValue a;
+  a.slice_ns = 1'000'000;
+  Core::ActualTable known{{1, a}, {2, a}};
+  SlicedReadBack p(true, 0);
+  p.walked({{1, a}, {2, a}}, known, true);
+  known.emplace(8, a);  // written after the walk read its bucket
+  p.wrote(8);
+  known.erase(2);       // deleted meanwhile
+  p.wrote(2);
+  p.take_keys({1, 2, 8});
+  for (int slices = 0; !p.done() && slices < 10; ++slices) p.next_slice(1, known);
+  EXPECT_EQ(p.drift(), 0u);
+
+  SlicedReadBack q(true, 0);
+  q.walked({{1, a}}, known, true);
+  q.observed();  // 8 came back through BpfObserved: it was in the map then
+  q.take_keys({1, 8});
+  for (int slices = 0; !q.done() && slices < 10; ++slices) q.next_slice(8, known);
+  EXPECT_EQ(q.drift(), 0u);
 }
 
 TEST(HeapTrim, OnceAfterAMassExitHasGoneQuiet) {

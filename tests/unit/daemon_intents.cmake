@@ -11,6 +11,7 @@ if(TARGET c2c_core)
                                       ${PROJECT_SOURCE_DIR}/src/daemon/realtime_priority.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/realtime_budget.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/confirm_pass.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/sliced_read_back.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/intents.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/policy_facts.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/intent_reasons.cpp)

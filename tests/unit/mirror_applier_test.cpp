@@ -1,5 +1,6 @@
 // The applier on an in-memory map: batches, fallbacks, retries, compare-before-delete,
 // deferred deletes and the fail-closed full map.
+#include <map>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -293,6 +294,45 @@ TEST_F(MirrorApply, ReadBuffersHoldOneChunkWhateverTheMapsSize) {
   for (uint32_t t = 5000; t < 5020; ++t) large.entries[t] = to_abi(val(t, 1));
   EXPECT_EQ(a.read_actual()->entries.size(), 30u);
   EXPECT_EQ(a.read_buffer_entries(), 64u);
+}
+
+// The walk the daemon's read-back spreads over turns: a chunk per call, every entry left alone
+// read exactly once, changes between chunks seen where the walk has not been yet.
+TEST_F(MirrorApply, WalkReadsTheMapAChunkPerCallAcrossChanges) {
+  opts.read_chunk = 4;
+  for (uint32_t t = 1; t <= 10; ++t) map.entries[t] = to_abi(val(t, 1));
+  Applier a = make();
+  MapWalk walk;
+  std::map<uint32_t, int> seen;
+  auto next = [&] {
+    auto r = a.read_next(walk);
+    EXPECT_TRUE(r.ok()) << r.error();
+    EXPECT_LE(r->entries.size(), 4u);
+    for (const auto& e : r->entries) ++seen[e.tid];
+    return r->entries.size();
+  };
+  EXPECT_EQ(next(), 4u);
+  EXPECT_FALSE(walk.done);
+  map.entries.erase(2);                       // behind the walk: read before its change
+  map.entries.erase(7);                       // ahead: never read
+  map.entries[20] = to_abi(val(20, 1));       // ahead: read
+  for (int calls = 0; !walk.done && calls < 10; ++calls) next();  // bounded: a walk that never ends fails
+  ASSERT_TRUE(walk.done);
+  EXPECT_EQ(seen, (std::map<uint32_t, int>{{1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}, {8, 1}, {9, 1}, {10, 1}, {20, 1}}));
+  const size_t calls = map.batch_calls;
+  EXPECT_EQ(a.read_next(walk)->entries.size(), 0u) << "a finished walk reads nothing";
+  EXPECT_EQ(map.batch_calls, calls);
+}
+
+TEST_F(MirrorApply, WalkWithoutBatchCallsReadsTheWholeMapAtOnce) {
+  map.batch_supported = false;
+  for (uint32_t t = 1; t <= 10; ++t) map.entries[t] = to_abi(val(t, 1));
+  Applier a = make();
+  MapWalk walk;
+  auto r = a.read_next(walk);
+  ASSERT_TRUE(r.ok()) << r.error();
+  EXPECT_EQ(r->entries.size(), 10u);
+  EXPECT_TRUE(walk.done);
 }
 
 TEST_F(MirrorApply, ReadGrowsItsBufferOnEnospc) {
