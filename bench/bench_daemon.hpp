@@ -30,8 +30,8 @@ class BenchDaemon {
   // `tag` names the private directories (/tmp/c2c-<tag>-<pid>, /sys/fs/bpf/c2c-<tag>-<pid>).
   BenchDaemon(const std::string& exe, const std::string& tag, const std::string& config_yaml,
               const std::string& log_level = "info")
-      : root_("/tmp/c2c-" + tag + "-" + std::to_string(::getpid())),
-        pin_("/sys/fs/bpf/c2c-" + tag + "-" + std::to_string(::getpid())) {
+      : root_(unused_path("/tmp/c2c-" + tag + "-" + std::to_string(::getpid()))),
+        pin_("/sys/fs/bpf/" + std::filesystem::path(root_).filename().string()) {
     std::filesystem::create_directories(root_ + "/run");
     const std::string config = root_ + "/config.yaml", sock = root_ + "/run/d.sock", log = root_ + "/daemon.log";
     if (FILE* f = std::fopen(config.c_str(), "w")) {
@@ -79,6 +79,15 @@ class BenchDaemon {
   }
   BenchDaemon(const BenchDaemon&) = delete;
   BenchDaemon& operator=(const BenchDaemon&) = delete;
+
+  // `base`, or base-2, base-3 ...: a directory kept by an earlier run (C2C_BENCH_DAEMON_LOG) whose
+  // process had the same pid must not hand this daemon its durable state.
+  static std::string unused_path(const std::string& base) {
+    std::string p = base;
+    for (int i = 2; std::filesystem::exists(p) || std::filesystem::exists("/sys/fs/bpf/" + std::filesystem::path(p).filename().string()); ++i)
+      p = base + "-" + std::to_string(i);
+    return p;
+  }
 
   bool ready() const { return ready_; }
   double ready_ms() const { return ready_ms_; }

@@ -67,6 +67,7 @@
 #include "daemon_bench_policy.hpp"
 #include "durable_append_floor.hpp"
 #include "instrument_priority.hpp"
+#include "stall_witness.hpp"
 #include "thread_farm.hpp"
 
 namespace pb = claim2core::v1;
@@ -227,21 +228,39 @@ void phase(const Clock::time_point& t0, int n, const char* what) {
 }
 
 // One thread of this process that takes the matching name and waits: new-thread -> map.
-bool sample_new_thread(int fd, std::vector<double>& out) {
+// The daemon whose threads a stalled sample describes (stall_witness.hpp); 0: none.
+pid_t g_daemon_pid = 0;
+
+// `witness`: a measured sample (the markers behind a backlog wait long by design).
+bool sample_new_thread(int fd, std::vector<double>& out, bool witness = false) {
   std::atomic<uint32_t> tid{0};
-  std::atomic<Clock::rep> named{0};
+  std::atomic<Clock::rep> named{0}, renamed{0};
   std::atomic<bool> done{false};
   std::thread t([&] {
     tid = static_cast<uint32_t>(::syscall(SYS_gettid));
     named = Clock::now().time_since_epoch().count();
     ::prctl(PR_SET_NAME, kName, 0, 0, 0);
+    renamed = Clock::now().time_since_epoch().count();
     while (!done) std::this_thread::sleep_for(std::chrono::microseconds(200));
   });
   while (named == 0) std::this_thread::yield();
   const uint32_t k = tid;
   const auto t0 = Clock::time_point(Clock::duration(named.load()));
   // Polled every 20 us: a busy loop would take one of the 2 CPUs from the daemon being timed.
-  const bool ok = wait_until([&] { return has_entry(fd, k); }, std::chrono::seconds(10), std::chrono::microseconds(20));
+  bool witnessed = false;
+  const bool ok = wait_until(
+      [&] {
+        if (has_entry(fd, k)) return true;
+        if (witness && !witnessed && g_daemon_pid > 0 && Clock::now() - t0 > std::chrono::milliseconds(100)) {
+          witnessed = true;  // once per sample: what the daemon's threads are doing while it waits
+          const long long prctl_us =
+              renamed == 0 ? -1 : static_cast<long long>(us(Clock::time_point(Clock::duration(renamed.load())) - t0));
+          std::fprintf(stderr, "new thread %u waiting 100 ms for its entry (its prctl took %lld us); daemon threads:%s\n",
+                       k, prctl_us, c2c::bench::describe_threads(g_daemon_pid).c_str());
+        }
+        return false;
+      },
+      std::chrono::seconds(10), std::chrono::microseconds(20));
   if (ok) out.push_back(us(Clock::now() - t0));
   done = true;
   t.join();
@@ -400,6 +419,7 @@ bool run_one(const std::string& exe, const std::string& daemon_config, int n, in
                              "\nmetrics:\n  address: 127.0.0.1:" + std::to_string(metrics_port) + "\n" +
                              daemon_config + "\n";
   c2c::bench::BenchDaemon d(exe, "scale-bench", config, "warn");
+  g_daemon_pid = d.pid();
   if (!d.ready()) {
     std::fprintf(stderr, "claim2cored did not start (see %s)\n", d.log().c_str());
     return false;
@@ -478,7 +498,7 @@ bool run_one(const std::string& exe, const std::string& daemon_config, int n, in
   row.idle_ms_per_s = (cpu_ns(pid) - i0) / 1e6 * 1000.0 / static_cast<double>(idle.count());
   std::vector<double> appear;
   for (int i = 0; i < samples; ++i) {
-    if (!sample_new_thread(fd, appear)) return false;
+    if (!sample_new_thread(fd, appear, true)) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   row.appear_p50 = quantile(appear, 0.5);
