@@ -1032,8 +1032,10 @@ void Engine::continue_sliced() {
       return;
     }
   }
-  p.work_ns += boottime_ns() - t0;
+  const uint64_t held = boottime_ns() - t0;
+  p.work_ns += held;
   p.cpu_ns += thread_cpu_ns() - cpu0;
+  p.longest_ns = std::max(p.longest_ns, held);
   if (p.done()) finish_sliced();
   else next_slice_ns_ = boottime_ns() + kSliceGapNs;
 }
@@ -1050,7 +1052,8 @@ void Engine::finish_sliced() {
   if (p.full()) refresh_intents();
   settle_intents(nullptr, retry_.empty() ? "" : last_apply_error_);
   const std::string what = std::string(p.full() ? "full read-back" : "short read-back (the whole map)") + " in " +
-                           std::to_string(sliced_slices_) + " slices over " +
+                           std::to_string(sliced_slices_) + " slices (the longest " +
+                           std::to_string(p.longest_ns / 1'000) + " us) over " +
                            std::to_string((boottime_ns() - p.started_ns()) / 1'000'000) + " ms";
   if (!p.full()) {
     spdlog::debug("{}: {} ms ({} ms CPU)", what, p.work_ns / 1'000'000, p.cpu_ns / 1'000'000);

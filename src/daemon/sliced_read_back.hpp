@@ -65,6 +65,7 @@ class SlicedReadBack {
 
   // Time spent on the pass's slices (not the turns between them): what pacing counts.
   uint64_t work_ns = 0, cpu_ns = 0;
+  uint64_t longest_ns = 0;  // the longest turn the pass held the loop (the key snapshot's, at 100k)
   size_t units = 0;  // entries read plus keys gone through
 
  private:
