@@ -237,7 +237,6 @@ Params fresh_params(z3::context& c, const std::string& prefix) {
   add("cpusk", c.bool_sort());
   add("inpod", c.bool_sort());    // a pod binding / the task's cgroup lies in w's pod
   add("t", c.int_sort());         // TimeAdvance.now
-  add("j", c.int_sort());         // TimeAdvance: the key's lease renewal offset (before half-life)
   add("preq", c.bool_sort());
   add("pnode", c.bool_sort());
   add("pboost", c.bool_sort());
@@ -446,14 +445,11 @@ Step step(Event e, const State& s, const Params& p, const Options& o) {
       break;
     }
     case Event::TimeAdvance: {
-      // Leases are renewed at half-life less the key's offset j, any offset up to 1/8 of the lease
-      // (the core's is (max / 8192) * (tid mod 1024): src/core/runtime_entry.hpp), and only for
-      // live entries (INV-8).
-      guard = p["j"] >= 0 && 8 * p["j"] <= s["d_m"];
+      // Leases are renewed at half-life, and only for live entries (INV-8).
       accepted = p["t"] > s["now"];
       z3::expr due = o.mutant == Mutant::NeverExpireBoost
                          ? F
-                         : s["d_p"] && s["d_bo"] && s["d_u"] - s["d_m"] / 2 - p["j"] <= p["t"];
+                         : s["d_p"] && s["d_bo"] && s["d_u"] - s["d_m"] / 2 <= p["t"];
       eff["now"] = p["t"];
       eff["G"] = s["G"] + ite(due || p["other"], c.int_val(1), c.int_val(0));
       eff["d_u"] = ite(due, p["t"] + s["d_m"], s["d_u"]);

@@ -12,8 +12,8 @@ ApplyResult EventHandlers::operator()(const TimeAdvance& ev) {
     return invalid("now", "time went backwards: " + std::to_string(ev.now) + " < " + std::to_string(s.now));
   if (ev.now == s.now) return ignored("time unchanged");
   s.now = ev.now;
-  // Leases are renewed at half-life less an offset by tid (lease_renewal_time); only live
-  // entries hold leases, so a renewal never extends a boost whose lineage is gone (INV-8).
+  // Leases are renewed at half-life; only live entries hold leases, so a renewal never
+  // extends a boost whose lineage is gone (INV-8).
   std::vector<uint32_t> due;
   for (const auto& [renew_at, tid] : s.lease_renewals.due(s.now)) due.push_back(tid);
   ApplyResult r;

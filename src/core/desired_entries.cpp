@@ -6,7 +6,7 @@ namespace c2c {
 
 void CoreImpl::set_entry(uint32_t tid, DesiredEntry e) {
   auto cur = desired.find(tid);
-  auto renew_at = [tid](const RuntimeValue& v) { return lease_renewal_time(tid, v.boost_until, v.max_boost); };
+  auto renew_at = [](const RuntimeValue& v) { return v.boost_until - v.max_boost / 2; };
   const bool had = cur != desired.end() && (cur->second.value.flags & kFlagBoost);
   const bool has = e.value.flags & kFlagBoost;
   // The lease index only moves when the renewal time does (most rewrites keep the lease).
@@ -32,7 +32,7 @@ void CoreImpl::erase_entry(uint32_t tid, const std::string& reason) {
   auto cur = desired.find(tid);
   if (cur == desired.end()) return;
   if (cur->second.value.flags & kFlagBoost)
-    lease_renewals.erase({lease_renewal_time(tid, cur->second.value.boost_until, cur->second.value.max_boost), tid});
+    lease_renewals.erase({cur->second.value.boost_until - cur->second.value.max_boost / 2, tid});
   unlink_origin(cur->second.origin.get(), tid);
   desired.erase(cur);
   conflicts.erase(tid);

@@ -33,17 +33,6 @@ inline constexpr RuntimeFlagName kRuntimeFlagNames[] = {
     {kFlagInherited, "inherited"},
 };
 
-// When a boost lease is renewed (spec/state-machine.md, "Boost leases"): at half-life, less an
-// offset by tid of up to 1/8 of the lease, (max_boost / 8192) * (tid mod 1024). Why: leases a
-// policy grants in one turn (100k of them at scale) would otherwise all reach half-life in the
-// same later turn and be renewed and rewritten in one O(entries) turn every max_boost / 2 (on a
-// busy node, a ~1 s wait for every task event behind it: bench/README.md, "Session 20"); spread
-// over 1024 times they are renewed in ~1024 small turns. Renewing early never lengthens a boost
-// past max_boost from the renewal (INV-8).
-inline Nanos lease_renewal_time(uint32_t tid, Nanos boost_until, Nanos max_boost) {
-  return boost_until - max_boost / 2 - (max_boost / 8192) * (tid % 1024);
-}
-
 // Exactly what one policy-map value holds (struct c2c_policy_value), in C++ types.
 struct RuntimeValue {
   uint64_t start = 0;           // identity (INV-2)

@@ -789,7 +789,7 @@ std::map<uint32_t, Entry> NaiveModel::derive() const {
     e.comm = t.comm;
     e.epoch = epoch_;
     if ((e.value.flags & kFlagBoost) != 0) {
-      // Boost lease (INV-8): an unchanged boost keeps its lease, renewed at half-life (less the tid's offset).
+      // Boost lease (INV-8): an unchanged boost keeps its lease, renewed at half-life.
       const Nanos max = e.value.max_boost;
       e.value.boost_until = now_ + max;
       auto old = desired_.find(tid);
@@ -798,8 +798,7 @@ std::map<uint32_t, Entry> NaiveModel::derive() const {
       if (old != desired_.end() && old->second.value.start == t.key.start &&
           (old->second.value.flags & kFlagBoost) != 0 && old->second.value.max_boost == max) {
         const Nanos until = old->second.value.boost_until;
-        // Due from half-life less the tid's offset (spec/state-machine.md, "Boost leases").
-        const bool due = until <= now_ || until - now_ <= max / 2 + (max / 8192) * (tid % 1024);
+        const bool due = until <= now_ || until - now_ <= max / 2;
         e.value.boost_until = due ? now_ + max : until;
       }
     }

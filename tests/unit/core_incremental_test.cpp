@@ -79,35 +79,15 @@ TEST_F(Incremental, AReadBackRestoresWhatTheMapLost) {
 }
 
 TEST_F(Incremental, NextDeadlineIsTheEarliestLeaseRenewal) {
-  // Both entries boost (priority 1): max boost is the node default, renewed at half-life less
-  // the tid's offset, (max / 8192) * (tid mod 1024): tid 200 before tid 100.
-  const Nanos max = node_info().default_max_boost, half = max / 2;
-  const Nanos offset200 = (max / 8192) * 200;
+  // Both entries boost (priority 1): max boost is the node default, renewed at half-life.
+  const Nanos half = node_info().default_max_boost / 2;
   ASSERT_TRUE(core.next_deadline());
-  EXPECT_EQ(*core.next_deadline(), half - offset200);
+  EXPECT_EQ(*core.next_deadline(), half);
   applied(TimeAdvance{half});
-  EXPECT_EQ(*core.next_deadline(), 2 * half - offset200) << "the renewed leases move the deadline";
+  EXPECT_EQ(*core.next_deadline(), 2 * half) << "the renewed leases move the deadline";
   applied(TaskExited{TaskKey{100, 10}});
   applied(TaskExited{TaskKey{200, 20}});
   EXPECT_FALSE(core.next_deadline()) << "no lease, no deadline";
-}
-
-// Leases granted in one turn are renewed apart, each at its own time (issue #13: 100k leases that
-// reached half-life together were one O(entries) turn of the daemon's loop): tid 200's first, then
-// tid 100's, each renewal touching its own entry only and never lengthening a boost past max.
-TEST_F(Incremental, LeasesGrantedTogetherAreRenewedApartByTid) {
-  const Nanos max = node_info().default_max_boost, half = max / 2;
-  const Nanos at200 = half - (max / 8192) * 200, at100 = half - (max / 8192) * 100;
-  auto r = core.apply(TimeAdvance{at200 - 1});
-  EXPECT_TRUE(r.changed_tids.empty()) << "not due yet";
-  r = core.apply(TimeAdvance{at200});
-  EXPECT_EQ(r.changed_tids, (std::vector<uint32_t>{200}));
-  EXPECT_EQ(core.desired().at(200).value.boost_until, at200 + max);
-  EXPECT_EQ(*core.next_deadline(), at100);
-  r = core.apply(TimeAdvance{at100});
-  EXPECT_EQ(r.changed_tids, (std::vector<uint32_t>{100}));
-  EXPECT_EQ(core.desired().at(100).value.boost_until, at100 + max);
-  EXPECT_TRUE(core.check().empty());
 }
 
 TEST_F(Incremental, ABatchWithOneRefusedEventChangesNothing) {
