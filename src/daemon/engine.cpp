@@ -948,17 +948,7 @@ void Engine::readback(bool full) {
                   (boottime_ns() - started) / 1'000'000, (thread_cpu_ns() - cpu_started) / 1'000'000);
     return;
   }
-  try {
-    auto stats = sched::read_pinned_stats(cfg_.pin_root + "/" + C2C_STATS_MAP_NAME);
-    metrics_.set_identity_mismatches(static_cast<double>(stats.identity_mismatches));
-    for (const auto& c : sched::kStatCounters)  // identity_mismatches has its own gauge (above)
-      if (c.field != &c2c_stats::identity_mismatches)
-        metrics_.set_scheduler_counter(c.name, static_cast<double>(stats.*c.field));
-    metrics_.set_scheduler_latency(sched::latency_buckets(stats));
-  } catch (const std::exception& e) {
-    spdlog::debug("stats map: {}", e.what());
-  }
-  metrics_.set_scheduler_enforcing(scheduler_status().enforcing);
+  refresh_scheduler_metrics();
   // The full plan, as the oracle of the incremental one: anything it finds that the deltas left
   // out is written now (through the retry queue, due at once) and logged.
   const uint64_t t = boottime_ns();
@@ -1059,6 +1049,17 @@ void Engine::finish_sliced() {
     spdlog::debug("{}: {} ms ({} ms CPU)", what, p.work_ns / 1'000'000, p.cpu_ns / 1'000'000);
     return;
   }
+  refresh_scheduler_metrics();
+  if (sliced_plan_missed_)
+    spdlog::debug("read-back: the full plan has {} ops outstanding (written now)", sliced_plan_missed_);
+  for (auto& v : core_.check_named()) sliced_violations_.push_back(std::move(v));
+  report_violations(sliced_violations_);
+  readback_pass_.ran_for(boottime_ns(), p.work_ns, p.units, cfg_.readback_interval_ns);
+  report_pass(metrics_, "readback", what, p.work_ns, p.cpu_ns);
+}
+
+// The scheduler's counters and latency histogram from its stats map, with every full read-back.
+void Engine::refresh_scheduler_metrics() {
   try {
     auto stats = sched::read_pinned_stats(cfg_.pin_root + "/" + C2C_STATS_MAP_NAME);
     metrics_.set_identity_mismatches(static_cast<double>(stats.identity_mismatches));
@@ -1070,12 +1071,6 @@ void Engine::finish_sliced() {
     spdlog::debug("stats map: {}", e.what());
   }
   metrics_.set_scheduler_enforcing(scheduler_status().enforcing);
-  if (sliced_plan_missed_)
-    spdlog::debug("read-back: the full plan has {} ops outstanding (written now)", sliced_plan_missed_);
-  for (auto& v : core_.check_named()) sliced_violations_.push_back(std::move(v));
-  report_violations(sliced_violations_);
-  readback_pass_.ran_for(boottime_ns(), p.work_ns, p.units, cfg_.readback_interval_ns);
-  report_pass(metrics_, "readback", what, p.work_ns, p.cpu_ns);
 }
 
 // The full check's verdict: counted per invariant, logged when it changed.

@@ -150,6 +150,7 @@ class Engine {
   void continue_sliced();
   void finish_sliced();
   void report_violations(const std::vector<Violation>& found);
+  void refresh_scheduler_metrics();
   // The intents' facts from the counts and, after an apply, its failed ops.
   std::map<PolicyId, PolicyApplyFacts> intent_facts(const mirror::ApplyReport* report) const;
   void settle_intents(const mirror::ApplyReport* report, const std::string& owed_error);
