@@ -21,14 +21,21 @@ class WrittenKeys {
   void add(uint32_t tid) {
     if (keys_.size() <= limit_) keys_.push_back(tid);  // duplicates are cheap; read_keys folds them
   }
-  void clear() { keys_.clear(); }
-  bool too_many() const { return keys_.size() > limit_; }
-  bool empty() const { return keys_.empty(); }
+  void clear() {
+    keys_.clear();
+    unknown_ = false;
+  }
+  // Which keys were written is no longer known (a read-back in slices that failed after it began,
+  // or one that found drift elsewhere): the next read-back reads the whole map.
+  void forget() { unknown_ = true; }
+  bool too_many() const { return unknown_ || keys_.size() > limit_; }
+  bool empty() const { return keys_.empty() && !unknown_; }
   const std::vector<uint32_t>& tids() const { return keys_; }
 
  private:
   size_t limit_;
   std::vector<uint32_t> keys_;
+  bool unknown_ = false;
 };
 
 // How many of `keys` differ between what the map holds (`read`: the entries among them; a key

@@ -992,6 +992,7 @@ void Engine::continue_sliced() {
         const bool full = p.full();
         const uint64_t work = p.work_ns + (boottime_ns() - t0);
         sliced_.reset();
+        written_.forget();  // cleared when the pass began: the next read-back reads the whole map
         // Tried again after the interval (a full pass) or when the next write asks for it.
         if (full) readback_pass_.ran_for(boottime_ns(), work, map_units(), cfg_.readback_interval_ns);
         return;
@@ -1018,6 +1019,7 @@ void Engine::continue_sliced() {
       const bool full = p.full();
       spdlog::debug("read-back in slices found drift ({} entries): reading the whole map at once", p.drift());
       sliced_.reset();
+      written_.forget();  // a short read-back must not read the written keys alone: the drift is elsewhere
       readback(full);
       return;
     }
