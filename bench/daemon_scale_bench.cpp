@@ -67,6 +67,7 @@
 #include "daemon_bench_policy.hpp"
 #include "durable_append_floor.hpp"
 #include "instrument_priority.hpp"
+#include "proc_stat_fields.hpp"
 #include "stall_witness.hpp"
 #include "thread_farm.hpp"
 
@@ -91,17 +92,9 @@ double cpu_ns(pid_t pid) {
 
 // The same from /proc/<pid>/stat (fields 14 and 15, clock ticks), printed beside it as a check.
 double stat_cpu_ns(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto close = s.rfind(')');
-  if (close == std::string::npos) return -1;
-  std::istringstream rest(s.substr(close + 2));
-  std::string f;
-  unsigned long long utime = 0, stime = 0;
-  for (int i = 3; i <= 15 && rest >> f; ++i) {
-    if (i == 14) utime = std::stoull(f);
-    if (i == 15) stime = std::stoull(f);
-  }
+  const auto f = c2c::bench::stat_fields("/proc/" + std::to_string(pid) + "/stat");
+  if (f.size() < 13) return -1;
+  const unsigned long long utime = std::stoull(f[11]), stime = std::stoull(f[12]);  // fields 14, 15
   return static_cast<double>(utime + stime) * 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 

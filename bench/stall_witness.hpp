@@ -12,6 +12,8 @@
 #include <sstream>
 #include <string>
 
+#include "proc_stat_fields.hpp"
+
 namespace c2c::bench {
 
 inline std::string describe_threads(pid_t pid) {
@@ -19,22 +21,14 @@ inline std::string describe_threads(pid_t pid) {
   std::error_code ec;
   const std::string dir = "/proc/" + std::to_string(pid) + "/task";
   for (const auto& t : std::filesystem::directory_iterator(dir, ec)) {
-    std::ifstream stat(t.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    const auto open = line.find('('), close = line.rfind(')');
-    if (open == std::string::npos || close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    std::string field, state, policy;
-    rest >> state;
-    // Fields after the state: ppid (4) ... policy is field 41 of stat, the 39th after the state.
-    for (int i = 4; i <= 41 && rest >> field; ++i)
-      if (i == 41) policy = field;
+    std::string name;
+    const auto fields = stat_fields(t.path() / "stat", &name);
+    if (fields.empty()) continue;
+    const std::string policy = fields.size() > 38 ? fields[38] : "?";  // field 41
     std::ifstream wchan_file(t.path() / "wchan");
     std::string wchan;
     std::getline(wchan_file, wchan);
-    out << " " << line.substr(open + 1, close - open - 1) << ":" << state << "/p" << policy << "/"
-        << (wchan.empty() ? "-" : wchan);
+    out << " " << name << ":" << fields[0] << "/p" << policy << "/" << (wchan.empty() ? "-" : wchan);
   }
   return out.str();
 }

@@ -949,15 +949,8 @@ void Engine::readback(bool full) {
     return;
   }
   refresh_scheduler_metrics();
-  // The full plan, as the oracle of the incremental one: anything it finds that the deltas left
-  // out is written now (through the retry queue, due at once) and logged.
-  const uint64_t t = boottime_ns();
-  size_t missed = 0;
-  for (const auto& op : core_.plan().ops) {
-    retry_.failed(op.tid, t - 1'000'000'000ull);  // due now: the backoff is at most 1 s
-    ++missed;
-  }
-  if (missed) spdlog::debug("read-back: the full plan has {} ops outstanding (written now)", missed);
+  if (const size_t missed = write_missed(core_.plan()))
+    spdlog::debug("read-back: the full plan has {} ops outstanding (written now)", missed);
   report_violations(core_.check());
   const uint64_t ended = boottime_ns();
   readback_pass_.ran(started, ended, map_units(), cfg_.readback_interval_ns);
@@ -974,16 +967,13 @@ void Engine::start_sliced(bool full) {
   written_.clear();  // the walk reads every key written so far
   sliced_.emplace(full, boottime_ns());
   sliced_walk_ = mirror::MapWalk{};
-  sliced_violations_.clear();
-  sliced_plan_missed_ = 0;
-  sliced_slices_ = 0;
   continue_sliced();
 }
 
 void Engine::continue_sliced() {
   SlicedReadBack& p = *sliced_;
   const uint64_t t0 = boottime_ns(), cpu0 = thread_cpu_ns();
-  ++sliced_slices_;
+  ++p.slices;
   while (!p.done() && boottime_ns() - t0 < kSliceNs) {
     if (p.walking()) {
       auto r = applier_->read_next(sliced_walk_);
@@ -1003,14 +993,8 @@ void Engine::continue_sliced() {
     } else {
       std::vector<uint32_t> slice = p.next_slice(kSliceKeys, core_.actual());
       if (p.full()) {
-        // The full plan, as the oracle of the incremental one: anything it finds that the deltas
-        // left out is written now (through the retry queue, due at once) and logged.
-        const uint64_t t = boottime_ns();
-        for (const auto& op : core_.plan_of(slice).ops) {
-          retry_.failed(op.tid, t - 1'000'000'000ull);  // due now: the backoff is at most 1 s
-          ++sliced_plan_missed_;
-        }
-        for (auto& v : core_.check_keys(std::move(slice))) sliced_violations_.push_back(std::move(v));
+        p.plan_missed += write_missed(core_.plan_of(slice));
+        for (auto& v : core_.check_keys(std::move(slice))) p.violations.push_back(std::move(v));
       }
     }
     if (p.drift() > 0) {
@@ -1033,7 +1017,7 @@ void Engine::continue_sliced() {
 }
 
 void Engine::finish_sliced() {
-  const SlicedReadBack p = std::move(*sliced_);
+  SlicedReadBack p = std::move(*sliced_);
   sliced_.reset();
   metrics_.readback("whole_map");
   metrics_.set_drift_now(0);
@@ -1044,7 +1028,7 @@ void Engine::finish_sliced() {
   if (p.full()) refresh_intents();
   settle_intents(nullptr, retry_.empty() ? "" : last_apply_error_);
   const std::string what = std::string(p.full() ? "full read-back" : "short read-back (the whole map)") + " in " +
-                           std::to_string(sliced_slices_) + " slices (the longest " +
+                           std::to_string(p.slices) + " slices (the longest " +
                            std::to_string(p.longest_ns / 1'000) + " us) over " +
                            std::to_string((boottime_ns() - p.started_ns()) / 1'000'000) + " ms";
   if (!p.full()) {
@@ -1052,10 +1036,9 @@ void Engine::finish_sliced() {
     return;
   }
   refresh_scheduler_metrics();
-  if (sliced_plan_missed_)
-    spdlog::debug("read-back: the full plan has {} ops outstanding (written now)", sliced_plan_missed_);
-  for (auto& v : core_.check_named()) sliced_violations_.push_back(std::move(v));
-  report_violations(sliced_violations_);
+  if (p.plan_missed) spdlog::debug("read-back: the full plan has {} ops outstanding (written now)", p.plan_missed);
+  for (auto& v : core_.check_named()) p.violations.push_back(std::move(v));
+  report_violations(p.violations);
   readback_pass_.ran_for(boottime_ns(), p.work_ns, p.units, cfg_.readback_interval_ns);
   report_pass(metrics_, "readback", what, p.work_ns, p.cpu_ns);
 }
@@ -1073,6 +1056,14 @@ void Engine::refresh_scheduler_metrics() {
     spdlog::debug("stats map: {}", e.what());
   }
   metrics_.set_scheduler_enforcing(scheduler_status().enforcing);
+}
+
+// The full plan, as the oracle of the incremental one: anything it finds that the deltas left out
+// is written now, through the retry queue.
+size_t Engine::write_missed(const Plan& full_plan) {
+  const uint64_t due = boottime_ns() - 1'000'000'000ull;  // due now: the backoff is at most 1 s
+  for (const auto& op : full_plan.ops) retry_.failed(op.tid, due);
+  return full_plan.ops.size();
 }
 
 // The full check's verdict: counted per invariant, logged when it changed.

@@ -149,6 +149,9 @@ class Engine {
   void start_sliced(bool full);
   void continue_sliced();
   void finish_sliced();
+  // The full plan's ops among these (what the incremental path left out) go to the retry queue,
+  // due at once; returns how many.
+  size_t write_missed(const Plan& full_plan);
   void report_violations(const std::vector<Violation>& found);
   void refresh_scheduler_metrics();
   // The intents' facts from the counts and, after an apply, its failed ops.
@@ -218,9 +221,7 @@ class Engine {
   size_t map_units() const { return core_.desired_size() + core_.actual().size(); }  // a full read-back's work
   uint64_t next_confirm_ns_ = UINT64_MAX;  // the short read-back pass for SENT intents, if due
   std::optional<SlicedReadBack> sliced_;   // a whole-map read-back under way
-  mirror::MapWalk sliced_walk_;
-  std::vector<Violation> sliced_violations_;
-  size_t sliced_plan_missed_ = 0, sliced_slices_ = 0;
+  mirror::MapWalk sliced_walk_;            // its walk of the map (the applier's cursor)
   uint64_t next_slice_ns_ = 0;
   bool refresh_intents_ = false;           // a policy or claim changed: selection and reasons again
   uint64_t armed_ns_ = 0;  // what the timerfd is set to (re-armed only when it changes)

@@ -67,6 +67,10 @@ class SlicedReadBack {
   uint64_t work_ns = 0, cpu_ns = 0;
   uint64_t longest_ns = 0;  // the longest turn the pass held the loop (the key snapshot's, at 100k)
   size_t units = 0;  // entries read plus keys gone through
+  size_t slices = 0;  // loop turns the pass took
+  // A full pass's verdicts so far: the plan's ops the incremental path left out, the violations.
+  size_t plan_missed = 0;
+  std::vector<Violation> violations;
 
  private:
   bool full_;
