@@ -316,7 +316,10 @@ Event next_event(Bytes& b, const Core& shadow) {
       const uint8_t step = b.u8() % 7;
       if (step == 6 && shadow.now() > 0) return TimeAdvance{shadow.now() - 1};  // time goes back: invalid
       const std::array<Nanos, 6> deltas = {kMs, kSec, 15 * kSec, 31 * kSec, 7200 * kSec, 0};
-      return TimeAdvance{shadow.now() + deltas[step % deltas.size()]};
+      TimeAdvance t{shadow.now() + deltas[step % deltas.size()]};
+      // Bounded renewal steps (the daemon's): none at 1 s, one lease at 31 s (past a 30 s lease: run out).
+      if (step == 1 || step == 3) t.max_renewals = static_cast<uint32_t>(step / 2);
+      return t;
     }
     case 19: {
       const uint64_t g = shadow.generation();

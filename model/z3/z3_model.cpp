@@ -237,6 +237,7 @@ Params fresh_params(z3::context& c, const std::string& prefix) {
   add("cpusk", c.bool_sort());
   add("inpod", c.bool_sort());    // a pod binding / the task's cgroup lies in w's pod
   add("t", c.int_sort());         // TimeAdvance.now
+  add("defer", c.bool_sort());    // a bounded TimeAdvance leaves w's due lease for a later step
   add("preq", c.bool_sort());
   add("pnode", c.bool_sort());
   add("pboost", c.bool_sort());
@@ -288,7 +289,8 @@ const std::vector<Mutant>& all_mutants() {
   static const std::vector<Mutant> m = {
       Mutant::AcceptOlderGeneration, Mutant::SkipCpusetIntersection, Mutant::NeverExpireBoost,
       Mutant::ReuseGenerationOnRestart, Mutant::ForgetDeallocCleanup, Mutant::DropStartCompare,
-      Mutant::ResurrectOnRestart, Mutant::BlindWrite, Mutant::PruneWhileLoading, Mutant::SkipPrune};
+      Mutant::ResurrectOnRestart, Mutant::BlindWrite, Mutant::PruneWhileLoading, Mutant::SkipPrune,
+      Mutant::DeferRunOutLease};
   return m;
 }
 
@@ -305,6 +307,7 @@ const char* to_string(Mutant m) {
     case Mutant::BlindWrite: return "blind-write";
     case Mutant::PruneWhileLoading: return "prune-while-loading";
     case Mutant::SkipPrune: return "skip-prune";
+    case Mutant::DeferRunOutLease: return "defer-run-out-lease";
   }
   return "?";
 }
@@ -445,11 +448,14 @@ Step step(Event e, const State& s, const Params& p, const Options& o) {
       break;
     }
     case Event::TimeAdvance: {
-      // Leases are renewed at half-life, and only for live entries (INV-8).
+      // Leases are renewed at half-life, and only for live entries (INV-8). A bounded step
+      // (TimeAdvance.max_renewals) may leave a due lease for a later step, which lease depends on
+      // the other keys (so the model leaves it free: "defer"), but never one that has run out.
       accepted = p["t"] > s["now"];
+      z3::expr may_defer = o.mutant == Mutant::DeferRunOutLease ? p["defer"] : p["defer"] && s["d_u"] > p["t"];
       z3::expr due = o.mutant == Mutant::NeverExpireBoost
                          ? F
-                         : s["d_p"] && s["d_bo"] && s["d_u"] - s["d_m"] / 2 <= p["t"];
+                         : s["d_p"] && s["d_bo"] && s["d_u"] - s["d_m"] / 2 <= p["t"] && !may_defer;
       eff["now"] = p["t"];
       eff["G"] = s["G"] + ite(due || p["other"], c.int_val(1), c.int_val(0));
       eff["d_u"] = ite(due, p["t"] + s["d_m"], s["d_u"]);

@@ -86,6 +86,7 @@ enum class Mutant {
   BlindWrite,               // the applier writes its snapshot without the CAS (INV-3)
   PruneWhileLoading,        // plan deletes while loading (INV-7)
   SkipPrune,                // plan keeps entries the desired table does not explain (INV-5)
+  DeferRunOutLease,         // a bounded renewal step may leave a lease that has run out (INV-8)
 };
 const std::vector<Mutant>& all_mutants();
 const char* to_string(Mutant m);

@@ -257,8 +257,10 @@ Event decode_event(const json& j) {
     return PreviewAck{decode_kind(r), r.str("name"), r.i64("generation")};
   }
   if (kind == "time_advance") {
-    r.only({"v", "kind", "now"});
-    return TimeAdvance{r.u64("now")};
+    r.only({"v", "kind", "now", "maxRenewals"});
+    TimeAdvance t{r.u64("now")};
+    if (r.has("maxRenewals")) t.max_renewals = r.u32("maxRenewals");
+    return t;
   }
   if (kind == "daemon_restart") {
     r.only({"v", "kind", "persistedGeneration"});
@@ -315,7 +317,10 @@ json encode_event(const Event& e) {
           j["policyKind"] = to_string(ev.kind);
           j["name"] = ev.name;
           j["generation"] = ev.generation;
-        } else if constexpr (std::is_same_v<T, TimeAdvance>) j["now"] = ev.now;
+        } else if constexpr (std::is_same_v<T, TimeAdvance>) {
+          j["now"] = ev.now;
+          if (ev.max_renewals) j["maxRenewals"] = *ev.max_renewals;
+        }
         else if constexpr (std::is_same_v<T, DaemonRestart>) j["persistedGeneration"] = ev.persisted_generation;
         else if constexpr (std::is_same_v<T, BpfObserved>) {
           json entries = json::array();

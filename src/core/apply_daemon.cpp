@@ -13,9 +13,9 @@ ApplyResult EventHandlers::operator()(const TimeAdvance& ev) {
   if (ev.now == s.now) return ignored("time unchanged");
   s.now = ev.now;
   // Leases are renewed at half-life; only live entries hold leases, so a renewal never
-  // extends a boost whose lineage is gone (INV-8).
-  std::vector<uint32_t> due;
-  for (const auto& [renew_at, tid] : s.lease_renewals.due(s.now)) due.push_back(tid);
+  // extends a boost whose lineage is gone (INV-8). A bounded step leaves the later due leases for
+  // the next one, unless they have run out (CoreImpl::leases_to_renew).
+  const std::vector<uint32_t> due = s.leases_to_renew(s.now, ev.max_renewals);
   ApplyResult r;
   if (due.empty()) return r;
   ++s.generation;

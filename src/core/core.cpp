@@ -229,8 +229,10 @@ StepContext Core::step_context(const Event& e) const {
                  [&](const PolicyDelete& ev) { c.policies.emplace_back(ev.kind, ev.name); },
                  [&](const PreviewAck& ev) { c.policies.emplace_back(ev.kind, ev.name); },
                  [&](const TimeAdvance& ev) {
-                   // The leases due by the new time: the entries a renewal (or its absence) changes.
-                   for (const auto& [renew_at, tid] : s.lease_renewals.due(ev.now)) c.tids.push_back(tid);
+                   // The leases the step renews, and those that may have run out by the new time
+                   // (a renewal, or its absence, changes them).
+                   for (uint32_t tid : s.leases_to_renew(ev.now, ev.max_renewals)) c.tids.push_back(tid);
+                   for (uint32_t tid : s.leases_maybe_run_out(ev.now)) c.tids.push_back(tid);
                  },
              },
              e);
@@ -304,8 +306,9 @@ std::vector<Violation> Core::check_step(const StepContext& before, const ApplyRe
   scope.tids = before.tids;
   scope.tids.insert(scope.tids.end(), r.changed_tids.begin(), r.changed_tids.end());
   s.expand_scope(before, scope.tids);
-  // Leases due by now (none, when every renewal happened).
-  for (const auto& [renew_at, tid] : s.lease_renewals.due(s.now)) scope.tids.push_back(tid);
+  // Leases that may have run out by now (none, when every renewal happened; a bounded renewal
+  // step leaves due leases that have not run out, which are valid).
+  for (uint32_t tid : s.leases_maybe_run_out(s.now)) scope.tids.push_back(tid);
   sort_unique(scope.tids);
   if (before.sync_event) {
     // After the mirror executed the plan, the kernel holds exactly the desired table (INV-5),

@@ -315,6 +315,11 @@ class CoreImpl {
   void set_entry(uint32_t tid, DesiredEntry e);
   std::shared_ptr<const Origin> intern_origin(const std::string& key, Origin o);
   void erase_entry(uint32_t tid, const std::string& reason);
+  // The tids whose leases a time_advance to `at` renews: the first `limit` due leases in
+  // (renew_at, tid) order (all when unset), then every other due lease that has run out (INV-8).
+  std::vector<uint32_t> leases_to_renew(Nanos at, std::optional<uint32_t> limit) const;
+  // A superset of the boosted tids whose leases have run out by `at` (check_step's scope).
+  std::vector<uint32_t> leases_maybe_run_out(Nanos at) const;
   void unlink_origin(const Origin* o, uint32_t tid);
 
   // ---- queries ----

@@ -12,7 +12,7 @@ void CoreImpl::set_entry(uint32_t tid, DesiredEntry e) {
   // The lease index only moves when the renewal time does (most rewrites keep the lease).
   if (!(had && has && renew_at(cur->second.value) == renew_at(e.value))) {
     if (had) lease_renewals.erase({renew_at(cur->second.value), tid});
-    if (has) lease_renewals.insert({renew_at(e.value), tid});
+    if (has) lease_renewals.insert({renew_at(e.value), tid}, e.value.max_boost / 2);
   }
   removal_reasons.erase(tid);
   if (cur != desired.end()) {
@@ -26,6 +26,30 @@ void CoreImpl::set_entry(uint32_t tid, DesiredEntry e) {
     desired.emplace(tid, std::move(e));
   }
   touch(tid);
+}
+
+std::vector<uint32_t> CoreImpl::leases_to_renew(Nanos at, std::optional<uint32_t> limit) const {
+  std::vector<uint32_t> out;
+  if (!limit) {
+    for (const auto& [renew_at, tid] : lease_renewals.due(at)) out.push_back(tid);
+    return out;
+  }
+  std::vector<LeaseQueue::Lease> first = lease_renewals.first_due(at, *limit);
+  for (const auto& [renew_at, tid] : first) out.push_back(tid);
+  // Past the bound a lease may wait for a later step, but not once its boost has run out: a
+  // desired entry whose lease lapsed would still say boosted (INV-8).
+  for (const auto& lease : lease_renewals.run_out_candidates(at)) {
+    if (!first.empty() && lease <= first.back()) continue;  // among the first ones
+    const RuntimeValue& v = desired.at(lease.second).value;
+    if (v.boost_until <= at) out.push_back(lease.second);
+  }
+  return out;
+}
+
+std::vector<uint32_t> CoreImpl::leases_maybe_run_out(Nanos at) const {
+  std::vector<uint32_t> out;
+  for (const auto& [renew_at, tid] : lease_renewals.run_out_candidates(at)) out.push_back(tid);
+  return out;
 }
 
 void CoreImpl::erase_entry(uint32_t tid, const std::string& reason) {

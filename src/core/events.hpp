@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -26,7 +27,15 @@ struct PolicyDelete { PolicyKind kind = PolicyKind::Node; std::string name; int6
 // A preview acknowledged by the operator: a requirePreview policy goes live only after a preview
 // at its current generation.
 struct PreviewAck { PolicyKind kind = PolicyKind::Dra; std::string name; int64_t generation = 0; };
-struct TimeAdvance { Nanos now = 0; };
+// max_renewals bounds the leases one step renews (the earliest due first, in (renew_at, tid)
+// order); due leases past it wait for a later step, except those that have run out, which are
+// always renewed (INV-8). Unset: every due lease (spec/state-machine.md, "Boost leases").
+struct TimeAdvance {
+  TimeAdvance() = default;
+  explicit TimeAdvance(Nanos at, std::optional<uint32_t> max = std::nullopt) : now(at), max_renewals(max) {}
+  Nanos now = 0;
+  std::optional<uint32_t> max_renewals;
+};
 // The node's labels changed (the Kubernetes Node object, or the daemon config on a host without
 // Kubernetes): replaces NodeInfo.labels only and re-derives the node policies whose selection
 // changes; the rest of the node (name, topology) is unchanged.

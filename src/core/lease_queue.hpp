@@ -19,7 +19,9 @@
 #include <cstdint>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <optional>
+#include <queue>
 #include <utility>
 #include <vector>
 
@@ -37,12 +39,16 @@ class LeaseQueue {
   void clear() {
     std::vector<Lease>().swap(added_);
     std::vector<Lease>().swap(removed_);
+    shortest_half_life_ = kNoHalfLife;
   }
 
-  // `l` must not be live (as a set: at most one live lease per (renew_at, tid)).
-  void insert(const Lease& l) {
+  // `l` must not be live (as a set: at most one live lease per (renew_at, tid)). `half_life`: the
+  // lease's maxBoost / 2, so that the leases that may have run out by a time can be found
+  // without reading every due entry (run_out_candidates).
+  void insert(const Lease& l, Nanos half_life) {
     added_.push_back(l);
     std::push_heap(added_.begin(), added_.end(), kAfter);
+    shortest_half_life_ = std::min(shortest_half_life_, half_life);
   }
   // `l` must be live.
   void erase(const Lease& l) {
@@ -76,6 +82,38 @@ class LeaseQueue {
     out.reserve(live.size());
     std::set_difference(live.begin(), live.end(), gone.begin(), gone.end(), std::back_inserter(out));
     return out;
+  }
+
+  // The first `limit` of due(now), in the same order, visiting only those and the dropped leases
+  // before them (a best-first walk of each heap): a renewal turn bounded in leases must not pay for
+  // every due lease each time (issue #13: a wave of 100k leases renewed 1,024 per turn).
+  std::vector<Lease> first_due(Nanos now, size_t limit) const {
+    std::vector<Lease> out;
+    if (limit == 0) return out;
+    InOrder live(added_), gone(removed_);
+    while (out.size() < limit) {
+      const Lease* l = live.peek();
+      if (!l || l->first > now) break;
+      // removed_ is within added_ (as multisets), so a dropped lease never sorts before the live
+      // lease it cancels: equal fronts cancel, a smaller dropped front cannot occur.
+      const Lease* g = gone.peek();
+      while (g && *g < *l) {
+        gone.next();
+        g = gone.peek();
+      }
+      if (g && *g == *l) gone.next();
+      else out.push_back(*l);
+      live.next();
+    }
+    return out;
+  }
+
+  // A superset of the live leases whose boost has run out by `now` (boost_until = renew_at +
+  // half-life <= now), in due() order: the due leases at least the shortest half-life ever
+  // granted before `now` (since the last clear). The caller reads each one's boost_until.
+  std::vector<Lease> run_out_candidates(Nanos now) const {
+    if (shortest_half_life_ == kNoHalfLife || now < shortest_half_life_) return {};
+    return due(now - shortest_half_life_);
   }
 
  private:
@@ -123,6 +161,32 @@ class LeaseQueue {
     }
     return out;
   }
+
+  // A heap's elements in ascending order, without popping: the next one is the smallest of the
+  // children of those already given (a frontier of heap indexes, itself a small min-heap).
+  class InOrder {
+   public:
+    explicit InOrder(const std::vector<Lease>& heap) : heap_(heap) {
+      if (!heap_.empty()) frontier_.push(0);
+    }
+    const Lease* peek() const { return frontier_.empty() ? nullptr : &heap_[frontier_.top()]; }
+    void next() {
+      const size_t i = frontier_.top();
+      frontier_.pop();
+      for (size_t c = 2 * i + 1; c <= 2 * i + 2 && c < heap_.size(); ++c) frontier_.push(c);
+    }
+
+   private:
+    struct Later {
+      const std::vector<Lease>* heap;
+      bool operator()(size_t a, size_t b) const { return (*heap)[a] > (*heap)[b]; }
+    };
+    const std::vector<Lease>& heap_;
+    std::priority_queue<size_t, std::vector<size_t>, Later> frontier_{Later{&heap_}};
+  };
+
+  static constexpr Nanos kNoHalfLife = std::numeric_limits<Nanos>::max();
+  Nanos shortest_half_life_ = kNoHalfLife;  // never raised until clear(): a bound, not the exact minimum
 
   // Mutable for settle() only, which pops cancelled pairs and leaves the live leases as they are.
   mutable std::vector<Lease> added_;    // every lease granted (a min-heap by kAfter)

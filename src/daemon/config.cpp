@@ -78,8 +78,10 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
     if (c.node_name.size() > 253) fail("node_name", "longer than 253 characters");
   }
   if (auto n = root["node"]) {
-    if (!n.IsMap()) fail("node", "must be a mapping (node.labels)");
-    only(n, "node.", {"labels"});
+    if (!n.IsMap()) fail("node", "must be a mapping (node.labels, node.default_max_boost)");
+    only(n, "node.", {"labels", "default_max_boost"});
+    if (auto b = n["default_max_boost"])
+      c.default_max_boost_ns = duration(b, "node.default_max_boost", kMinBoostNs, kMaxBoostNs);
     if (auto l = n["labels"]) {
       if (!l.IsMap()) fail("node.labels", "must be a mapping of label keys to values");
       c.node_labels.clear();
@@ -265,6 +267,7 @@ bool load_config(const std::string& path, bool must_exist, DaemonConfig* out, Fi
 std::vector<std::string> restart_only_changes(const DaemonConfig& a, const DaemonConfig& b) {
   std::vector<std::string> out;
   if (a.node_name != b.node_name) out.emplace_back("node_name");
+  if (a.default_max_boost_ns != b.default_max_boost_ns) out.emplace_back("node.default_max_boost");
   if (a.socket != b.socket) out.emplace_back("socket");
   if (a.role_socket != b.role_socket) out.emplace_back("role_socket");
   if (a.state_dir != b.state_dir) out.emplace_back("state_dir");

@@ -37,6 +37,9 @@ struct DaemonConfig {
   // Node object's labels replace them when the observer sends some. kubernetes.io/hostname is
   // always present (node_labels.hpp). A SIGHUP reload applies a change.
   std::map<std::string, std::string> node_labels;
+  // NodeInfo.defaultMaxBoost: the boost lease of node policies' entries (renewed at half-life);
+  // unset: the core's default, 30 s (restart).
+  std::optional<uint64_t> default_max_boost_ns;
   std::string socket = "/run/claim2core/claim2cored.sock";
   std::vector<uint32_t> allowed_uids = {0};      // plus the daemon's own uid, always
   // The role socket (RegisterTaskRole for workloads, role_socket.hpp): empty: the default, or

@@ -58,6 +58,11 @@ constexpr uint64_t kConfirmAfterNs = 100'000'000ull;
 constexpr uint64_t kSliceNs = 500'000;
 constexpr uint64_t kSliceGapNs = 500'000;
 constexpr size_t kSliceKeys = 256;
+// Boost leases renewed per turn (TimeAdvance.max_renewals): leases granted together (a policy's
+// 100k entries) reach half-life together, and renewing and writing them all was one turn of ~100
+// ms of CPU at 100k, which a new thread's record waited behind (issue #13). A turn renews at most
+// this many (~1 ms with their writes); the rest follow kSliceGapNs later, a turn at a time.
+constexpr uint32_t kRenewalsPerTurn = 1024;
 // The batch's record was reserved and still could not be written (an I/O error, fdatasync
 // failing): nothing of the batch is on the map and there is no undo copy, so the daemon exits and
 // the restart rebuilds from what is on disk (INV-7); after a failed fdatasync the file's pages
@@ -214,6 +219,7 @@ bool Engine::startup(std::string* err) {
   }
   auto node = host::to_node_info(*topo, node_name_);
   node.labels = node_labels();
+  if (cfg_.default_max_boost_ns) node.default_max_boost = *cfg_.default_max_boost_ns;
   if (auto r = core_.apply(NodeInfoEvent{node}); !r.ok()) {
     *err = "node info refused by the core: " + r.field + ": " + r.message;
     return false;
@@ -462,8 +468,11 @@ void Engine::reload(const DaemonConfig& cfg) {
 void Engine::arm_timer() {
   uint64_t next = sliced_ ? next_slice_ns_ : std::min(readback_pass_.next_ns, next_confirm_ns_);
   if (feed_->mode() != TaskDiscovery::Off) next = std::min(next, rescan_pass_.next_ns);
-  auto deadline = core_.next_deadline();
-  next_renewal_ns_ = deadline ? static_cast<uint64_t>(*deadline) : UINT64_MAX;
+  // A renewal wave under way keeps its own pace (advance_time); otherwise the lease index's head.
+  if (!renewal_wave_) {
+    auto deadline = core_.next_deadline();
+    next_renewal_ns_ = deadline ? static_cast<uint64_t>(*deadline) : UINT64_MAX;
+  }
   next = std::min(next, next_renewal_ns_);
   if (auto r = retry_.next_due()) next = std::min(next, *r);
   if (auto t = heap_trim_.deadline()) next = std::min(next, *t);
@@ -546,9 +555,19 @@ void Engine::read_task_events(uint64_t now) {
     metrics_.task_event_storm();
 }
 
+// Time moves every turn that changed something, but leases are renewed only when the renewal
+// deadline has come (at most kRenewalsPerTurn of them); while a wave of due leases remains, the
+// next batch waits kSliceGapNs, so task events and commands go between the batches. A lease
+// that has run out is renewed whatever the bound (the core's rule, INV-8).
 void Engine::advance_time() {
   uint64_t now = boottime_ns();
-  if (now > core_.now()) apply(TimeAdvance{now});
+  if (now <= core_.now()) return;
+  const bool renewing = now >= next_renewal_ns_;
+  const ApplyResult r = apply(TimeAdvance{now, renewing ? kRenewalsPerTurn : 0});
+  if (!r.changed_tids.empty()) metrics_.lease_renewals(r.changed_tids.size());
+  auto deadline = core_.next_deadline();
+  renewal_wave_ = deadline && *deadline <= now;
+  next_renewal_ns_ = !deadline ? UINT64_MAX : renewal_wave_ ? now + kSliceGapNs : *deadline;
 }
 
 void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
@@ -648,7 +667,8 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     if (now >= next_slice_ns_) continue_sliced();
   } else if (readback_pass_.due(now, map_units(), cfg_.readback_interval_ns)) {
     start_sliced(true);
-  } else if (now >= next_confirm_ns_) {
+  } else if (now >= next_confirm_ns_ && !renewal_wave_) {
+    // (Not while a renewal wave writes: a pass that sees writes does not confirm.)
     if (written_.too_many()) start_sliced(false);
     else readback(false);
   }

@@ -217,6 +217,7 @@ class Engine {
   bool in_commands_ = false;
   bool batch_reserved_ = false;  // reserve_batch() held for the command batch being applied
   uint64_t next_renewal_ns_ = UINT64_MAX;
+  bool renewal_wave_ = false;  // due leases left by a bounded renewal step (advance_time)
   FullPassSchedule readback_pass_, rescan_pass_;  // the periodic full passes (full_pass_pacing.hpp)
   size_t map_units() const { return core_.desired_size() + core_.actual().size(); }  // a full read-back's work
   uint64_t next_confirm_ns_ = UINT64_MAX;  // the short read-back pass for SENT intents, if due

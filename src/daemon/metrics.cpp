@@ -114,7 +114,18 @@ Metrics::Metrics()
                               .Help("Wake-ups of the daemon's loop that used up their 2 ms of CPU at SCHED_FIFO and "
                                     "finished time-shared (bulk work: a policy matching many threads, a full pass)")
                               .Register(*registry_)
-                              .Add({})) {
+                              .Add({})),
+      lease_renewals_(BuildCounter()
+                          .Name("claim2core_lease_renewals_total")
+                          .Help("Boost leases renewed at half-life (each renewal rewrites the entry's lease in the map)")
+                          .Register(*registry_)
+                          .Add({})),
+      lease_renewal_batches_(BuildCounter()
+                                 .Name("claim2core_lease_renewal_batches_total")
+                                 .Help("Loop turns that renewed boost leases: a wave of leases due together is renewed "
+                                       "at most 1024 per turn")
+                                 .Register(*registry_)
+                                 .Add({})) {
   for (const char* inv : {"INV-1", "INV-2", "INV-3", "INV-4", "INV-5", "INV-6", "INV-7", "INV-8"})
     violations_->Add({{"invariant", inv}});
   // The Prometheus build_info convention: constant 1, the version in a label.

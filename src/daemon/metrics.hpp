@@ -54,6 +54,12 @@ class Metrics {
   }
   void set_intents(const std::string& state, double n) { intents_->Add({{"state", state}}).Set(n); }
   void rescan() { rescans_.Increment(); }
+  // A turn that renewed `n` boost leases (one batch of a renewal wave: spec/daemon.md, "Lease
+  // renewals in batches").
+  void lease_renewals(size_t n) {
+    lease_renewal_batches_.Increment();
+    lease_renewals_.Increment(static_cast<double>(n));
+  }
   // A storm of task events began: the ring buffer is read on the clock until it ends
   // (task_event_pacing.hpp).
   void task_event_storm() { storms_.Increment(); }
@@ -109,6 +115,8 @@ class Metrics {
   prometheus::Gauge& enforcing_;
   prometheus::Gauge& realtime_priority_;
   prometheus::Counter& realtime_demotions_;
+  prometheus::Counter& lease_renewals_;
+  prometheus::Counter& lease_renewal_batches_;
 };
 
 }  // namespace c2c::daemon

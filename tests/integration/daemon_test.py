@@ -160,6 +160,13 @@ class Daemon:
                                                       int.from_bytes(val[8:16], "little"))
         return entries
 
+    def map_boost_untils(self):
+        """tid -> boost_until_ns (struct c2c_policy_value's fourth u64) from the pinned policy map."""
+        out = subprocess.run(["bpftool", "-j", "map", "dump", "pinned", self.pin + "/c2c_policy"],
+                             check=True, capture_output=True, text=True).stdout
+        return {int.from_bytes(bytes(int(b, 16) for b in e["key"]), "little"):
+                int.from_bytes(bytes(int(b, 16) for b in e["value"][24:32]), "little") for e in json.loads(out)}
+
     def cleanup(self):
         if self.channel:
             self.channel.close()
@@ -708,6 +715,43 @@ class DriftAndMetrics(HostCase):
             self.assertIsNotNone(took, "no full read-back reported in %.1f s" % elapsed)
             self.assertLess(took, 1.0 / 99)
         finally:
+            d.cleanup()
+
+
+class LeaseRenewalWave(HostCase):
+    def test_leases_due_together_are_renewed_in_batches_and_none_runs_out(self):
+        # 2,500 threads boosted by one node policy get their leases in one turn, so all reach
+        # half-life together (node.default_max_boost 4s: a wave every 2 s). The daemon renews at
+        # most 1,024 a turn (spec/daemon.md, "Lease renewals in batches"), so a wave takes at
+        # least three turns, and no lease in the map runs out meanwhile (INV-8).
+        n, per_turn = 2500, 1024
+        port = free_port()
+        d = Daemon("lwave", extra="metrics:\n  address: 127.0.0.1:%d\nnode:\n  default_max_boost: 4s\n" % port)
+        threads = None
+        try:
+            d.start()
+            threads = Threads("c2c-lwave", n)
+            d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("lw", "^c2c-lwave$")))
+            self.assertTrue(wait_for(lambda: len(set(threads.tids) & set(d.map_entries())) == n, timeout=30),
+                            "the policy's entries did not all reach the map")
+            renewals, batches = "claim2core_lease_renewals_total", "claim2core_lease_renewal_batches_total"
+            before = scrape_metrics(port)
+            time.sleep(4.5)  # two waves
+            after = scrape_metrics(port)
+            renewed = after[renewals] - before[renewals]
+            turns = after[batches] - before[batches]
+            self.assertGreaterEqual(renewed, 2 * n, "leases renewed in 4.5 s")
+            self.assertGreaterEqual(turns, 2 * 3, "turns that renewed leases in two waves of %d" % n)
+            self.assertLessEqual(renewed, per_turn * turns, "a turn renewed more than %d leases" % per_turn)
+            now = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+            untils = d.map_boost_untils()
+            lapsed = [t for t in threads.tids if untils.get(t, 0) <= now]
+            self.assertEqual(lapsed, [], "leases in the map that ran out")
+            self.assertTrue(all(untils[t] - now <= 4_000_000_000 for t in threads.tids), "a lease past maxBoost")
+            self.assertEqual(after['claim2core_invariant_violations_total{invariant="INV-8"}'], 0)
+        finally:
+            if threads:
+                threads.end()
             d.cleanup()
 
 

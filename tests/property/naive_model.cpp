@@ -436,7 +436,20 @@ Outcome NaiveModel::on(const TimeAdvance& e) {
   if (e.now < now_) return invalid("now", "time went back");
   if (e.now == now_) return ignored("time unchanged");
   now_ = e.now;
-  install(derive(), RemovalTag::Other);  // derive() renews leases at half-life (§3)
+  // §3: leases are renewed at half-life. The due ones, earliest (renew_at, tid) first; a bounded
+  // step renews the first max_renewals of them, plus any whose boost has run out.
+  std::vector<std::pair<Nanos, uint32_t>> due;
+  for (const auto& [tid, d] : desired_) {
+    if ((d.value.flags & kFlagBoost) == 0) continue;
+    const Nanos renew_at = d.value.boost_until - d.value.max_boost / 2;
+    if (renew_at <= now_) due.emplace_back(renew_at, tid);
+  }
+  std::sort(due.begin(), due.end());
+  std::set<uint32_t> renew;
+  for (size_t i = 0; i < due.size(); ++i)
+    if (!e.max_renewals || i < *e.max_renewals || desired_.at(due[i].second).value.boost_until <= now_)
+      renew.insert(due[i].second);
+  install(derive(renew), RemovalTag::Other);
   return applied();
 }
 
@@ -769,7 +782,7 @@ std::map<uint32_t, bool> NaiveModel::preview_matches(PolicyKind kind, const std:
   return out;
 }
 
-std::map<uint32_t, Entry> NaiveModel::derive() const {
+std::map<uint32_t, Entry> NaiveModel::derive(const std::set<uint32_t>& renew) const {
   std::map<uint32_t, Entry> out;
   for (const auto& [tid, t] : tasks_) {
     std::vector<Candidate> cands = candidates(t);
@@ -798,8 +811,8 @@ std::map<uint32_t, Entry> NaiveModel::derive() const {
       if (old != desired_.end() && old->second.value.start == t.key.start &&
           (old->second.value.flags & kFlagBoost) != 0 && old->second.value.max_boost == max) {
         const Nanos until = old->second.value.boost_until;
-        const bool due = until <= now_ || until - now_ <= max / 2;
-        e.value.boost_until = due ? now_ + max : until;
+        const bool renewed = until <= now_ || renew.count(tid) != 0;
+        e.value.boost_until = renewed ? now_ + max : until;
       }
     }
     out.emplace(tid, std::move(e));

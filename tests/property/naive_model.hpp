@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <utility>
@@ -135,7 +136,9 @@ class NaiveModel {
   Outcome on(const BpfSynced& e);
 
   // The whole desired table, recomputed from the observed state and the policies.
-  std::map<uint32_t, Entry> derive() const;
+  // `renew`: the tids whose due boost leases this step renews (time_advance only); every other
+  // boost keeps its lease unless it has run out.
+  std::map<uint32_t, Entry> derive(const std::set<uint32_t>& renew = {}) const;
   // `ungated`: a DRA policy that counts as live although it waits for a preview (§6 preview).
   std::vector<Candidate> candidates(const Task& t, const std::string* ungated = nullptr) const;
   std::optional<Candidate> dra_candidate(const DraExecutionPolicy& p, const Task& t, bool ignore_gate = false) const;

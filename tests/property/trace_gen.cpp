@@ -423,7 +423,11 @@ Event concretize(const Step& s, const naive::NaiveModel& m) {
       const Nanos deltas[] = {0, 1 * kSec, 5 * kSec, 15 * kSec, 40 * kSec, 1};
       const unsigned i = s.p[0] % 7;
       if (i == 6) return TimeAdvance{m.now() >= kSec ? m.now() - kSec : 0};  // time going back
-      return TimeAdvance{m.now() + deltas[i]};
+      TimeAdvance t{m.now() + deltas[i]};
+      // Half the steps bounded as the daemon's are (at most 0 or 1 lease renewed: the rest stay
+      // due, except those that have run out).
+      if (s.p[1] % 2 == 0) t.max_renewals = s.p[2] % 2;
+      return t;
     }
     case StepKind::Restart: {
       const uint64_t g = m.generation();

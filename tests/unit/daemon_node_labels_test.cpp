@@ -16,6 +16,24 @@ TEST(DaemonNodeLabels, ConfigLabelsParse) {
   EXPECT_EQ(c.node_labels, (NodeLabelMap{{"nvidia.com/gpu.product", "NVIDIA-GB10"}, {"zone", "a"}}));
 }
 
+// node.default_max_boost: the node policies' boost lease (NodeInfo.defaultMaxBoost), within the
+// core's bounds; a change needs a restart.
+TEST(DaemonNodeLabels, DefaultMaxBoostParsesWithinTheCoresBoundsAndNeedsARestart) {
+  DaemonConfig c;
+  FieldError err;
+  ASSERT_TRUE(parse_config("node:\n  default_max_boost: 2s\n", &c, &err)) << err.field << ": " << err.message;
+  EXPECT_EQ(c.default_max_boost_ns, std::optional<uint64_t>{2'000'000'000});
+  for (const char* yaml : {"node:\n  default_max_boost: 500us\n", "node:\n  default_max_boost: 2h\n",
+                           "node:\n  default_max_boost: soon\n"}) {
+    DaemonConfig keep;
+    FieldError e;
+    EXPECT_FALSE(parse_config(yaml, &keep, &e)) << yaml;
+    EXPECT_EQ(e.field, "node.default_max_boost") << yaml << " -> " << e.message;
+    EXPECT_FALSE(keep.default_max_boost_ns) << "a refused config leaves the old one";
+  }
+  EXPECT_EQ(restart_only_changes(DaemonConfig{}, c), std::vector<std::string>{"node.default_max_boost"});
+}
+
 TEST(DaemonNodeLabels, BadConfigLabelsNameTheFieldAndKeepTheOldConfig) {
   const std::pair<const char*, const char*> bad[] = {
       {"node: 3", "node"},
