@@ -208,6 +208,9 @@ struct Row {
   double host_event_us = 0;  // the same CPU over every record of the host in the window (estimated)
   double policy_ms = 0;  // UpsertPolicy matching n threads -> every entry in the map
   double rpc_p50 = 0, rpc_p99 = 0, rpc_max = 0;  // UpsertPolicy matching one thread -> reply, map checked
+  // Calls among them whose batch copied the daemon's state first (an undo copy: O(state), tens of
+  // ms at 100k; Engine::reserve_batch), from the daemon's counter around the calls.
+  double rpc_undo_copies = 0;
   double floor_p50 = 0, floor_p99 = 0;            // a durable append of the same record, before each call
   double b_task = 0, b_entry = 0, b_held = 0;     // RssAnon
   double vm_task = 0, vm_entry = 0, vm_held = 0;  // VmRSS (with the ring buffer's touched pages)
@@ -327,6 +330,7 @@ struct DaemonCounters {
   double pass_cpu_seconds = 0;  // claim2core_full_pass_cpu_seconds_total, every `pass` summed
   double passes = 0;            // whole-map read-backs (the periodic ones with the rest) and rescans
   double demotions = 0;         // claim2core_realtime_demotions_total: wake-ups past the SCHED_FIFO budget
+  double undo_copies = 0;       // claim2core_batch_undo_copies_total: command batches that copied the state first
 };
 std::optional<DaemonCounters> scrape_counters(int metrics_port) {
   httplib::Client cli("127.0.0.1", metrics_port);
@@ -341,6 +345,7 @@ std::optional<DaemonCounters> scrape_counters(int metrics_port) {
     const double v = std::strtod(line.c_str() + sp + 1, nullptr);
     if (line.rfind("claim2core_full_pass_cpu_seconds_total{", 0) == 0) f.pass_cpu_seconds += v;
     else if (line.rfind("claim2core_realtime_demotions_total", 0) == 0) f.demotions = v;
+    else if (line.rfind("claim2core_batch_undo_copies_total", 0) == 0) f.undo_copies = v;
     else if (line.rfind("claim2core_task_rescans_total", 0) == 0 || line.rfind("claim2core_readback_passes_total{read=\"whole_map\"}", 0) == 0)
       f.passes += v;
   }
@@ -497,7 +502,9 @@ bool run_one(const std::string& exe, const std::string& daemon_config, int n, in
   row.appear_p50 = quantile(appear, 0.5);
   row.appear_p99 = quantile(appear, 0.99);
   row.appear_max = quantile(appear, 1.0);
+  const auto before_rpc = scrape_counters(metrics_port);
   if (!sample_rpc(d, fd, rpc_calls, row)) return false;
+  if (auto after = scrape_counters(metrics_port); after && before_rpc) row.rpc_undo_copies = after->undo_copies - before_rpc->undo_copies;
   if (!churn_window(pid, metrics_port, fd, churn, row)) return false;
   if (!sparse_churn(pid, metrics_port, fd, std::max(1, churn / 6), row)) return false;
 
@@ -526,11 +533,11 @@ bool run_one(const std::string& exe, const std::string& daemon_config, int n, in
   if (const char* hold = std::getenv("C2C_BENCH_HOLD_S")) std::this_thread::sleep_for(std::chrono::seconds(std::atoi(hold)));
   std::printf(
       "%7d tasks: new-thread -> map p50 %.0f us p99 %.0f us max %.0f us (%d samples); CPU per event %.2f us "
-      "(/proc stat %.2f us; per host record %.2f us; %.2f us less %d full passes in the window; idle %.2f ms/s); RPC -> map p50 %.0f us p99 %.0f us max %.0f us; "
+      "(/proc stat %.2f us; per host record %.2f us; %.2f us less %d full passes in the window; idle %.2f ms/s); RPC -> map p50 %.0f us p99 %.0f us max %.0f us (%.0f undo copies); "
       "policy -> %d entries %.0f ms (%.0f wake-ups past the budget); RssAnon %.0f B/task %.0f B/entry, "
       "%.0f B/task held after exit%s (VmRSS %.0f / %.0f / %.0f B); load %.2f before the farm\n",
       n, row.appear_p50, row.appear_p99, row.appear_max, samples, row.cpu_event_us, row.stat_event_us,
-      row.host_event_us, row.cpu_event_less_passes_us, row.passes_in_window, row.idle_ms_per_s, row.rpc_p50, row.rpc_p99, row.rpc_max, n, row.policy_ms, row.policy_demotions, row.b_task, row.b_entry, row.b_held,
+      row.host_event_us, row.cpu_event_less_passes_us, row.passes_in_window, row.idle_ms_per_s, row.rpc_p50, row.rpc_p99, row.rpc_max, row.rpc_undo_copies, n, row.policy_ms, row.policy_demotions, row.b_task, row.b_entry, row.b_held,
       row.returned_all ? "" : " (tasks or entries NOT all gone)", row.vm_task, row.vm_entry, row.vm_held, row.load);
   std::fflush(stdout);
   d.remove_root();
@@ -624,6 +631,8 @@ int main(int argc, char** argv) {
   line("  daemon idle CPU", &Row::idle_ms_per_s, "ms", 0, "(ms per s, no events)");
   line("RPC -> map p50 (1 client)", &Row::rpc_p50, "us", 0, "");
   line("RPC -> map p99 (1 client)", &Row::rpc_p99, "us", 1000, "<= 1000 us");
+  line("  (calls that made an undo copy)", &Row::rpc_undo_copies, "", 0,
+       "(the batch could not be sure of its record: the state copied first, O(state))");
   line("  (its floor: durable append p50)", &Row::floor_p50, "us", 0,
        "(the call's record appended + fdatasync beside the state log, before each call)");
   line("  (its floor: durable append p99)", &Row::floor_p99, "us", 0, "");

@@ -171,10 +171,11 @@ class Engine {
   std::string write_batch();  // the batch's changes: one log record, or a compaction
   void commit_batch();
   void cover_generation();
+  void keep_lease_ahead();
   void arm_timer();
   std::optional<PlanOp> retry_op(uint32_t tid) const;
   uint64_t boottime_ns() const;
-  void advance_time();
+  void advance_time(bool renew);
   void publish_changes();
   void refresh_preview_waits();
   void start_scheduler();
@@ -205,6 +206,7 @@ class Engine {
   std::atomic<bool> stop_{false};
   std::string persist_error_;
   std::string last_lease_error_;
+  std::string last_ahead_error_;  // keep_lease_ahead's last error, logged once
   // The state before the first change of the command batch (taken by apply()), restored when
   // the batch cannot be made durable. Taken only when reserve_batch() could not make sure the
   // batch's record can be written: the copy is O(state) (4 ms of a call at 10k tasks).
@@ -218,6 +220,11 @@ class Engine {
   bool batch_reserved_ = false;  // reserve_batch() held for the command batch being applied
   uint64_t next_renewal_ns_ = UINT64_MAX;
   bool renewal_wave_ = false;  // due leases left by a bounded renewal step (advance_time)
+  struct RenewalWave {
+    uint64_t started_ns = 0, cpu_started_ns = 0;
+    size_t leases = 0, turns = 0;
+  };
+  std::optional<RenewalWave> wave_;  // the wave under way, for its debug line
   FullPassSchedule readback_pass_, rescan_pass_;  // the periodic full passes (full_pass_pacing.hpp)
   size_t map_units() const { return core_.desired_size() + core_.actual().size(); }  // a full read-back's work
   uint64_t next_confirm_ns_ = UINT64_MAX;  // the short read-back pass for SENT intents, if due

@@ -123,7 +123,7 @@ Metrics::Metrics()
       lease_renewal_batches_(BuildCounter()
                                  .Name("claim2core_lease_renewal_batches_total")
                                  .Help("Loop turns that renewed boost leases: a wave of leases due together is renewed "
-                                       "at most 1024 per turn")
+                                       "at most 512 per turn")
                                  .Register(*registry_)
                                  .Add({})) {
   for (const char* inv : {"INV-1", "INV-2", "INV-3", "INV-4", "INV-5", "INV-6", "INV-7", "INV-8"})

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -123,6 +124,21 @@ std::string GenerationLease::cover(uint64_t g) {
     ++syncs_;
   }
   if (g > high_) high_ = g;
+  return "";
+}
+
+std::string GenerationLease::keep_ahead(uint64_t g, uint64_t margin) {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  if (g <= floor_)
+    return "generation " + std::to_string(g) + " is not above " + std::to_string(floor_) +
+           ", which an earlier process may have used; refused (INV-4)";
+  const uint64_t wanted = g > kMax - margin ? kMax : g + margin;
+  if (durable_ >= wanted) return "";
+  const uint64_t step = std::max(margin, lease_ - 1);
+  const uint64_t ceiling = g > kMax - step ? kMax : g + step;
+  if (std::string e = store_generation(path_, ceiling); !e.empty()) return e;
+  durable_ = ceiling;
+  ++syncs_;
   return "";
 }
 

@@ -46,6 +46,12 @@ class GenerationLease {
   // Makes a generation chosen elsewhere (the core's) safe to write: refuses g <= floor(),
   // persists a new ceiling first if g is above the durable one. Returns "" or the error.
   std::string cover(uint64_t g);
+  // Keeps the durable ceiling at least `margin` above g (the generation in use): when it is not,
+  // persists a new one, g + max(margin, lease - 1), without handing anything out. For a caller
+  // that must not meet the disk write inside a request (the daemon extends the lease at the end
+  // of a turn, so a command batch finds the headroom that spares it the undo copy). "" or the
+  // error (the ceiling then stays as it was).
+  std::string keep_ahead(uint64_t g, uint64_t margin);
 
  private:
   std::string path_;

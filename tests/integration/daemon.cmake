@@ -12,7 +12,7 @@ if(TARGET claim2cored)
   # across a restart) on the same harness.
   foreach(entry daemon_test:InvalidInput daemon_test:PeerCredentials daemon_test:MutualTls daemon_test:PolicyToMap
                 daemon_test:DraPolicy daemon_test:DriftAndMetrics daemon_test:Restart daemon_test:KernelState
-                daemon_test:Load daemon_test:IntentReasons daemon_test:TaskEventStorms daemon_test:LeaseRenewalWave
+                daemon_test:Load daemon_test:IntentReasons daemon_test:TaskEventStorms daemon_test:LeaseRenewalWave daemon_test:LeaseAhead
                 daemon_test:RealtimePriority daemon_test:RealtimeRefused
                 daemon_safety_test:StrictInput daemon_safety_test:Exclusive daemon_safety_test:FullDisk
                 daemon_safety_test:GenerationFile daemon_safety_test:FdLimit daemon_safety_test:ClaimRestart

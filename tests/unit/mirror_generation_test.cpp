@@ -87,6 +87,28 @@ TEST_F(MirrorGeneration, LeaseSyncsOncePerLease) {
   EXPECT_EQ(load_generation(file).value(), 20u);
 }
 
+// keep_ahead extends the ceiling only when less than `margin` is left above the generation in
+// use, hands nothing out, and refuses what cover refuses.
+TEST_F(MirrorGeneration, KeepAheadExtendsOnlyWhenTheHeadroomIsShort) {
+  auto lease = GenerationLease::open(file, 10);
+  ASSERT_TRUE(lease.ok()) << lease.error();
+  ASSERT_EQ(lease->cover(1), "");
+  EXPECT_EQ(lease->durable(), 10u);
+  EXPECT_EQ(lease->keep_ahead(5, 4), "") << "10 >= 5 + 4: enough left";
+  EXPECT_EQ(lease->syncs(), 1u);
+  EXPECT_EQ(lease->keep_ahead(7, 4), "");  // 10 < 7 + 4: a new ceiling, 7 + 9
+  EXPECT_EQ(lease->syncs(), 2u);
+  EXPECT_EQ(lease->durable(), 16u);
+  EXPECT_EQ(load_generation(file).value(), 16u) << "persisted";
+  EXPECT_EQ(lease->current(), 1u) << "nothing handed out";
+  EXPECT_EQ(lease->keep_ahead(8, 30), "");  // a margin past the lease: the ceiling moves by the margin
+  EXPECT_EQ(lease->durable(), 38u);
+  EXPECT_EQ(lease->next().value(), 2u) << "next() continues from what was handed out";
+  auto again = GenerationLease::open(file, 10);
+  ASSERT_TRUE(again.ok()) << again.error();
+  EXPECT_NE(again->keep_ahead(again->floor(), 4), "") << "at the floor: an earlier process may have used it";
+}
+
 TEST_F(MirrorGeneration, RestartNeverGoesBack) {
   uint64_t last = 0;
   for (int incarnation = 0; incarnation < 5; ++incarnation) {
