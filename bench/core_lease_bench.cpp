@@ -45,13 +45,14 @@ void BM_CoreLeaseRenewalWave(benchmark::State& state) {
 // to be read beside the unbounded wave's.
 void BM_CoreLeaseRenewalBatch(benchmark::State& state) {
   World& w = boosted_world(static_cast<size_t>(state.range(0)));
-  const Nanos half = w.core.node().default_max_boost / 2;
   constexpr uint32_t kBatch = 512;  // the daemon's kRenewalsPerTurn
   size_t renewed = 0, steps = 0;
-  bool wave_left = false;  // due leases left by the previous step
   for (auto _ : state) {
-    // A new wave once the last one is done (every lease half a lease older), else 1 ns later.
-    const Event e = TimeAdvance{w.core.now() + (wave_left ? 1 : half), kBatch};
+    // 1 ns on while a wave is under way (leases left due), else to the next renewal deadline:
+    // a new wave (the world's leases were all granted together).
+    const auto next = w.core.next_deadline();
+    const Nanos at = next && *next > w.core.now() ? *next : w.core.now() + 1;
+    const Event e = TimeAdvance{at, kBatch};
     const double t0 = thread_cpu_seconds();
     ApplyResult r = w.core.apply(e);
     const double t1 = thread_cpu_seconds();
@@ -62,8 +63,6 @@ void BM_CoreLeaseRenewalBatch(benchmark::State& state) {
     }
     renewed += r.changed_tids.size();
     ++steps;
-    const auto next = w.core.next_deadline();
-    wave_left = next && *next <= w.core.now();
   }
   state.counters["leases_per_step"] = static_cast<double>(renewed) / static_cast<double>(steps);
   state.SetItemsProcessed(static_cast<int64_t>(renewed));
