@@ -40,9 +40,19 @@ TEST(TraceCodec, MalformedInputNamesLineAndField) {
   EXPECT_EQ(error_of(R"({"v":1,"kind":"time_advance","now":1.5})").field, "now");
   EXPECT_NE(error_of("{not json").message.find("not valid JSON"), std::string::npos);
   EXPECT_EQ(error_of("[1,2]").field, "(root)");
+  EXPECT_EQ(error_of(R"({"v":1,"kind":"time_advance","now":1,"maxRenewals":-1})").field, "maxRenewals");
+  EXPECT_EQ(error_of(R"({"v":1,"kind":"time_advance","now":1,"maxRenewals":4294967296})").field, "maxRenewals");
   auto ok = parse_line(R"({"v":1,"kind":"time_advance","now":1})", 1);
   ASSERT_TRUE(std::holds_alternative<Event>(ok));
   EXPECT_EQ(std::get<TimeAdvance>(std::get<Event>(ok)).now, 1u);
+  EXPECT_FALSE(std::get<TimeAdvance>(std::get<Event>(ok)).max_renewals) << "absent: every due lease";
+  // A bounded renewal step keeps its bound through the codec (0 included: time moves, nothing renewed).
+  for (uint32_t bound : {0u, 512u}) {
+    const TimeAdvance t{7, bound};
+    const Event back = decode_event(encode_event(Event{t}));
+    EXPECT_EQ(std::get<TimeAdvance>(back).max_renewals, std::optional<uint32_t>{bound});
+    EXPECT_EQ(encode_event(Event{t}).at("maxRenewals"), bound);
+  }
 }
 
 TEST(TraceCodec, EveryEventRoundTrips) {
