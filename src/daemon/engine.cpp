@@ -59,10 +59,10 @@ constexpr uint64_t kSliceNs = 500'000;
 constexpr uint64_t kSliceGapNs = 500'000;
 constexpr size_t kSliceKeys = 256;
 // Boost leases renewed per turn (TimeAdvance.max_renewals): leases granted together (a policy's
-// 100k entries) reach half-life together, and renewing and writing them all was one turn of ~100
-// ms of CPU at 100k, which a new thread's record waited behind (issue #13; 590 ms in one turn on a
-// quiet host). A turn renews at most this many (~1.2 ms with their writes: 2.3 us a lease); the
-// rest follow kSliceGapNs after each batch's write, a turn at a time.
+// 100k entries) reach half-life together, and renewing and writing them all was one turn (590 ms
+// at 100k on a quiet host) that a new thread's record waited behind (issue #13). A turn renews at
+// most this many (~1.2 ms with their writes: 2.3 us a lease); the rest follow kSliceGapNs after
+// each batch's write, a turn at a time.
 constexpr uint32_t kRenewalsPerTurn = 512;
 // The batch's record was reserved and still could not be written (an I/O error, fdatasync
 // failing): nothing of the batch is on the map and there is no undo copy, so the daemon exits and
@@ -775,12 +775,17 @@ void Engine::cover_generation() {
 // ceiling was extended only once G passed it, so for the last 64 of every 1,024 generations each
 // batch copied the state: 6 % of the calls (127 of 2,000 in bench/daemon-scale at 100k, RPC p99 80
 // ms). A failure here changes nothing else (G is still covered); commit_batch extends it as before.
+// After a failure (a full or read-only state directory) it tries again a second later, not every
+// turn: each try writes a temp file.
 void Engine::keep_lease_ahead() {
   if (core_.generation() <= lease_->floor()) return;  // nothing used yet: the restart's cover did it
+  const uint64_t now = boottime_ns();
+  if (now < next_ahead_try_ns_) return;
   std::string e = lease_->keep_ahead(core_.generation(), kLeaseAheadGenerations);
   if (!e.empty() && e != last_ahead_error_)
     spdlog::warn("generation lease: extending ahead of use: {} (command batches copy the state until it can)", e);
   last_ahead_error_ = e;
+  next_ahead_try_ns_ = e.empty() ? 0 : now + 1'000'000'000ull;
 }
 
 void Engine::refresh_preview_waits() {

@@ -207,6 +207,7 @@ class Engine {
   std::string persist_error_;
   std::string last_lease_error_;
   std::string last_ahead_error_;  // keep_lease_ahead's last error, logged once
+  uint64_t next_ahead_try_ns_ = 0;  // keep_lease_ahead after a failure: not before this
   // The state before the first change of the command batch (taken by apply()), restored when
   // the batch cannot be made durable. Taken only when reserve_batch() could not make sure the
   // batch's record can be written: the copy is O(state) (4 ms of a call at 10k tasks).
