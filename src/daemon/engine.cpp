@@ -567,23 +567,23 @@ void Engine::read_task_events(uint64_t now) {
 void Engine::advance_time(bool renew) {
   const uint64_t now = boottime_ns();
   if (now <= core_.now()) return;
-  if (renew && !wave_) wave_ = RenewalWave{now, thread_cpu_ns()};
+  if (renew && !renewal_wave_) renewal_wave_ = RenewalWave{now, thread_cpu_ns()};
   const ApplyResult r = apply(TimeAdvance{now, renew ? kRenewalsPerTurn : 0});
   if (!r.changed_tids.empty()) metrics_.lease_renewals(r.changed_tids.size());
   if (!renew) return;
-  wave_->leases += r.changed_tids.size();
-  ++wave_->turns;
-  auto deadline = core_.next_deadline();
-  renewal_wave_ = deadline && *deadline <= now;
-  // (In a wave the caller sets the next batch's time once this batch is written.)
+  renewal_wave_->leases += r.changed_tids.size();
+  ++renewal_wave_->turns;
+  // The wave goes on while leases are left due (turn() times the next batch once this one is
+  // written); else the next renewal is the lease index's head.
+  const auto deadline = core_.next_deadline();
+  if (deadline && *deadline <= now) return;
   next_renewal_ns_ = deadline ? *deadline : UINT64_MAX;
-  if (!renewal_wave_) {
-    // (The loop's CPU from the first batch to the last one's lease step: the other work of the
-    // turns in between is in it too, and the last batch's write is not.)
-    spdlog::debug("lease renewal wave: {} leases in {} turns over {} us ({} us loop CPU)", wave_->leases, wave_->turns,
-                  (now - wave_->started_ns) / 1000, (thread_cpu_ns() - wave_->cpu_started_ns) / 1000);
-    wave_.reset();
-  }
+  // (The loop's CPU from the first batch to the last one's lease step: the other work of the
+  // turns in between is in it too, and the last batch's write is not.)
+  const RenewalWave& w = *renewal_wave_;
+  spdlog::debug("lease renewal wave: {} leases in {} turns over {} us ({} us loop CPU)", w.leases, w.turns,
+                (now - w.started_ns) / 1000, (thread_cpu_ns() - w.cpu_started_ns) / 1000);
+  renewal_wave_.reset();
 }
 
 void Engine::turn(bool commands_ready, bool events_ready, bool timer) {

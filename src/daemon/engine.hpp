@@ -220,12 +220,13 @@ class Engine {
   bool in_commands_ = false;
   bool batch_reserved_ = false;  // reserve_batch() held for the command batch being applied
   uint64_t next_renewal_ns_ = UINT64_MAX;
-  bool renewal_wave_ = false;  // due leases left by a bounded renewal step (advance_time)
+  // A renewal wave under way: due leases left by a bounded renewal step (advance_time), and what
+  // its batches did so far, for its debug line.
   struct RenewalWave {
     uint64_t started_ns = 0, cpu_started_ns = 0;
     size_t leases = 0, turns = 0;
   };
-  std::optional<RenewalWave> wave_;  // the wave under way, for its debug line
+  std::optional<RenewalWave> renewal_wave_;
   FullPassSchedule readback_pass_, rescan_pass_;  // the periodic full passes (full_pass_pacing.hpp)
   size_t map_units() const { return core_.desired_size() + core_.actual().size(); }  // a full read-back's work
   uint64_t next_confirm_ns_ = UINT64_MAX;  // the short read-back pass for SENT intents, if due
