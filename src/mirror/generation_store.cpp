@@ -111,35 +111,37 @@ Result<uint64_t> GenerationLease::next() {
   return R::ok(g);
 }
 
+std::string GenerationLease::refuse_at_floor(uint64_t g) const {
+  if (g > floor_) return "";
+  return "generation " + std::to_string(g) + " is not above " + std::to_string(floor_) +
+         ", which an earlier process may have used; refused (INV-4)";
+}
+
+std::string GenerationLease::store_ceiling(uint64_t g, uint64_t step) {
+  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
+  const uint64_t ceiling = g > kMax - step ? kMax : g + step;
+  if (std::string e = store_generation(path_, ceiling); !e.empty()) return e;
+  durable_ = ceiling;
+  ++syncs_;
+  return "";
+}
+
 std::string GenerationLease::cover(uint64_t g) {
-  if (g <= floor_)
-    return "generation " + std::to_string(g) + " is not above " + std::to_string(floor_) +
-           ", which an earlier process may have used; refused (INV-4)";
+  if (std::string e = refuse_at_floor(g); !e.empty()) return e;
   if (g > durable_) {
     // Persist the ceiling before anyone can see g (write-ahead).
-    uint64_t ceiling = g > std::numeric_limits<uint64_t>::max() - (lease_ - 1) ? std::numeric_limits<uint64_t>::max()
-                                                                                : g + (lease_ - 1);
-    if (std::string e = store_generation(path_, ceiling); !e.empty()) return e;
-    durable_ = ceiling;
-    ++syncs_;
+    if (std::string e = store_ceiling(g, lease_ - 1); !e.empty()) return e;
   }
   if (g > high_) high_ = g;
   return "";
 }
 
 std::string GenerationLease::keep_ahead(uint64_t g, uint64_t margin) {
-  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
-  if (g <= floor_)
-    return "generation " + std::to_string(g) + " is not above " + std::to_string(floor_) +
-           ", which an earlier process may have used; refused (INV-4)";
-  const uint64_t wanted = g > kMax - margin ? kMax : g + margin;
+  if (std::string e = refuse_at_floor(g); !e.empty()) return e;
+  const uint64_t wanted = g > std::numeric_limits<uint64_t>::max() - margin ? std::numeric_limits<uint64_t>::max()
+                                                                             : g + margin;
   if (durable_ >= wanted) return "";
-  const uint64_t step = std::max(margin, lease_ - 1);
-  const uint64_t ceiling = g > kMax - step ? kMax : g + step;
-  if (std::string e = store_generation(path_, ceiling); !e.empty()) return e;
-  durable_ = ceiling;
-  ++syncs_;
-  return "";
+  return store_ceiling(g, std::max(margin, lease_ - 1));
 }
 
 }  // namespace c2c::mirror

@@ -54,6 +54,11 @@ class GenerationLease {
   std::string keep_ahead(uint64_t g, uint64_t margin);
 
  private:
+  // "" when g is above the floor; else why it may not be used (INV-4).
+  std::string refuse_at_floor(uint64_t g) const;
+  // Persists the ceiling g + step (saturated) and takes it as the durable one; "" or the error.
+  std::string store_ceiling(uint64_t g, uint64_t step);
+
   std::string path_;
   uint64_t lease_ = 1;
   uint64_t floor_ = 0, high_ = 0, durable_ = 0, syncs_ = 0;
