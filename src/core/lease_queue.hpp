@@ -86,7 +86,7 @@ class LeaseQueue {
 
   // The first `limit` of due(now), in the same order, visiting only those and the dropped leases
   // before them (a best-first walk of each heap): a renewal turn bounded in leases must not pay for
-  // every due lease each time (issue #13: a wave of 100k leases renewed 1,024 per turn).
+  // every due lease each time (issue #13: the daemon renews a wave of 100k leases 512 per turn).
   std::vector<Lease> first_due(Nanos now, size_t limit) const {
     std::vector<Lease> out;
     if (limit == 0) return out;
