@@ -112,9 +112,10 @@ Result<uint64_t> GenerationLease::next() {
 }
 
 std::string GenerationLease::refuse_at_floor(uint64_t g) const {
-  if (g > floor_) return "";
-  return "generation " + std::to_string(g) + " is not above " + std::to_string(floor_) +
-         ", which an earlier process may have used; refused (INV-4)";
+  if (g <= floor_)
+    return "generation " + std::to_string(g) + " is not above " + std::to_string(floor_) +
+           ", which an earlier process may have used; refused (INV-4)";
+  return "";
 }
 
 std::string GenerationLease::store_ceiling(uint64_t g, uint64_t step) {
