@@ -919,10 +919,18 @@ __noinline bool consume_placed(__u64 dsq, __u64 now, __u64 bound)
 	bpf_for_each(scx_dsq, p, dsq + PLACED_DSQ_OFFSET, 0) {
 		struct task_ctx *tc;
 
-		if (++scanned > C2C_CONSUME_SCAN_MAX || order_key(p, dsq) > bound)
+		if (++scanned > C2C_CONSUME_SCAN_MAX)
 			break;
+		/*
+		 * A task that may not run here is passed before its key is read (a storage lookup in
+		 * the FIFO classes): the keys behind it are no smaller, so the bound still ends the
+		 * scan. A CPU outside a pinned class's cpuset (D's background pod, from the claim's CPU)
+		 * had looked every waiting task up each time it went idle.
+		 */
 		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			continue;
+		if (bound != ~0ull && order_key(p, dsq) > bound)
+			break;
 		tc = tctx_of(p);
 		if (tc && tc->placed &&
 		    !c2c_may_run_on(tc->allowed, tc->preferred, cpu, now > tc->wait_from ? now - tc->wait_from : 0))
@@ -1208,7 +1216,7 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
  * task waiting for its busy preferred CPU would wait for that CPU's slice to end however long,
  * because an idle CPU looks at the shared DSQs only when woken.
  */
-static bool kick_spill_dsq(__u64 dsq, __u64 now)
+static bool kick_spill_dsq(__u64 dsq, __u64 now, const __u64 *idle_cpus)
 {
 	struct task_struct *p;
 	__u32 scanned = 0;
@@ -1216,7 +1224,6 @@ static bool kick_spill_dsq(__u64 dsq, __u64 now)
 	if (!maybe_queued(dsq + PLACED_DSQ_OFFSET))
 		return false;
 	bpf_for_each(scx_dsq, p, dsq + PLACED_DSQ_OFFSET, 0) {
-		__u64 idle_cpus[C2C_CPUMASK_WORDS] = {};
 		struct task_ctx *tc;
 		bool idle = false;
 		__s32 cpu;
@@ -1226,7 +1233,6 @@ static bool kick_spill_dsq(__u64 dsq, __u64 now)
 		tc = tctx_of(p);
 		if (!tc || !tc->placed || now <= tc->wait_from || now - tc->wait_from <= C2C_PREFER_SPILL_NS)
 			continue;
-		idle_mask_of(idle_cpus);
 		cpu = c2c_choose_cpu(tc->allowed, idle_cpus, -1, nr_cpus(), &idle);
 		if (idle) {
 			scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
@@ -1254,11 +1260,27 @@ static bool higher_class_waits(__u64 now)
 	return class_waits(DSQ_HI, now) || class_waits(DSQ_NORM, now);
 }
 
+/*
+ * Kicks an idle CPU for a placed task past its spill bound. With no CPU idle there is nobody to
+ * kick, and the queued tasks are not looked at: in D every tick of a CPU beside the busy
+ * background one had looked up each waiting background task (15 us a tick under TCG, inside the
+ * wakeup path of the latency-critical thread whenever it landed there). The idle mask is read
+ * once a tick, not once a task: it is a hint either way, the kicked CPU's dispatch decides.
+ */
 static void kick_for_spill(__u64 now)
 {
-	if (kick_spill_dsq(DSQ_HI, now) || kick_spill_dsq(DSQ_NORM, now))
+	__u64 idle_cpus[C2C_CPUMASK_WORDS] = {};
+	__u32 i;
+
+	idle_mask_of(idle_cpus);
+	for (i = 0; i < C2C_CPUMASK_WORDS; i++)
+		if (idle_cpus[i])
+			break;
+	if (i == C2C_CPUMASK_WORDS)
 		return;
-	kick_spill_dsq(DSQ_BG, now);
+	if (kick_spill_dsq(DSQ_HI, now, idle_cpus) || kick_spill_dsq(DSQ_NORM, now, idle_cpus))
+		return;
+	kick_spill_dsq(DSQ_BG, now, idle_cpus);
 }
 
 void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
