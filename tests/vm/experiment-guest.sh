@@ -33,6 +33,9 @@ EXP_HB=${EXP_HB:-1}
 EXP_LIFECYCLE=${EXP_LIFECYCLE:-1}  # starvation probe, stale entries, restart, rollback (0: the smoke)
 BG_WORKERS=${BG_WORKERS:-3}
 HB_REPEAT=${HB_REPEAT:-3}
+# Rounds of the hackbench series per run, each paired on its own and in the opposite order to the
+# one before (experiment.sh --hackbench-rounds).
+EXP_HB_ROUNDS=${EXP_HB_ROUNDS:-1}
 
 EXP_DIR=/tmp/c2c-exp
 EXP_PIN=/sys/fs/bpf/c2c-exp
@@ -48,6 +51,10 @@ BG_POD=/sys/fs/cgroup/kubepods.slice/kubepods-pod$(echo $BG_UID | tr - _).slice
 LC_CG=$LC_POD/cri-containerd-4137150000000000000000000000000000000000000000000000000000000001.scope
 BG_CG=$BG_POD/cri-containerd-4137150000000000000000000000000000000000000000000000000000000002.scope
 EXT_CG=/sys/fs/cgroup/traffic  # the UPF's peers: the radio side and the data network
+# Diagnostics (experiment.sh --diag): per window, the threads that ran and the scheduler's BPF
+# time per callback (kernel.bpf_stats_enabled, which costs every callback two clock reads: the
+# window's latencies are not the experiment's then).
+EXP_DIAG=${EXP_DIAG:-0}
 
 # Where a UPF packet can die: per network namespace (the node, ran, dn) UDP InDatagrams,
 # InErrors and RcvbufErrors (/proc/net/snmp), and the CPUs' backlog drops and time squeezes
@@ -197,6 +204,34 @@ binding_cpus() {  # binding_cpus <claim uid>: the CPU set the daemon holds for i
   claim2core get bindings -o json 2>/dev/null | jq -r --arg c "$1" '[.items[] | select(.claimUid == $c) | .cpus] | first // ""'
 }
 
+# Every thread's schedstat (run ns, wait ns, timeslices), its last CPU: "tid comm slices wait cpu run".
+diag_threads() {
+  for f in /proc/[0-9]*/task/[0-9]*; do
+    read -r t_run t_wait t_slices <"$f/schedstat" 2>/dev/null || continue
+    t_cpu=$(sed 's/.*) //' "$f/stat" 2>/dev/null | awk '{print $37}')
+    echo "${f##*/} $(tr ' ' _ <"$f/comm") $t_slices $t_wait ${t_cpu:--1} $t_run"
+  done
+}
+diag_begin() {  # diag_begin <sched on|off>
+  diag_threads >$EXP_DIR/diag.0
+  [ "$1" = on ] || return 0
+  echo 1 >/proc/sys/kernel/bpf_stats_enabled
+  DIAG_PROGS=$(c2c-vm-tool progs --struct-ops)
+}
+# The window's threads that ran (on a CPU other than 0, or more than 20 timeslices), by timeslices:
+# what shared a CPU with the measured one; and each scheduler callback's runs and ns.
+diag_end() {  # diag_end <cell> <workload> <sched on|off>
+  if [ "$3" = on ]; then
+    echo "C2C-DIAG $1 $2 callbacks $(prog_delta "$DIAG_PROGS" "$(c2c-vm-tool progs --struct-ops)")"
+    echo 0 >/proc/sys/kernel/bpf_stats_enabled
+  fi
+  diag_threads >$EXP_DIR/diag.1
+  awk -v tag="C2C-DIAG $1 $2" 'NR == FNR { s[$1] = $3; w[$1] = $4; r[$1] = $6; next }
+    { n = $3 - s[$1]; if (n > 0 && ($5 != 0 || n > 20))
+        print tag, "tid", $1, $2, "cpu", $5, "slices", n, "waited_us", int(($4 - w[$1]) / 1000), "ran_us", int(($6 - r[$1]) / 1000) }' \
+    $EXP_DIR/diag.0 $EXP_DIR/diag.1 | sort -k9 -n -r | head -n 40
+}
+
 samples_out() {  # samples_out <cell> <rep> <workload> <file>
   [ -s "$4" ] && sed "s/^/C2C-SAMPLES $1 $2 $3 /" "$4"
 }
@@ -211,7 +246,9 @@ exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
   sink=""
   case $w in
     probe) cmd="c2c-exp-work probe --duration-ms $EXP_MS --start-file $go --samples $smp $loc" ;;
-    decode) cmd="c2c-exp-work decode --duration-ms $EXP_MS --step-ms 2 --work-us 300 --tokens 40 --burst-every-ms 250 --start-file $go --samples $smp $loc" ;;
+    # The decode loop runs four windows: a request every 250 ms gives 12 first tokens in one,
+    # so a cell's pooled "p99" over three runs was its slowest single request.
+    decode) cmd="c2c-exp-work decode --duration-ms $((4 * EXP_MS)) --step-ms 2 --work-us 300 --tokens 40 --burst-every-ms 250 --start-file $go --samples $smp $loc" ;;
     upf)
       # The forwarder and the echo run until the generator is done (SIGTERM below; the duration
       # is a bound only): a generator that fell behind its schedule (a normal task behind the
@@ -261,6 +298,7 @@ exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
   s0=$(c2c-vm-tool stats --pin-root $EXP_PIN 2>/dev/null || echo '{}')
   [ $w = upf ] && net_counters >$EXP_DIR/net.before
   c0=$(ctxt_total); w0=$(uptime_ms); b0=$(cg_usage_us $BG_POD); l0=$(cg_usage_us $LC_POD); i0=$(idle_ms); d0=$(proc_cpu_ms $DPID)
+  [ "$EXP_DIAG" = 1 ] && diag_begin "$3"
   touch "$go"
   if [ -n "$sink" ]; then
     wait $gen; sleep 0.2  # the generator waits 300 ms for stragglers itself
@@ -269,6 +307,7 @@ exp_workload() {  # exp_workload <cell> <alloc> <sched> <rep> <workload>
   else
     wait $WPID; wrc=$?
   fi
+  [ "$EXP_DIAG" = 1 ] && diag_end "$cell" "$w" "$3"
   c1=$(ctxt_total); w1=$(uptime_ms); b1=$(cg_usage_us $BG_POD); l1=$(cg_usage_us $LC_POD); i1=$(idle_ms); d1=$(proc_cpu_ms $DPID)
   s1=$(c2c-vm-tool stats --pin-root $EXP_PIN 2>/dev/null || echo '{}')
   # Every counter of the scheduler over the window (rescues, budget exhaustion, spills...): what
@@ -417,7 +456,7 @@ hb_bpf_cost() {  # hb_bpf_cost <sched> <rep>
 
 # hackbench with no policies: the default scheduler, claim2core (loaded by claim2cored, nothing
 # applied) and scx_simple from the same kernel tree, interleaved in one boot.
-hb_run() {  # hb_run <default|claim2core|scx_simple> <rep>
+hb_run() {  # hb_run <default|claim2core|scx_simple> <rep> <round>
   case $1 in
     # claim2core-nodiscovery: the same without the daemon's task discovery (no tracepoints, no
     # rescans): what the scheduler alone costs, beside what the product costs
@@ -442,10 +481,11 @@ hb_run() {  # hb_run <default|claim2core|scx_simple> <rep>
   while [ $k -le "$HB_REPEAT" ]; do
     t=$(hackbench -g 4 -l 100 2>/dev/null | awk '/^Time:/{print $2}')
     [ -n "$t" ] || { failed="$failed hackbench-$1"; t=0; }
-    echo "C2C-RESULT {\"experiment\":\"hackbench\",\"sched\":\"$1\",\"rep\":$2,\"run\":$k,\"seconds\":$t,\"scheduler_state\":\"$(cat /sys/kernel/sched_ext/state)\"}"
+    echo "C2C-RESULT {\"experiment\":\"hackbench\",\"sched\":\"$1\",\"rep\":$2,\"round\":$3,\"run\":$k,\"seconds\":$t,\"scheduler_state\":\"$(cat /sys/kernel/sched_ext/state)\"}"
     k=$((k + 1))
   done
-  [ "$1" = default ] || hb_bpf_cost $1 $2
+  # The callbacks' cost once a run (the first round): it needs no pairing.
+  [ "$1" = default ] || [ "$3" != 1 ] || hb_bpf_cost $1 $2
   case $1 in
     claim2core|claim2core-nodiscovery) exp_daemon_stop ;;
     scx_simple) kill -INT $SCX; wait $SCX; wait_state disabled 100 ;;
@@ -494,7 +534,12 @@ run_experiment() {
       esac
     done
     if [ "$EXP_HB" = 1 ]; then
-      for s in $scheds; do hb_run $s $rep; done
+      round=1
+      while [ $round -le "$EXP_HB_ROUNDS" ]; do
+        for s in $scheds; do hb_run $s $rep $round; done
+        scheds=$(reversed $scheds)
+        round=$((round + 1))
+      done
     fi
     rep=$((rep + 1))
   done

@@ -12,7 +12,15 @@
 #                          [--cells "A B C D"] [--workloads "probe decode upf cyclictest"]
 #                          [--no-hackbench] [--no-host-rt] [--preempt full|voluntary]
 #                          [--guest-idle poll|halt] [--hackbench-scheds "default claim2core scx_simple"]
-#                          [--hackbench-only] [--smoke]
+#                          [--hackbench-only] [--hackbench-rounds N]
+#                          [--diag] [--smoke]
+#
+# --diag: every window also prints the threads that ran beside the measured one and, with the
+# scheduler loaded, its BPF time per callback (C2C-DIAG lines; the kernel's BPF run-time stats
+# cost each callback two clock reads, so a --diag run's latencies are not the experiment's).
+#
+# --hackbench-rounds (default 2): rounds of the hackbench series in each run, each in the
+# opposite order to the one before and paired on its own.
 #
 # --preempt (default full): the guest kernel's preemption model at boot (PREEMPT_DYNAMIC, as in
 # Debian's kernel, whose default is voluntary). `full` is what a latency node boots: with
@@ -47,7 +55,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-build="" runs=3 ms=3000 host_rt=1 lifecycle=1 out="" cells="A B C D" workloads="probe decode upf cyclictest" hb=1 smoke=0 preempt=full guest_idle=poll hb_scheds="default claim2core scx_simple" hb_only=0
+build="" runs=3 ms=3000 host_rt=1 lifecycle=1 out="" cells="A B C D" workloads="probe decode upf cyclictest" hb=1 smoke=0 preempt=full guest_idle=poll hb_scheds="default claim2core scx_simple" hb_only=0 hb_rounds=2 diag=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$2; shift 2 ;;
@@ -63,11 +71,14 @@ while [ $# -gt 0 ]; do
     --preempt) preempt=$2; shift 2 ;;
     --guest-idle) guest_idle=$2; shift 2 ;;
     --hackbench-scheds) hb_scheds=$2; shift 2 ;;
+    --hackbench-rounds) hb_rounds=$2; shift 2 ;;
+    --diag) diag=1; shift ;;
     *) echo "experiment: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [ -n "$build" ] || { echo "experiment: --build-dir required" >&2; exit 2; }
 case "$preempt" in full|voluntary) ;; *) echo "experiment: --preempt must be full or voluntary, not '$preempt'" >&2; exit 2 ;; esac
+case "$hb_rounds" in [1-9]) ;; *) echo "experiment: --hackbench-rounds must be 1 to 9, not '$hb_rounds'" >&2; exit 2 ;; esac
 if [ $hb_only = 1 ]; then
   [ $hb = 1 ] || { echo "experiment: --hackbench-only and --no-hackbench exclude each other" >&2; exit 2; }
   cells=none workloads=none lifecycle=0
@@ -96,7 +107,7 @@ mkdir -p "$out"
 raw=$(mktemp -d /tmp/c2c-experiment.XXXXXX)
 # A hang guard only: a guest on a loaded host runs several times slower than on an idle one.
 nw=$(echo $workloads | wc -w) nc=$(echo $cells | wc -w)
-timeout_s=$(( 300 + runs * (nc * (nw * (ms / 1000 + 20) + 240) + hb * 300) ))
+timeout_s=$(( 300 + runs * (nc * ((nw + 3) * (ms / 1000 + 20) + 240) + hb * hb_rounds * 300) ))
 export C2C_VM_NICE=${C2C_VM_NICE:-0} C2C_VM_HOST_RT=$host_rt
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 echo "experiment: vCPU threads at nice $C2C_VM_NICE, qemu main loop $([ "$host_rt" = 1 ] && echo "SCHED_FIFO 1" || echo "at the same nice")"
@@ -107,7 +118,7 @@ start=$(date +%s)
 # Lists go to the guest's environment (kernel command line) with commas for spaces.
 set +e +o pipefail
 "$here/run-scenarios.sh" --build-dir "$build" --mode experiment --timeout "$timeout_s" \
-  --append "preempt=$preempt$idle_arg EXP_RUNS=$runs EXP_MS=$ms EXP_HB=$hb EXP_HB_SCHEDS=${hb_scheds// /,} EXP_LIFECYCLE=$lifecycle EXP_CELLS=${cells// /,} EXP_WORKLOADS=${workloads// /,}" \
+  --append "preempt=$preempt$idle_arg EXP_RUNS=$runs EXP_MS=$ms EXP_HB=$hb EXP_HB_SCHEDS=${hb_scheds// /,} EXP_HB_ROUNDS=$hb_rounds EXP_DIAG=$diag EXP_LIFECYCLE=$lifecycle EXP_CELLS=${cells// /,} EXP_WORKLOADS=${workloads// /,}" \
   --results "$raw/results.jsonl" 2>&1 | {
   : >"$raw/samples.txt"
   done_steps=0
@@ -136,7 +147,7 @@ commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 git -C "$repo" diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
 jq -n --arg lb "$load_before" --arg la "$load_after" --arg commit "$commit" --arg date "$(date -u +%FT%TZ)" \
   --arg guest "$(cat "$raw/guest.txt" 2>/dev/null)" --arg host "$(uname -r)" --arg cpus "$(nproc)" \
-  --arg cmd "tests/vm/experiment.sh --runs $runs $([ $hb_only = 1 ] && echo --hackbench-only || echo "--ms $ms --cells '$cells' --workloads '$workloads'") --preempt $preempt --guest-idle $guest_idle$([ $hb = 1 ] && echo " --hackbench-scheds '$hb_scheds'" || echo ' --no-hackbench')" \
+  --arg cmd "tests/vm/experiment.sh --runs $runs $([ $hb_only = 1 ] && echo --hackbench-only || echo "--ms $ms --cells '$cells' --workloads '$workloads'$([ $diag = 1 ] && echo " --diag")") --preempt $preempt --guest-idle $guest_idle$([ $hb = 1 ] && echo " --hackbench-scheds '$hb_scheds' --hackbench-rounds $hb_rounds" || echo ' --no-hackbench')" \
   --argjson secs $(( $(date +%s) - start )) --argjson host_rt "$host_rt" --arg preempt "$preempt" --arg guest_idle "$guest_idle" \
   '{date: $date, commit: $commit, command: $cmd, host_kernel: $host, host_cpus: $cpus, host_load_before: $lb,
     host_load_after: $la, guest: $guest, wall_seconds: $secs, qemu_main_loop_fifo: ($host_rt == 1), guest_preempt: $preempt, guest_idle: $guest_idle}' >"$raw/metadata.json"

@@ -16,9 +16,9 @@ Goals (--goals; exit 1 when one is missed, and a goal that cannot be measured is
   - device-local CPU time of the latency-critical threads >= 95 % in D (needs a device with a
     NUMA node in sysfs: with one node and no such device it cannot be measured);
   - hackbench with no policies: claim2core within 5 % of the default scheduler and within 2 % of
-    scx_simple (faster is fine), in one boot. Judged on paired ratios: within each run (rep) the
-    ratio of the two series' medians, which ran minutes apart at most, then the median of those
-    ratios over the runs. The emulated machine's speed drifts by more than the 2 % between runs
+    scx_simple (faster is fine), in one boot. Judged on paired ratios: within each round (a run
+    has --hackbench-rounds of them) the ratio of the two series' medians, which ran minutes apart
+    at most, then the median of those ratios over the rounds. The emulated machine's speed drifts by more than the 2 % between runs
     (tests/vm/README.md), and a ratio of two pooled medians carries that drift; the pooled
     medians are shown beside it.
 --smoke checks only that the runner worked end to end (results, samples, apply latency, files).
@@ -188,7 +188,7 @@ def summarize(results, pooled):
                    if not t.get("device_local_cpus") else "no latency-critical CPU time recorded")
         goals["device-local CPU time in D >= 95%"] = (dl, dl == dl and dl >= 95, why)
     hb = {}
-    hb_rep = {}  # (sched, rep) -> seconds: the paired ratios
+    hb_rep = {}  # (sched, (rep, round)) -> seconds: the paired ratios
     dropped = {}
     for h in by(results, "hackbench"):
         if float(h.get("seconds") or 0) <= 0:
@@ -199,7 +199,7 @@ def summarize(results, pooled):
             dropped[h["sched"]] = dropped.get(h["sched"], 0) + 1
             continue
         hb.setdefault(h["sched"], []).append(float(h["seconds"]))
-        hb_rep.setdefault((h["sched"], h.get("rep", 1)), []).append(float(h["seconds"]))
+        hb_rep.setdefault((h["sched"], (h.get("rep", 1), h.get("round", 1))), []).append(float(h["seconds"]))
     if hb or dropped:
         c, d, s = med(hb.get("claim2core", [])), med(hb.get("default", [])), med(hb.get("scx_simple", []))
         pd, nd, rd = paired_ratio(hb_rep, "claim2core", "default")
@@ -213,9 +213,9 @@ def summarize(results, pooled):
         # moves on this machine, against the 2 % the goal allows.
         def paired(v, n, rs):
             if v != v:
-                return "no paired run"
-            spread = (f", runs {(min(rs) - 1) * 100:+.1f}%..{(max(rs) - 1) * 100:+.1f}%" if n > 1 else "")
-            return f"{v * 100:+.1f}% (median of {n} paired runs{spread})"
+                return "no paired round"
+            spread = (f", rounds {(min(rs) - 1) * 100:+.1f}%..{(max(rs) - 1) * 100:+.1f}%" if n > 1 else "")
+            return f"{v * 100:+.1f}% (median of {n} paired rounds{spread})"
         goals["hackbench: claim2core within 5% of default and 2% of scx_simple"] = (
             vd, ok, f"claim2core vs default {paired(vd, nd, rd)}, vs scx_simple {paired(vs, ns, rs)}; pooled medians: "
                     f"default {d:.3f}s, claim2core " + (f"{c:.3f}s" if c == c else "none valid")
@@ -224,8 +224,9 @@ def summarize(results, pooled):
 
 
 def paired_ratio(hb_rep, a, b):
-    """(median over the runs of median(a in the run) / median(b in the run), runs with both,
-    the per-run ratios)."""
+    """(median over the rounds of median(a in the round) / median(b in the round), rounds with
+    both, the per-round ratios). A round is one series of each scheduler back to back (a run has
+    --hackbench-rounds of them)."""
     reps = sorted({r for (name, r) in hb_rep if name == a} & {r for (name, r) in hb_rep if name == b})
     ratios = [med(hb_rep[(a, r)]) / med(hb_rep[(b, r)]) for r in reps if med(hb_rep[(b, r)]) > 0]
     return (med(ratios), len(ratios), ratios)
