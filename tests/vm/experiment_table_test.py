@@ -115,12 +115,19 @@ class ExperimentTableTest(unittest.TestCase):
                   run_of("D", 1, 100), run_of("D", 2, 200), run_of("D", 3, 200)]
         g = self.summarize(results, lines)["goals"]["D no worse than min(B, C) on every latency KPI"]
         self.assertTrue(g[1], g[2])
-        self.assertIn("within the runs' spread: sd_p99 D 200 vs C 100 (runs D 100-200, C 90-110)", g[2])
+        self.assertIn("not confirmed by the runs: sd_p99 D 200 vs C 100 (runs D 100-200, C 90-110, p 0.15)", g[2])
         # Every run of D past every run of C: worse, whatever one run of C did.
         lines = lines[:-3] + [run_of("D", 1, 140), run_of("D", 2, 200), run_of("D", 3, 180)]
         g = self.summarize(results, lines)["goals"]["D no worse than min(B, C) on every latency KPI"]
         self.assertFalse(g[1], g[2])
-        self.assertIn("sd_p99 D 180 vs C 100 (every run of D above every run of C)", g[2])
+        self.assertIn("sd_p99 D 180 vs C 100 (runs D 140-200, C 90-110, Mann-Whitney p 0.050)", g[2])
+
+    def test_mann_whitney_exact_p(self):
+        self.assertAlmostEqual(T.mann_whitney_p_greater([4, 5, 6], [1, 2, 3]), 1 / 20)
+        self.assertAlmostEqual(T.mann_whitney_p_greater([1, 2, 3], [4, 5, 6]), 1.0)
+        # Five runs each, one of D's below one of the other's: U 24 of 25, p 2/252.
+        self.assertAlmostEqual(T.mann_whitney_p_greater([5, 7, 8, 9, 10], [1, 2, 3, 4, 6]), 2 / 252)
+        self.assertAlmostEqual(T.mann_whitney_p_greater([7], [3]), 0.5)  # one run each: never significant
 
     def test_hackbench_needs_both_baselines(self):
         results, lines = good()
