@@ -445,6 +445,17 @@ static void mask_set(__u64 *mask, __s32 cpu)
 		mask[c / 64] |= 1ull << (c % 64);
 }
 
+/* Whether mask holds no CPU. */
+static bool mask_empty(const __u64 *mask)
+{
+	__u32 i;
+
+	for (i = 0; i < C2C_CPUMASK_WORDS; i++)
+		if (mask[i])
+			return false;
+	return true;
+}
+
 /*
  * The words of a kernel cpumask as C2C_CPUMASK_WORDS words: a load per 64 CPUs, where a
  * bpf_cpumask_test_cpu call per CPU cost a kfunc call each on every wakeup of a task with a
@@ -521,8 +532,6 @@ static void boosted_mask_of(__u64 *mask)
  */
 static bool place_task(struct task_struct *p, const struct c2c_policy_value *v, __u64 *task, struct task_ctx *tc)
 {
-	__u32 i;
-
 	tc->placed = 0;
 	if (!(v->flags & (C2C_F_PREFERRED_CPUS | C2C_F_ALLOWED_CPUS)))
 		return false;
@@ -530,20 +539,14 @@ static bool place_task(struct task_struct *p, const struct c2c_policy_value *v, 
 	if (c2c_policy_masks(v, task, tc->allowed, tc->preferred)) {
 		COUNT_STAT(cpumask_rejections);
 	}
-	for (i = 0; i < C2C_CPUMASK_WORDS; i++)
-		if (tc->allowed[i])
-			break;
-	if (i == C2C_CPUMASK_WORDS)
+	if (mask_empty(tc->allowed))
 		return false;
 	/*
 	 * No preferred CPU left inside the task's mask (e.g. the cgroup shrank): prefer all of
 	 * allowed, as the core does when a preference matches nothing, so nobody waits for a
 	 * preferred CPU that cannot come.
 	 */
-	for (i = 0; i < C2C_CPUMASK_WORDS; i++)
-		if (tc->preferred[i])
-			break;
-	if (i == C2C_CPUMASK_WORDS)
+	if (mask_empty(tc->preferred))
 		c2c_mask_and(tc->preferred, tc->allowed, tc->allowed);
 	tc->placed = 1;
 	return true;
@@ -1270,13 +1273,9 @@ static bool higher_class_waits(__u64 now)
 static void kick_for_spill(__u64 now)
 {
 	__u64 idle_cpus[C2C_CPUMASK_WORDS] = {};
-	__u32 i;
 
 	idle_mask_of(idle_cpus);
-	for (i = 0; i < C2C_CPUMASK_WORDS; i++)
-		if (idle_cpus[i])
-			break;
-	if (i == C2C_CPUMASK_WORDS)
+	if (mask_empty(idle_cpus))
 		return;
 	if (kick_spill_dsq(DSQ_HI, now, idle_cpus) || kick_spill_dsq(DSQ_NORM, now, idle_cpus))
 		return;

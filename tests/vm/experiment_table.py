@@ -25,9 +25,9 @@ Goals (--goals; exit 1 when one is missed, and a goal that cannot be measured is
   - hackbench with no policies: claim2core within 5 % of the default scheduler and within 2 % of
     scx_simple (faster is fine), in one boot. Judged on paired ratios: within each round (a run
     has --hackbench-rounds of them) the ratio of the two series' medians, which ran minutes apart
-    at most, then the median of those ratios over the rounds. The emulated machine's speed drifts by more than the 2 % between runs
-    (tests/vm/README.md), and a ratio of two pooled medians carries that drift; the pooled
-    medians are shown beside it.
+    at most, then the median of those ratios over the rounds. The emulated machine's speed drifts
+    by more than the 2 % between runs (tests/vm/README.md), and a ratio of two pooled medians
+    carries that drift; the pooled medians are shown beside it.
 --smoke checks only that the runner worked end to end (results, samples, apply latency, files).
 """
 import argparse
@@ -225,15 +225,15 @@ def summarize(results, pooled, rows=None):
             dr = [v for v in runs_of.get(("D", col), []) if v == v] or [d]
             xr = [v for v in runs_of.get((bx, col), []) if v == v] or [best]
             line = f"{col} D {d:.0f} vs {bx} {best:.0f}"
-            runs = f"runs D {min(dr):.0f}-{max(dr):.0f}, {bx} {min(xr):.0f}-{max(xr):.0f}"
+            ranges = f"runs D {min(dr):.0f}-{max(dr):.0f}, {bx} {min(xr):.0f}-{max(xr):.0f}"
             if min(len(dr), len(xr)) < MW_MIN_RUNS:
                 worse.append(line)
                 continue
             p = mann_whitney_p_greater(dr, xr)
             if p <= MW_ALPHA:
-                worse.append(f"{line} ({runs}, Mann-Whitney p {p:.3f})")
+                worse.append(f"{line} ({ranges}, Mann-Whitney p {p:.3f})")
             else:
-                spread.append(f"{line} ({runs}, p {p:.2f})")
+                spread.append(f"{line} ({ranges}, p {p:.2f})")
         compared = sum(1 for col, _, _, _ in LATENCY_KPIS if table["D"][col] == table["D"][col])
         note = "; ".join(worse) if worse else f"{compared} KPIs compared"
         if spread:
