@@ -21,8 +21,9 @@
 #
 # --runs (default 6): runs of every cell. Six is the fewest with which the judge's test of
 # "D no worse than min(B, C)" can confirm a KPI at all: its exact Mann-Whitney p is at least
-# 1/C(2n, n), and Holm's correction over the 14 latency KPIs asks for 0.05 / 14 (with three runs
-# a cell the smallest p is 1/20 and the allowance alone decides; experiment_table.py).
+# 1/C(2n, n), and Holm's correction over 28 tests (D against B and against C on each of the 14
+# latency KPIs) asks for 0.05 / 28 (with three runs a cell the smallest p is 1/20 and the
+# allowance alone decides; experiment_table.py).
 #
 # --hackbench-rounds (default 1): rounds of the hackbench series in each run, each in the
 # opposite order to the one before and paired on its own (six runs: six paired rounds).
