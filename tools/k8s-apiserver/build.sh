@@ -80,4 +80,7 @@ build kube k8s.io/kubernetes/cmd/kubectl kubectl "$kube_ldflags"
 echo "cold build: $(( $(date +%s) - start )) s, go $(go env GOVERSION), GOFLAGS=$GOFLAGS" >>"$logfile"
 log "done in $(( $(date +%s) - start )) s"
 touch "$bin/.done"
+# The build cache (~2.5 GB) serves no later run (a new version is a new directory); the module
+# cache (~0.7 GB) stays, so a recipe bump rebuilds without downloading again.
+rm -rf "$GOCACHE"
 echo "$bin"
