@@ -28,6 +28,15 @@ Control API:
 Options: --tls CERT KEY serves HTTPS; --token T requires "Authorization: Bearer T" on API paths;
 --crds DIR reads the CRDs' printer columns.
 Prints the port it listens on as the first line of stdout.
+
+The real kube-apiserver is the reference: k8s_realserver_test.py `parity` runs the same probes
+against both and fails on any difference. What it found (and is now the same here): the items of a
+custom resource's list carry apiVersion/kind (built-in lists' do not); the pages of a list are one
+snapshot at the first page's resourceVersion; bookmarks come 2 s before the watch's end (and each
+minute), carry kind, and only when a newer resourceVersion exists; a 404 names the group-qualified
+resource; `kubectl get KIND NAME` gets the server-side table too; the CRDs' schema defaults are
+applied on every write (with --crds). Kept as the fake's own because
+a real server cannot easily do them: freeze, cut, race and expire (fault injection).
 """
 import calendar
 import json
@@ -64,6 +73,7 @@ KINDS = {"resourceclaims": ("ResourceClaim", True), "resourceslices": ("Resource
 PATH_OF = {r[0]: path for path, r in RESOURCES.items()}
 PRINTER_COLUMNS = {}  # resource -> additionalPrinterColumns of its CRD (--crds)
 SHORT_NAMES = {}      # resource -> its CRD's shortNames (--crds), for `kubectl get nsp`
+SCHEMAS = {}          # resource -> its CRD's openAPIV3Schema (--crds), for the defaults
 
 
 class State:
@@ -77,6 +87,7 @@ class State:
         self.objects = {r[0]: {} for r in RESOURCES.values()}
         self.events = []            # (rv, resource, type, object)
         self.races = {}             # (resource, name) -> [status merge patch, count]
+        self.snapshots = {}         # continue token prefix -> (resourceVersion, items) of a paginated list
         self.stats = {"list": {}, "watch": {}, "patch": {}, "conflicts": 0}
 
 
@@ -111,6 +122,16 @@ def merge_patch(target, patch):
     return out
 
 
+def qualified(resource):
+    """'nodeschedulingpolicies.scheduling.gthulhu.io', 'pods': how the API server names a resource in messages."""
+    api = API_VERSION[resource]
+    return resource + ("." + api.split("/")[0] if "/" in api else "")
+
+
+def not_found(resource, name):
+    return status_error(404, "NotFound", f'{qualified(resource)} "{name}" not found')
+
+
 def status_error(code, reason, message):
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
             "message": message, "reason": reason, "code": code}
@@ -129,7 +150,7 @@ def patch_locked(resource, name, body, subresource):
     """One PATCH of a stored object (S.cond held): (code, object or Status)."""
     old = S.objects[resource].get("/" + name)
     if old is None:
-        return 404, status_error(404, "NotFound", f'{resource} "{name}" not found')
+        return 404, not_found(resource, name)
     race = S.races.get((resource, name)) if subresource == "status" else None
     if race and race[1] > 0:  # another writer gets there first
         race[1] -= 1
@@ -141,7 +162,7 @@ def patch_locked(resource, name, body, subresource):
     if want_rv is not None and want_rv != old["metadata"]["resourceVersion"]:
         S.stats["conflicts"] += 1
         return 409, status_error(409, "Conflict",
-                                 f'Operation cannot be fulfilled on {resource}.{API_VERSION[resource].split("/")[0]} '
+                                 f'Operation cannot be fulfilled on {qualified(resource)} '
                                  f'"{name}": the object has been modified; please apply your changes to the latest '
                                  f'version and try again')
     body = json.loads(json.dumps(body))
@@ -154,11 +175,29 @@ def patch_locked(resource, name, body, subresource):
         for f in ("uid", "generation", "name", "resourceVersion"):
             (body.get("metadata") or {}).pop(f, None)
         new = merge_patch(new, body)
+        if resource in SCHEMAS:
+            new = with_defaults(SCHEMAS[resource], new)
         if resource in SERVER_GENERATION and new.get("spec") != old.get("spec"):
             new["metadata"]["generation"] = old["metadata"]["generation"] + 1
     if new != old:
         store_locked(resource, new, "MODIFIED")
     return 200, new
+
+
+def with_defaults(schema, value):
+    """The CRD's structural defaults applied as kube-apiserver applies them on every write: a
+    missing property that has a `default` gets it, in every object present (not inside
+    x-kubernetes-preserve-unknown-fields maps' unknown keys)."""
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        for k, sub in props.items():
+            if k not in value and "default" in sub:
+                value[k] = json.loads(json.dumps(sub["default"]))
+            if k in value:
+                value[k] = with_defaults(sub, value[k])
+    elif isinstance(value, list) and "items" in schema:
+        value = [with_defaults(schema["items"], v) for v in value]
+    return value
 
 
 def jsonpath(obj, path):
@@ -262,6 +301,8 @@ class Handler(BaseHTTPRequestHandler):
                 md = obj.setdefault("metadata", {})
                 old = S.objects[r].get(key(obj))
                 md.setdefault("uid", old["metadata"]["uid"] if old else str(uuid.uuid4()))
+                if r in SCHEMAS:  # before the generation: the stored spec has its defaults
+                    obj = with_defaults(SCHEMAS[r], obj)
                 if r in SERVER_GENERATION:
                     if old is None:
                         md["generation"] = 1
@@ -343,9 +384,11 @@ class Handler(BaseHTTPRequestHandler):
                 obj = S.objects[resource].get("/" + name)
                 obj = json.loads(json.dumps(obj)) if obj else None
             if obj is None:
-                return self.send_json(404, status_error(404, "NotFound", f'{resource} "{name}" not found'))
+                return self.send_json(404, not_found(resource, name))
             obj.setdefault("apiVersion", API_VERSION[resource])
             obj.setdefault("kind", KINDS[resource][0])
+            if "as=Table" in self.headers.get("Accept", ""):
+                return self.send_json(200, as_table(resource, [obj]))
             return self.send_json(200, obj)
         if url.path not in RESOURCES:
             return self.send_json(404, {"kind": "Status", "code": 404, "message": "not found"})
@@ -354,19 +397,33 @@ class Handler(BaseHTTPRequestHandler):
             return self.watch(resource, q)
         with S.cond:
             S.stats["list"][resource] = S.stats["list"].get(resource, 0) + 1
-            items = [o for k, o in sorted(S.objects[resource].items()) if matches(resource, o, q.get("fieldSelector"))]
-            rv = S.rv
-        start = int(q.get("continue", "0"))
+            if q.get("continue"):
+                # Later pages come from the first page's snapshot, at its resourceVersion, as a
+                # real API server reads them from etcd at that revision.
+                snap, _, offset = q["continue"].partition(":")
+                if snap not in S.snapshots:
+                    return self.send_json(410, status_error(410, "Expired", "The provided continue parameter is too old"))
+                rv, items = S.snapshots[snap]
+                start = int(offset)
+            else:
+                items = [json.loads(json.dumps(o)) for k, o in sorted(S.objects[resource].items())
+                         if matches(resource, o, q.get("fieldSelector"))]
+                rv, start = S.rv, 0
         limit = int(q.get("limit", "0")) or len(items)
         page = items[start:start + limit]
         md = {"resourceVersion": str(rv)}
         if start + limit < len(items):
-            md["continue"] = str(start + limit)
+            with S.cond:
+                snap = q["continue"].partition(":")[0] if q.get("continue") else str(len(S.snapshots))
+                S.snapshots[snap] = (rv, items)
+            md["continue"] = f"{snap}:{start + limit}"
         if "as=Table" in self.headers.get("Accept", ""):
             with S.cond:
                 return self.send_json(200, as_table(resource, page))
-        # Items of a typed list carry no apiVersion/kind, as from a real API server.
-        page = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")} for o in page]
+        # Items of a built-in typed list carry no apiVersion/kind, as from a real API server; a
+        # custom resource's list items (unstructured) do.
+        if resource not in SERVER_GENERATION:
+            page = [{k: v for k, v in o.items() if k not in ("apiVersion", "kind")} for o in page]
         self.send_json(200, {"apiVersion": api, "kind": list_kind, "metadata": md, "items": page})
 
     def chunk(self, obj):
@@ -395,7 +452,10 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"0\r\n\r\n")
                 return
             sent = since
-            last_bookmark = time.monotonic()
+            # When kube-apiserver's watch cache sends bookmarks: once a minute and 2 s before the
+            # watch's end (timeoutSeconds), and only when the resourceVersion it can vouch for is
+            # past what the watch has already delivered (a quiet cluster gets none).
+            next_bookmark = min(time.monotonic() + 60, deadline - 2)
             while time.monotonic() < deadline:
                 with S.cond:
                     S.cond.wait(timeout=0.1)
@@ -416,11 +476,14 @@ class Handler(BaseHTTPRequestHandler):
                     sent = rv
                     if matches(resource, obj, selector):
                         self.chunk({"type": typ, "object": obj})
-                if bookmarks and time.monotonic() - last_bookmark > 0.5 and not S.frozen:
-                    api = API_VERSION[resource]
-                    self.chunk({"type": "BOOKMARK", "object": {"apiVersion": api, "metadata": {"resourceVersion": str(max(sent, current))}}})
-                    sent = max(sent, current)
-                    last_bookmark = time.monotonic()
+                now = time.monotonic()
+                if bookmarks and now >= next_bookmark and not S.frozen:
+                    if current > sent:
+                        self.chunk({"type": "BOOKMARK", "object": {
+                            "kind": KINDS[resource][0], "apiVersion": API_VERSION[resource],
+                            "metadata": {"resourceVersion": str(current)}}})
+                        sent = current
+                    next_bookmark = now + 60 if now + 60 < deadline - 2 else float("inf")
             self.wfile.write(b"0\r\n\r\n")
         except (BrokenPipeError, ConnectionResetError):
             pass
@@ -438,6 +501,7 @@ def main():
             with open(path, encoding="utf-8") as f:
                 crd = yaml.safe_load(f)
             PRINTER_COLUMNS[crd["spec"]["names"]["plural"]] = crd["spec"]["versions"][0].get("additionalPrinterColumns", [])
+            SCHEMAS[crd["spec"]["names"]["plural"]] = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
             SHORT_NAMES[crd["spec"]["names"]["plural"]] = crd["spec"]["names"].get("shortNames", [])
     if "--token" in args:
         TOKEN = args[args.index("--token") + 1]
