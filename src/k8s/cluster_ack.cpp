@@ -32,7 +32,7 @@ ClusterAck acknowledge_in_cluster(const KubeConfig& cfg, const c2c::AnyPolicy& p
     json obj = r.ok() ? json::parse(r.body, nullptr, false) : json();
     if (!obj.is_object()) {
       out.message = ref + ": reading it from " + cfg.server + " failed: " +
-                    (r.error.empty() ? "HTTP " + std::to_string(r.status) : r.error);
+                    describe_failure(r);
       return out;
     }
     std::string err;
@@ -73,7 +73,7 @@ ClusterAck acknowledge_in_cluster(const KubeConfig& cfg, const c2c::AnyPolicy& p
       return out;
     }
     if (!(r.error.empty() && r.status == 409)) {
-      out.message = ref + ": writing the annotation failed: " + (r.error.empty() ? "HTTP " + std::to_string(r.status) : r.error);
+      out.message = ref + ": writing the annotation failed: " + describe_failure(r);
       return out;
     }
     // Changed since it was read (maybe its spec): read and compare again.

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include <curl/curl.h>
+#include <nlohmann/json.hpp>
 
 namespace c2c::k8s {
 
@@ -159,6 +160,14 @@ HttpResult HttpClient::patch(const std::string& path, const std::string& body, c
   HttpResult r = perform(cfg_, path, st, timeout_s);
   r.body = std::move(response);
   return r;
+}
+
+std::string describe_failure(const HttpResult& r) {
+  if (!r.error.empty()) return r.error;
+  nlohmann::json st = nlohmann::json::parse(r.body, nullptr, false);
+  std::string msg =
+      st.is_object() && st.contains("message") && st["message"].is_string() ? st["message"].get<std::string>() : "";
+  return "HTTP " + std::to_string(r.status) + (msg.empty() ? "" : ": " + msg);
 }
 
 std::string url_encode(const std::string& s) {

@@ -38,4 +38,10 @@ class HttpClient {
 
 std::string url_encode(const std::string& s);
 
+// Why a request failed, for logs and errors: the transport error, else "HTTP <status>" followed by
+// the API server's own message (its Status object), which names what is missing, e.g. `User
+// "system:serviceaccount:claim2core:claim2cored" cannot patch resource "nodeschedulingpolicies/status"
+// ... at the cluster scope` for a 403, so a missing RBAC verb is plain from the log line.
+std::string describe_failure(const HttpResult& r);
+
 }  // namespace c2c::k8s

@@ -44,8 +44,7 @@ void list_watch(const KubeConfig& cfg, const ListWatchTarget& target, const List
       HttpResult res = http.get(q, 60, &stop);
       json page = res.ok() ? json::parse(res.body, nullptr, false) : json();
       if (!res.ok() || page.is_discarded() || !page.is_object()) {
-        handler.on_notice("error", "list " + name + ": " +
-                                       (res.error.empty() ? "HTTP " + std::to_string(res.status) : res.error));
+        handler.on_notice("error", "list " + name + ": " + (res.ok() ? "not a JSON object" : describe_failure(res)));
         listed = false;
         break;
       }

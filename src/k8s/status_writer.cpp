@@ -23,13 +23,6 @@ void sleep_unless(const std::atomic<bool>& stop, std::chrono::milliseconds d) {
   while (!stop && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
-std::string http_why(const HttpResult& r) {
-  if (!r.error.empty()) return r.error;
-  json st = json::parse(r.body, nullptr, false);
-  std::string msg = st.is_object() && st.contains("message") && st["message"].is_string() ? st["message"].get<std::string>() : "";
-  return "HTTP " + std::to_string(r.status) + (msg.empty() ? "" : ": " + msg);
-}
-
 std::string metadata_name(const json& obj) {
   if (!obj.is_object() || !obj.contains("metadata") || !obj["metadata"].is_object()) return {};
   auto it = obj["metadata"].find("name");
@@ -118,7 +111,7 @@ StatusWriter::Result StatusWriter::write(const PolicyKey& key, const std::option
       HttpResult r = http_.get(path, 30, &stop);
       if (r.error.empty() && r.status == 404) return Result::NotFound;
       if (!r.ok()) {
-        notice_("error", "status " + who(key) + ": read: " + http_why(r));
+        notice_("error", "status " + who(key) + ": read: " + describe_failure(r));
         return Result::Failed;
       }
       obj = json::parse(r.body, nullptr, false);
@@ -144,7 +137,7 @@ StatusWriter::Result StatusWriter::write(const PolicyKey& key, const std::option
     }
     if (r.error.empty() && r.status == 404) return Result::NotFound;
     if (!(r.error.empty() && r.status == 409)) {
-      notice_("error", "status " + who(key) + ": patch: " + http_why(r));
+      notice_("error", "status " + who(key) + ": patch: " + describe_failure(r));
       return Result::Failed;
     }
     ++stats_.conflicts;
@@ -176,7 +169,7 @@ void StatusWriter::sweep(const std::map<PolicyKey, NodeStatusEntry>& desired, co
     HttpResult r = http_.get(policy_collection_path(kind), 60, &stop);
     json list = r.ok() ? json::parse(r.body, nullptr, false) : json();
     if (!list.is_object() || !list.contains("items") || !list["items"].is_array()) {
-      notice_("error", std::string("status sweep: list ") + policy_plural(kind) + ": " + http_why(r));
+      notice_("error", std::string("status sweep: list ") + policy_plural(kind) + ": " + describe_failure(r));
       continue;
     }
     std::set<std::string> listed;

@@ -337,7 +337,11 @@ def scenario_status():
             check(bool(ok), f"both nodes' entries reach observedGeneration {gen} (no write lost): {entries()}")
         conflicts = sum(observer_log(n).count("409 Conflict") for n in nodes)
         print(f"  409 Conflicts answered by the real server to the two writers: {conflicts}")
-        errors = [l for n in nodes for l in observer_log(n).splitlines() if '"error"' in l]
+        # (Right after the CRDs are established their watch caches may still be filling: a 429
+        # "storage is (re)initializing" then, logged and retried at the next pass, is the real
+        # server's, not a failure.)
+        errors = [l for n in nodes for l in observer_log(n).splitlines()
+                  if '"error"' in l and "HTTP 429: storage is (re)initializing" not in l]
         check(not errors, f"no errors in the feeds' logs: {errors[:3]}")
 
         # A departed node: the Node object is deleted; its entry goes.
@@ -389,8 +393,8 @@ def scenario_status():
         p.wait()
         start_node("node-a", kc, tag="-no-status")
         apply_nsp("^c2c-none-v4$")
-        needle = 'cannot patch resource "nodeschedulingpolicies/status"'
-        seen = wait_for(lambda: needle in observer_log("node-a", "-no-status"), timeout=20)
+        needle = ("patch: HTTP 403", "c2c-no-status", 'cannot patch resource \\"nodeschedulingpolicies/status\\"')
+        seen = wait_for(lambda: all(n in observer_log("node-a", "-no-status") for n in needle), timeout=20)
         check(bool(seen), "a feed without `patch` on status logs the refusal naming the verb: "
                           + observer_log("node-a", "-no-status")[-600:])
         if failures:
