@@ -58,9 +58,10 @@ if(TARGET claim2core-observer AND TARGET c2c_k8s_feed AND TARGET claim2cored AND
   set_tests_properties(k8s.real.status PROPERTIES LABELS realk8s TIMEOUT 240 SKIP_RETURN_CODE 77
                        FIXTURES_REQUIRED realk8s_binaries)
 endif()
-if(TARGET c2c_k8s AND TARGET c2c_test_source_dir)
+# (NodeWatch lives in c2c_k8s_feed.)
+if(TARGET c2c_k8s_feed AND TARGET c2c_test_source_dir)
   add_executable(k8s_realserver_observer_test ${CMAKE_CURRENT_LIST_DIR}/k8s_realserver_observer_test.cpp)
-  target_link_libraries(k8s_realserver_observer_test PRIVATE c2c_k8s c2c_test_source_dir GTest::gtest_main)
+  target_link_libraries(k8s_realserver_observer_test PRIVATE c2c_k8s_feed c2c_k8s c2c_test_source_dir GTest::gtest_main)
   target_compile_definitions(k8s_realserver_observer_test PRIVATE
     C2C_K8S_REAL_APISERVER="${CMAKE_CURRENT_LIST_DIR}/k8s_real_apiserver.py")
   target_include_directories(k8s_realserver_observer_test PRIVATE ${PROJECT_SOURCE_DIR}/tests/unit)

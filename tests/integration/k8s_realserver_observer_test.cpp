@@ -237,7 +237,10 @@ TEST(K8sRealServer, ObserverListsWatchesAndSurvivesExpiryBookmarksAndRestart) {
   // resourceclaims without the watch cache: their watches are served by etcd, so an etcd
   // compaction expires them (410) as it does behind any API server once the cache's window is
   // passed; pods, slices and nodes keep the cache (and its bookmarks).
-  if (!api.start(&why, {"--watch-cache-sizes=resourceclaims.resource.k8s.io#0"})) {
+  // perDeviceNodeSelection is behind the DRAPartitionableDevices feature gate, off by default in
+  // 1.34: without it the API server drops the field and then refuses the slice.
+  if (!api.start(&why, {"--watch-cache-sizes=resourceclaims.resource.k8s.io#0",
+                        "--feature-gates=DRAPartitionableDevices=true"})) {
     if (why.find("not built") != std::string::npos) GTEST_SKIP() << why;
     FAIL() << why;
   }
@@ -347,18 +350,21 @@ TEST(K8sRealServer, ObserverListsWatchesAndSurvivesExpiryBookmarksAndRestart) {
   for (int i = 0; i < 100 && labels.last() != NodeLabels{{"zone", "a2"}}; ++i) std::this_thread::sleep_for(100ms);
   EXPECT_EQ(labels.last(), (NodeLabels{{"zone", "a2"}})) << "NodeWatch follows the Node's labels";
 
-  // 3. Bookmarks: writes elsewhere in the cluster advance etcd's revision while the claims stay
-  // quiet; pods (watch cache on) get a bookmark before their watch ends, and the next pods watch
-  // must start from that bookmark's resourceVersion, above every pod's.
+  // 3. Bookmarks: writes elsewhere in the cluster advance etcd's revision while the pods stay
+  // quiet; pods (watch cache on) get a bookmark ~2 s before their watch ends, and the next pods
+  // watch must start from that bookmark's resourceVersion, above every pod's.
   uint64_t pods_max_rv = 0;
   {
     auto [code, l] = api.request("GET", "/api/v1/pods");
-    for (const auto& p : l["items"]) pods_max_rv = std::max(pods_max_rv, std::stoull(p["metadata"]["resourceVersion"].get<std::string>()));
+    for (const auto& p : l["items"]) pods_max_rv = std::max<uint64_t>(pods_max_rv, std::stoull(p["metadata"]["resourceVersion"].get<std::string>()));
   }
   for (int i = 0; i < 3; ++i)
     api.create("/api/v1/namespaces/" + kNs + "/configmaps",
                {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "cm" + std::to_string(i)}}}});
   uint64_t after_writes = api.command("revision")["revision"];
+  // The pods watch cache learns that etcd moved on only from a progress notification, which a
+  // consistent list (no resourceVersion) makes it ask for; a busy cluster has them all the time.
+  api.request("GET", "/api/v1/pods");
   int relists_before = observer.stats().relists_after_break.load() + observer.stats().relists_after_gone.load();
   std::this_thread::sleep_for(9s);  // two pod watches of 4 s: each ends with a bookmark, then re-watch
   EXPECT_EQ(observer.stats().relists_after_break.load() + observer.stats().relists_after_gone.load(), relists_before);
@@ -373,7 +379,7 @@ TEST(K8sRealServer, ObserverListsWatchesAndSurvivesExpiryBookmarksAndRestart) {
       if (uri.rfind("/api/v1/pods?", 0) != 0 || ev["user"].value("username", "").find("claim2cored") == std::string::npos)
         continue;
       auto at = uri.find("resourceVersion=");
-      if (at != std::string::npos) best = std::max(best, std::stoull(uri.substr(at + 16)));
+      if (at != std::string::npos) best = std::max<uint64_t>(best, std::stoull(uri.substr(at + 16)));
     }
     EXPECT_GE(best, after_writes) << "a pods watch restarted from a bookmark's resourceVersion (pods' newest: "
                                   << pods_max_rv << ", etcd after the other writes: " << after_writes << ")";

@@ -174,7 +174,8 @@ wrong = [
     ("slice of 5 ns", mutate(node, ["spec", "executionTime"], 5), "spec/executionTime"),
     ("slice of 2 s", mutate(node, ["spec", "executionTime"], 2_000_000_000), "spec/executionTime"),
     ("slice as a string", mutate(node, ["spec", "executionTime"], "2ms"), "spec/executionTime"),
-    ("no commandRegex", mutate(node, ["spec", "commandRegex"], KeyError), "commandRegex"),
+    # (commandRegex or processRegex: the schema's allOf/anyOf names `spec`)
+    ("neither commandRegex nor processRegex", mutate(node, ["spec", "commandRegex"], KeyError), "spec"),
     ("no node selection", mutate(node, ["spec", "nodeNames"], KeyError), "spec"),
     ("empty node name", mutate(node, ["spec", "nodeNames"], [""]), "spec/nodeNames/0"),
     ("draSelector without driver", mutate(node, ["spec", "draSelectors"], [{"pool": "p"}]), "spec/draSelectors/0"),
