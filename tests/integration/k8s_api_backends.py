@@ -38,10 +38,10 @@ def object_path(resource, namespace, name=None):
 class FakeBackend:
     name = "fake"
 
-    def __init__(self, src, work, kubectl="kubectl"):
+    def __init__(self, src, work, kubectl="kubectl", path=None):
         self.work = work
         self.kubectl_bin = kubectl
-        fake = os.path.join(src, "tests", "integration", "k8s_fake_apiserver.py")
+        fake = path or os.path.join(src, "tests", "integration", "k8s_fake_apiserver.py")
         self.proc = subprocess.Popen(["/usr/bin/python3", fake, "--crds", os.path.join(src, "deploy", "kubernetes", "base")],
                                      stdout=subprocess.PIPE, text=True)
         self.server = f"http://127.0.0.1:{int(self.proc.stdout.readline())}"

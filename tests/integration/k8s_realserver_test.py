@@ -65,52 +65,63 @@ def install_crds(c):
 
 # ---- parity ------------------------------------------------------------------------------------------
 
+def probe_all(b, expire):
+    f = {}
+    for p in (probes.probe_lists, probes.probe_watch, probes.probe_custom_resource_writes, probes.probe_kubectl_table):
+        f.update(p(b))
+    f.update(probes.probe_expired(b, expire))
+    return json.loads(json.dumps(f))  # tuples as lists: the same whether measured now or read back
+
+
 def scenario_parity():
-    c = RealCluster(SRC).__enter__()
+    # tests/mutants/realk8s_run measures the real server once ($C2C_PARITY_REAL_FACTS, written when
+    # missing) and then judges each seeded bug of the fake ($C2C_K8S_FAKE_APISERVER) against it.
+    facts_file = os.environ.get("C2C_PARITY_REAL_FACTS")
+    facts = {}
+    if facts_file and os.path.exists(facts_file):
+        with open(facts_file) as f:
+            facts["real"] = json.load(f)
+        kubectl = os.path.join(binaries(SRC), "kubectl")
+    else:
+        with RealCluster(SRC) as c:
+            install_crds(c)
+            facts["real"] = probe_all(RealBackend(SRC, work, c), c.restart_apiserver)
+        kubectl = c.kubectl_bin
+        if facts_file:
+            with open(facts_file, "w") as f:
+                json.dump(facts["real"], f)
+    fake = FakeBackend(SRC, work, kubectl=kubectl, path=os.environ.get("C2C_K8S_FAKE_APISERVER"))
     try:
-        install_crds(c)
-        real, fake = RealBackend(SRC, work, c), FakeBackend(SRC, work, kubectl=c.kubectl_bin)
-        try:
-            facts = {}
-            for b in (real, fake):
-                expire = (lambda: fake.request("POST", "/_control/expire", {})) if b is fake else c.restart_apiserver
-                f = {}
-                for p in (probes.probe_lists, probes.probe_watch, probes.probe_custom_resource_writes,
-                          probes.probe_kubectl_table):
-                    f.update(p(b))
-                f.update(probes.probe_expired(b, expire))
-                facts[b.name] = f
-        finally:
-            fake.stop()
-        r, k = facts["real"], facts["fake"]
-        for name in r:
-            print(f"{'same' if r[name] == k.get(name) else 'DIFF'} {name}: real={r[name]!r}"
-                  + ("" if r[name] == k.get(name) else f" fake={k.get(name)!r}"))
-        # What src/k8s relies on, as the real server answers it.
-        check(r["claims list: resourceVersion is a number >= every item's"],
-              "real: a list's resourceVersion is numeric and covers its items (the feed's revisions)")
-        events = r["watch from the list's resourceVersion: events"]
-        check(events == [("ADDED", "w1"), ("DELETED", "w1")],
-              f"real: a watch from the list's resourceVersion gives exactly the later events: {events}")
-        check(r["quiet watch, nothing written: bookmarks"] == 0,
-              "real: no bookmark while nothing moves past the watch's resourceVersion")
-        check(r["quiet 4 s watch, a write elsewhere: at least one bookmark"] and r["bookmark resourceVersion >= the write elsewhere"],
-              "real: a bookmark carries a resourceVersion past a write elsewhere once the cache caught up")
-        check(r["no bookmarks unless asked"], "real: no bookmark without allowWatchBookmarks")
-        check(r["expired watch: Status code/reason"] == (410, "Expired"), f"real: an expired watch is 410 Expired: "
-              f"{r['expired watch: Status code/reason']} (HTTP {r['expired watch: HTTP status']})")
-        check(r["PATCH /status with a stale resourceVersion: HTTP, reason"] == (409, "Conflict"),
-              "real: a stale resourceVersion precondition is 409 Conflict")
-        check(r["PATCH spec: HTTP, generation"] == (200, 2) and r["PATCH annotation: HTTP, generation"] == (200, 1),
-              "real: a custom resource's generation moves with its spec only")
-        check(r["PATCH object with status: HTTP, status written"] == (200, False),
-              "real: status written to the object itself is ignored (status subresource)")
-        check(r["kubectl get: header"] == ["NAME", "REGEX", "PRIORITY", "SLICE-NS", "APPLIED", "REASON", "AGE"],
-              f"real: the printer columns: {r['kubectl get: header']}")
-        diffs = [n for n in r if r[n] != k.get(n)]
-        check(not diffs, f"the fake answers as the real server does ({len(diffs)} differences: {diffs})")
+        facts["fake"] = probe_all(fake, lambda: fake.request("POST", "/_control/expire", {}))
     finally:
-        c.stop()
+        fake.stop()
+    r, k = facts["real"], facts["fake"]
+    for name in r:
+        print(f"{'same' if r[name] == k.get(name) else 'DIFF'} {name}: real={r[name]!r}"
+              + ("" if r[name] == k.get(name) else f" fake={k.get(name)!r}"))
+    # What src/k8s relies on, as the real server answers it.
+    check(r["claims list: resourceVersion is a number >= every item's"],
+          "real: a list's resourceVersion is numeric and covers its items (the feed's revisions)")
+    events = r["watch from the list's resourceVersion: events"]
+    check(events == [["ADDED", "w1"], ["DELETED", "w1"]],
+          f"real: a watch from the list's resourceVersion gives exactly the later events: {events}")
+    check(r["quiet watch, nothing written: bookmarks"] == 0,
+          "real: no bookmark while nothing moves past the watch's resourceVersion")
+    check(r["quiet 4 s watch, a write elsewhere: at least one bookmark"] and r["bookmark resourceVersion >= the write elsewhere"],
+          "real: a bookmark carries a resourceVersion past a write elsewhere once the cache caught up")
+    check(r["no bookmarks unless asked"], "real: no bookmark without allowWatchBookmarks")
+    check(r["expired watch: Status code/reason"] == [410, "Expired"], f"real: an expired watch is 410 Expired: "
+          f"{r['expired watch: Status code/reason']} (HTTP {r['expired watch: HTTP status']})")
+    check(r["PATCH /status with a stale resourceVersion: HTTP, reason"] == [409, "Conflict"],
+          "real: a stale resourceVersion precondition is 409 Conflict")
+    check(r["PATCH spec: HTTP, generation"] == [200, 2] and r["PATCH annotation: HTTP, generation"] == [200, 1],
+          "real: a custom resource's generation moves with its spec only")
+    check(r["PATCH object with status: HTTP, status written"] == [200, False],
+          "real: status written to the object itself is ignored (status subresource)")
+    check(r["kubectl get: header"] == ["NAME", "REGEX", "PRIORITY", "SLICE-NS", "APPLIED", "REASON", "AGE"],
+          f"real: the printer columns: {r['kubectl get: header']}")
+    diffs = [n for n in r if r[n] != k.get(n)]
+    check(not diffs, f"the fake answers as the real server does ({len(diffs)} differences: {diffs})")
 
 
 # ---- crds ----------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The tables of text mutants (kernel.tsv, judge.tsv, k8s_status.tsv) and their one rule of
+"""The tables of text mutants (kernel.tsv, judge.tsv, k8s_status.tsv, realk8s.tsv) and their one rule of
 application, shared by the runners that read them: a tab-separated row per mutant, '#' comment
 lines, and '\\n' in a text column for a line break; a mutant's text must occur exactly once."""
 import sys
