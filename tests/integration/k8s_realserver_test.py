@@ -29,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -348,6 +349,41 @@ def scenario_status():
             check(bool(ok), f"both nodes' entries reach observedGeneration {gen} (no write lost): {entries()}")
         conflicts = sum(observer_log(n).count("409 Conflict") for n in nodes)
         print(f"  409 Conflicts answered by the real server to the two writers: {conflicts}")
+
+        # A third writer (a node of its own) races the two feeds: it re-reads and rewrites its own
+        # entry, with the resourceVersion it read, as fast as it can while a policy change makes
+        # both feeds write. The real server's 409s must cost no one's entry.
+        c.request("POST", "/api/v1/nodes", {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "racer"}})
+        path = object_path(NSP, None, "engine")
+        stop, racer = threading.Event(), {"writes": 0, "conflicts": 0, "last": None}
+
+        def race():
+            i = 0
+            while not stop.is_set():
+                code, o = c.request("GET", path)
+                mine = {"node": "racer", "state": "Pending", "reason": f"write {i}"}
+                rest = [e for e in o.get("status", {}).get("nodes", []) if e["node"] != "racer"]
+                code, _ = c.request("PATCH", path + "/status", {"metadata": {"resourceVersion": o["metadata"]["resourceVersion"]},
+                                                                "status": {"nodes": rest + [mine]}}, ctype=merge)
+                if code == 200:
+                    racer["writes"] += 1
+                    racer["last"] = mine
+                racer["conflicts"] += code == 409
+                i += 1
+        t = threading.Thread(target=race)
+        t.start()
+        time.sleep(0.5)
+        apply_nsp("^c2c-none-v4$")
+        ok = wait_for(lambda: all(entries().get(n, {}).get("observedGeneration") == 4 for n in nodes), timeout=20)
+        time.sleep(1)
+        stop.set()
+        t.join()
+        feed_conflicts = sum(observer_log(n).count("409 Conflict") for n in nodes) - conflicts
+        print(f"  racing writer: {racer['writes']} writes, {racer['conflicts']} 409s; the feeds: {feed_conflicts} 409s")
+        check(bool(ok) and entries().get("racer") == racer["last"],
+              f"with a third writer racing, both feeds reach generation 4 and the racer's last write stands: {entries()}")
+        check(racer["conflicts"] + feed_conflicts >= 1, "the real server answered 409 to someone in the race "
+                                                        f"(racer {racer['conflicts']}, feeds {feed_conflicts})")
         # (Right after the CRDs are established their watch caches may still be filling: a 429
         # "storage is (re)initializing" then, logged and retried at the next pass, is the real
         # server's, not a failure.)
@@ -357,8 +393,9 @@ def scenario_status():
 
         # A departed node: the Node object is deleted; its entry goes.
         c.request("DELETE", "/api/v1/nodes/node-b")
+        c.request("DELETE", "/api/v1/nodes/racer")
         ok = wait_for(lambda: set(entries()) == {"node-a"}, timeout=20)
-        check(bool(ok), f"node-b's entry is pruned once its Node is gone: {sorted(entries())}")
+        check(bool(ok), f"node-b's and the racer's entries are pruned once their Nodes are gone: {sorted(entries())}")
 
         # The preview acknowledgement: refused with the service account's rights (the missing verb
         # named), done with an operator's; the feed passes it to its daemon.
@@ -403,7 +440,7 @@ def scenario_status():
         p.terminate()
         p.wait()
         start_node("node-a", kc, tag="-no-status")
-        apply_nsp("^c2c-none-v4$")
+        apply_nsp("^c2c-none-v5$")
         needle = ("patch: HTTP 403", "c2c-no-status", 'cannot patch resource \\"nodeschedulingpolicies/status\\"')
         seen = wait_for(lambda: all(n in observer_log("node-a", "-no-status") for n in needle), timeout=20)
         check(bool(seen), "a feed without `patch` on status logs the refusal naming the verb: "

@@ -33,7 +33,7 @@ fi
 log() { echo "[k8s-apiserver build $(date -u +%H:%M:%S)] $*" >&2; }
 
 if ! command -v go >/dev/null; then
-  for d in /usr/lib/go-1.2*/bin; do [ -x "$d/go" ] && PATH=$d:$PATH; done
+  for d in /usr/lib/go-1.2*/bin; do if [ -x "$d/go" ]; then PATH=$d:$PATH; fi; done
 fi
 command -v go >/dev/null || {
   log "no Go toolchain: apt-get install -t bookworm-backports golang-1.23-go (scripts/setup)"; exit 1; }
