@@ -3,7 +3,7 @@
 (k8s_fake_apiserver.py, serving the CRDs' status subresource with resourceVersion preconditions
 and the CRDs' printer columns from deploy/kubernetes/base), a real claim2cored on a private
 socket, state directory and pin root, and claim2core-observer --write-status as the DaemonSet's
-feed container runs it. Everything is read back with Debian's kubectl (`get -o json` and the
+feed container runs it. Everything is read back with kubectl (`get -o json` and the
 table) through a kubeconfig pointing at the fake server; the daemon's side with `claim2core get
 intents -o json`.
 
@@ -31,14 +31,16 @@ import time
 import urllib.request
 
 from c2c_it import checker, cli_runner, require_bpf, stop_processes, wait_for
+from k8s_real_apiserver import binaries
 
 SCENARIO, SRC, OBSERVER, DAEMON, CLI = sys.argv[1:6]
 FAKE = os.path.join(SRC, "tests", "integration", "k8s_fake_apiserver.py")
 NODE, OTHER, NEW = "kind-worker", "kind-worker2", "kind-worker3"
-KUBECTL = shutil.which("kubectl")
+# kubectl: the one on PATH, else the one tools/k8s-apiserver/build.sh built (Debian 12 has none).
+KUBECTL = shutil.which("kubectl") or (lambda d: d and os.path.join(d, "kubectl"))(binaries(SRC))
 require_bpf("BPF maps, bpffs pins")
 if KUBECTL is None:
-    print("SKIP: kubectl is not installed (scripts/setup installs Debian's kubernetes-client)")
+    print("SKIP: no kubectl: none on PATH, and tools/k8s-apiserver/build.sh has not built one")
     sys.exit(77)
 
 work = tempfile.mkdtemp(prefix=f"c2c-k8s-status-{SCENARIO}-")

@@ -82,10 +82,18 @@ def as_map(objs):
     return {key(o): json.dumps(o, sort_keys=True) for o in objs}
 
 
-kubectl = shutil.which("kubectl")
+def built_kubectl():
+    """The kubectl tools/k8s-apiserver/build.sh built (Debian 12's archive has none), if it did."""
+    d = subprocess.run([os.path.join(SRC, "tools", "k8s-apiserver", "build.sh"), "--print-dir"],
+                       capture_output=True, text=True).stdout.strip()
+    return os.path.join(d, "kubectl") if d and os.path.exists(os.path.join(d, ".done")) else None
+
+
+kubectl = shutil.which("kubectl") or built_kubectl()
 if not kubectl:
-    print("note: kubectl is not installed (Debian 12's archive has no kubectl): the kubectl render "
-          "comparison is skipped; the Python renderer still checks every committed render")
+    print("note: kubectl is not installed (Debian 12's archive has no kubectl) nor built "
+          "(tools/k8s-apiserver/build.sh): the kubectl render comparison is skipped; the Python "
+          "renderer still checks every committed render")
 rendered = {}
 for name, rel in TARGETS.items():
     path = os.path.join(K8S, "rendered", f"{name}.yaml")
