@@ -13,8 +13,10 @@ Scenarios (one per ctest entry):
           deploy/kubernetes/base/rbac.yaml): every read the feed makes is allowed, its one write
           (patch of the two CRDs' status) too, and nothing else; the refusals name the verb
   status  two nodes' feeds (claim2core-observer --write-status, each with its own claim2cored) as
-          the service account: both entries in status.nodes[] follow two policy changes (the two
-          writers race: no entry is lost), a deleted Node's entry is pruned, the preview
+          the service account: both entries in status.nodes[] follow policy changes, also with a
+          third writer racing them (409s, no entry lost); a claim allocated through /status reaches
+          node-a's daemon at the observer's revision and leaves when deallocated; a deleted Node's
+          entry is pruned, the preview
           acknowledgement by an operator reaches the feed, the same acknowledgement with the
           service account's rights fails naming the missing verb, and a feed whose role lacks
           `patch` on status says so in its log instead of skipping silently. Root and bpffs.
@@ -390,6 +392,47 @@ def scenario_status():
         errors = [l for n in nodes for l in observer_log(n).splitlines()
                   if '"error"' in l and "HTTP 429: storage is (re)initializing" not in l]
         check(not errors, f"no errors in the feeds' logs: {errors[:3]}")
+
+        # The bindings feed: a claim allocated to node-a through /status (the scheduler's way) and
+        # reserved for a pod there reaches node-a's daemon, at a generation that is the observer's
+        # revision (the highest resourceVersion seen: etcd's revision on a real server), and goes
+        # when the claim is deallocated.
+        ns = "ml"
+        c.request("POST", "/api/v1/namespaces", {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}})
+        c.request("POST", f"/api/v1/namespaces/{ns}/serviceaccounts",
+                  {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}})
+        code, p = c.request("POST", f"/api/v1/namespaces/{ns}/pods", {
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pod-a", "labels": {"app": "vllm"}},
+            "spec": {"nodeName": "node-a", "containers": [{"name": "c", "image": "example.invalid/c:1"}],
+                     "resourceClaims": [{"name": "gpu", "resourceClaimName": "claim-a"}]}})
+        check(code == 201, f"pod created: {code} {p if code != 201 else ''}")
+        code, cl = c.request("POST", f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims", {
+            "apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "claim-a"},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}})
+        cl["status"] = {"allocation": {"devices": {"results": [{"request": "gpu", "driver": "gpu.example.com",
+                                                                "pool": "node-a", "device": "gpu-0"}]},
+                                       "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
+                                           {"key": "metadata.name", "operator": "In", "values": ["node-a"]}]}]}},
+                        "reservedFor": [{"resource": "pods", "name": "pod-a", "uid": p["metadata"]["uid"]}]}
+        claim_path = f"/apis/resource.k8s.io/v1/namespaces/{ns}/resourceclaims/claim-a"
+        code, cl = c.request("PUT", claim_path + "/status", cl)
+        check(code == 200, f"allocation written through /status: {code}")
+        cli_a = cli_runner(CLI, os.path.join(work, "node-a.sock"))[0]
+
+        def bindings_a():
+            code, out, _ = cli_a("get", "bindings", "-o", "json")
+            return json.loads(out)["items"] if code == 0 else None
+        got = wait_for(lambda: [b for b in bindings_a() or [] if b.get("claimUid") == cl["metadata"]["uid"]], timeout=20)
+        check(bool(got) and got[0].get("device") == "gpu-0" and got[0].get("podUid") == p["metadata"]["uid"],
+              f"node-a's daemon holds the claim's binding to pod-a: {got}")
+        gen = int((got or [{}])[0].get("claimGeneration", 0))
+        check(gen >= int(cl["metadata"]["resourceVersion"]),
+              f"its generation ({gen}) is the observer's revision, at least the claim's resourceVersion "
+              f"({cl['metadata']['resourceVersion']})")
+        cl["status"] = {}
+        code, cl = c.request("PUT", claim_path + "/status", cl)
+        check(code == 200 and bool(wait_for(lambda: bindings_a() == [], timeout=20)),
+              f"deallocated: the binding leaves the daemon: {bindings_a()}")
 
         # A departed node: the Node object is deleted; its entry goes.
         c.request("DELETE", "/api/v1/nodes/node-b")
