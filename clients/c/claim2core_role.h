@@ -19,9 +19,14 @@
  * Every function returns 0 on success or a negative errno: -EPERM (PERMISSION_DENIED), -EINVAL
  * (INVALID_ARGUMENT: the role is empty, longer than 63 bytes or has whitespace), -ESRCH
  * (NOT_FOUND: no such thread), -ESTALE (FAILED_PRECONDITION: the start is not the live task's),
- * -EAGAIN (UNAVAILABLE: the daemon is draining or cannot persist), -EPROTO (an unreadable reply),
- * or the errno of socket/connect/read/write (-ENOENT, -ECONNREFUSED: no daemon). A workload
- * should log a failure and carry on: without a role its thread is simply not matched by role.
+ * -EAGAIN (UNAVAILABLE: the daemon is draining or cannot persist), -EBUSY (RESOURCE_EXHAUSTED:
+ * a limit of the role socket, e.g. too many connections of this uid or requests too fast; the
+ * message names the config key; retry later), -ECONNRESET (UNAUTHENTICATED: the process that
+ * opened the connection has exited, e.g. a forked child kept it: open a new one), -EPROTO (an
+ * unreadable reply), or the errno of socket/connect/read/write (-ENOENT, -ECONNREFUSED: no
+ * daemon). A connection refused by a limit is closed after its ERR line, which is returned even
+ * when the request could not be sent. A workload should log a failure and carry on: without a
+ * role its thread is simply not matched by role.
  */
 #ifndef CLAIM2CORE_ROLE_H
 #define CLAIM2CORE_ROLE_H
@@ -57,6 +62,8 @@ static inline int c2c_role_errno_of(const char* code) {
   if (strcmp(code, "NOT_FOUND") == 0) return -ESRCH;
   if (strcmp(code, "FAILED_PRECONDITION") == 0) return -ESTALE;
   if (strcmp(code, "UNAVAILABLE") == 0) return -EAGAIN;
+  if (strcmp(code, "RESOURCE_EXHAUSTED") == 0) return -EBUSY;
+  if (strcmp(code, "UNAUTHENTICATED") == 0) return -ECONNRESET;
   return -EPROTO;
 }
 
@@ -94,13 +101,22 @@ static inline int c2c_role_request(int fd, unsigned tid, unsigned long long star
   else
     n = snprintf(line, sizeof line, C2C_ROLE_PROTOCOL " CLEAR %u %llu\n", tid, start);
   if (n < 0 || (size_t)n >= sizeof line) return -EINVAL;
-  if (send(fd, line, (size_t)n, MSG_NOSIGNAL) != n) return errno ? -errno : -EIO;
-  while (got < sizeof in - 1) {
-    ssize_t r = read(fd, in + got, 1); /* byte by byte: the reply is one short line */
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) return r == 0 ? -EPROTO : -errno;
-    if (in[got] == '\n') break;
-    ++got;
+  if (send(fd, line, (size_t)n, MSG_NOSIGNAL) != n) {
+    /* The daemon may have refused the connection (a limit) and closed it: its ERR line is still
+     * there to read. */
+    int e = errno ? -errno : -EIO;
+    ssize_t r = recv(fd, in, sizeof in - 1, MSG_DONTWAIT);
+    char* nl = r > 0 ? (char*)memchr(in, '\n', (size_t)r) : NULL;
+    if (r < 4 || strncmp(in, "ERR ", 4) != 0) return e;
+    got = nl ? (size_t)(nl - in) : (size_t)r;
+  } else {
+    while (got < sizeof in - 1) {
+      ssize_t r = read(fd, in + got, 1); /* byte by byte: the reply is one short line */
+      if (r < 0 && errno == EINTR) continue;
+      if (r <= 0) return r == 0 ? -EPROTO : -errno;
+      if (in[got] == '\n') break;
+      ++got;
+    }
   }
   in[got] = '\0';
   if (reply && reply_len) {

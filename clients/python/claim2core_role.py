@@ -15,7 +15,9 @@ long as it lives (the role is keyed by (tid, start) and leaves with the thread).
 It speaks the role socket's line protocol, version 1 (spec/daemon.md "Task roles"), on
 $CLAIM2CORE_ROLE_SOCKET, else /run/claim2core-roles/roles.sock. A process may label only its own
 threads (the daemon checks the peer's credentials); root or a uid in allowed_uids may label any.
-Refusals raise RoleError with the daemon's code (PermissionError for PERMISSION_DENIED).
+Refusals raise RoleError with the daemon's code (PermissionError for PERMISSION_DENIED;
+RESOURCE_EXHAUSTED: a limit of the role socket, the message names its config key, retry later;
+UNAUTHENTICATED: the process that opened the connection has exited, open a new one).
 """
 import os
 import socket
@@ -48,8 +50,18 @@ def register_role(role, tid=None, socket_path=None, timeout=5.0):
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.settimeout(timeout)
         s.connect(path)
-        s.sendall(line.encode())
         reply = b""
+        try:
+            s.sendall(line.encode())
+        except (BrokenPipeError, ConnectionResetError):
+            # The daemon refused the connection (a limit) and closed it: its ERR line is still
+            # there to read.
+            try:
+                reply = s.recv(256, socket.MSG_DONTWAIT)
+            except OSError:
+                reply = b""
+            if not reply.startswith(b"ERR "):
+                raise
         while not reply.endswith(b"\n"):
             chunk = s.recv(256)
             if not chunk:

@@ -111,6 +111,9 @@ struct RoleCaller {
   uint32_t pid = 0;         // the peer's process (SO_PEERCRED: its thread-group id)
   uint32_t uid = 0;
   bool privileged = false;  // root or an allowed uid: may label any thread
+  // The role socket's connection: a pidfd of the process that connected (-1: none, gRPC). Its pid
+  // is trusted only while that process lives (a pid can be reused once it exited, issue 42).
+  int pidfd = -1;
 };
 struct RoleRequest {
   uint32_t tid = 0;
@@ -119,7 +122,9 @@ struct RoleRequest {
   RoleCaller caller;
 };
 struct RoleReply {
-  enum class Code : uint8_t { Ok, Invalid, PermissionDenied, NotFound, StartMismatch };
+  // CallerExited: the process that connected to the role socket exited (its pid may name another
+  // process now): refused, the client reconnects (UNAUTHENTICATED).
+  enum class Code : uint8_t { Ok, Invalid, PermissionDenied, NotFound, StartMismatch, CallerExited };
   Code code = Code::Ok;
   std::string field, message;  // why, when not Ok (field: the request's)
   uint32_t tid = 0, tgid = 0;

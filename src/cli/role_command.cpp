@@ -78,7 +78,9 @@ int run(const RoleOptions& o, bool clear) {
       }
       std::fprintf(stderr, "claim2core role: tid %u: %s\n", tid, why.c_str());
       rc = 1;
-      if (r == -EPROTO) break;
+      // The connection is unusable after these (closed by the daemon: a limit, or the process
+      // that opened it exited): the other tids would only fail the same way.
+      if (r == -EPROTO || r == -ECONNRESET || r == -EPIPE) break;
       continue;
     }
     unsigned rt = 0, tgid = 0, changed = 0;

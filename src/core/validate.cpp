@@ -50,12 +50,17 @@ std::optional<FieldError> check_regex(const std::string& field, const std::strin
 }
 
 // A role name as a workload registers it: what a DRA policy's selector.registeredRole names.
+// Printable ASCII only (0x21..0x7e): the role socket's protocol is ASCII, and a byte above 0x7f
+// is not text the durable state (JSON, UTF-8) can hold as it is (issue 42: one such role aborted
+// the daemon while it was written to disk).
 std::optional<FieldError> check_role(const std::string& field, const std::string& role) {
   if (role.empty()) return err(field, "empty role name");
   if (role.size() > kMaxRoleBytes) return err(field, "role longer than " + std::to_string(kMaxRoleBytes) + " bytes");
-  for (char c : role)
-    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f)
-      return err(field, "role must not contain whitespace or control characters");
+  for (char c : role) {
+    const auto b = static_cast<unsigned char>(c);
+    if (b <= ' ' || b == 0x7f) return err(field, "role must not contain whitespace or control characters");
+    if (b > 0x7f) return err(field, "role must be printable ASCII (a byte above 0x7f is not)");
+  }
   return std::nullopt;
 }
 
@@ -86,7 +91,10 @@ std::optional<FieldError> validate(const DraExecutionPolicy& p) {
     std::string f = "spec.taskRoles[" + std::to_string(i) + "]";
     if (r.name.empty()) return err(f + ".name", "empty role name");
     if (auto e = check_text(f + ".name", r.name)) return e;
-    if (auto e = check_text(f + ".selector.registeredRole", r.registered_role)) return e;
+    // A registered role is printable ASCII without whitespace (check_role): a selector naming
+    // anything else could never match a thread (issue 42).
+    if (!r.registered_role.empty())
+      if (auto e = check_role(f + ".selector.registeredRole", r.registered_role)) return e;
     if (r.registered_role.empty() && r.comm_regex.empty() && r.process_regex.empty())
       return err(f + ".selector", "needs registeredRole, commandRegex or processRegex");
     if (!r.comm_regex.empty())

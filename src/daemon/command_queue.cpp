@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -23,8 +24,11 @@ bool CommandQueue::push(Command c) {
   {
     std::lock_guard lock(mu_);
     if (closed_) return false;
-    was_empty = q_.empty();
-    q_.push_back(std::move(c));
+    was_empty = q_.empty() && roles_.empty();
+    if (c.lane == Lane::Role)
+      roles_.push_back(std::move(c));
+    else
+      q_.push_back(std::move(c));
   }
   // One wake-up per batch, not per call: only the push that makes the queue non-empty signals
   // (the loop takes everything queued until its drain). No wake-up is lost: a push onto a
@@ -45,6 +49,17 @@ std::vector<Command> CommandQueue::drain() {
   std::vector<Command> out;
   std::lock_guard lock(mu_);
   out.swap(q_);
+  const size_t roles = std::min(roles_.size(), kRoleCommandsPerTurn);
+  for (size_t i = 0; i < roles; ++i) {
+    out.push_back(std::move(roles_.front()));
+    roles_.pop_front();
+  }
+  // Role commands left: the loop must come back for them (a push onto this non-empty queue
+  // would not signal).
+  if (!roles_.empty()) {
+    uint64_t one = 1;
+    [[maybe_unused]] auto w = ::write(efd_, &one, sizeof one);
+  }
   return out;
 }
 
@@ -60,7 +75,7 @@ bool CommandQueue::closed() const {
 
 size_t CommandQueue::size() const {
   std::lock_guard lock(mu_);
-  return q_.size();
+  return q_.size() + roles_.size();
 }
 
 }  // namespace c2c::daemon

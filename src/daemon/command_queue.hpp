@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <vector>
@@ -12,6 +13,11 @@
 namespace c2c::daemon {
 
 class Engine;
+
+// Who sent a command (issue 42): the gRPC API (and the daemon's own probes), or the role socket,
+// which any local uid may reach. The two wait in separate lanes so that role commands cannot
+// starve gRPC ones (CommandQueue::drain).
+enum class Lane : uint8_t { Api, Role };
 
 // Two phases, so that one batch persists once and applies to the kernel once:
 //  apply  runs first for every command of the batch (mutates the core; returns true when a
@@ -22,7 +28,13 @@ struct Command {
   std::function<void(Engine&)> finish;
   // The request's encoded size: bounds the log record its changes can make (Engine::reserve_batch).
   size_t request_bytes = 0;
+  Lane lane = Lane::Api;
 };
+
+// Role commands a drain takes at most (the rest stay queued, in order, for the next turn, which
+// the drain signals at once): a turn with gRPC commands in it never also carries more role
+// work than this behind them.
+inline constexpr size_t kRoleCommandsPerTurn = 64;
 
 class CommandQueue {
  public:
@@ -33,7 +45,9 @@ class CommandQueue {
 
   // false once closed (the daemon is draining): the caller answers UNAVAILABLE itself.
   bool push(Command c);
-  std::vector<Command> drain();  // everything queued; also clears the eventfd
+  // Every gRPC command queued, then at most kRoleCommandsPerTurn role commands (each lane in
+  // order); clears the eventfd, or signals it again when role commands are left.
+  std::vector<Command> drain();
   void close();                  // refuse new commands; queued ones are still drained
   bool closed() const;
   int event_fd() const { return efd_; }
@@ -42,7 +56,8 @@ class CommandQueue {
 
  private:
   mutable std::mutex mu_;
-  std::vector<Command> q_;
+  std::vector<Command> q_;     // Lane::Api
+  std::deque<Command> roles_;  // Lane::Role
   std::atomic<uint64_t> wakeups_{0};
   bool closed_ = false;
   int efd_ = -1;

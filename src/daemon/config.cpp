@@ -72,7 +72,7 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
   if (!root.IsMap()) fail("(root)", "must be a mapping of fields");
   only(root, "", {"node_name", "socket", "role_socket", "allowed_uids", "state_dir", "pin_root", "policy_map_max_entries",
                   "task_discovery", "task_event_buffer", "task_event_poll_interval", "realtime_priority", "rescan_interval", "readback_interval", "watch_queue", "max_message_bytes",
-                  "max_connections", "log_level", "scheduler", "scheduler_object", "bpf_dir", "tcp", "metrics", "node"});
+                  "max_connections", "role_limits", "log_level", "scheduler", "scheduler_object", "bpf_dir", "tcp", "metrics", "node"});
   if (auto n = root["node_name"]) {
     c.node_name = scalar(n, "node_name");
     if (c.node_name.size() > 253) fail("node_name", "longer than 253 characters");
@@ -103,6 +103,23 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
     if (c.role_socket != "off" && (c.role_socket.empty() || c.role_socket.front() != '/'))
       fail("role_socket", "must be an absolute path or off");
     if (c.role_socket.size() >= 108) fail("role_socket", "longer than a Unix socket path may be (107 bytes)");
+  }
+  if (auto n = root["role_limits"]) {
+    if (!n.IsMap()) fail("role_limits", "must be a mapping (idle_timeout, connections, connections_per_uid, ...)");
+    only(n, "role_limits.", {"idle_timeout", "connections", "connections_per_uid", "privileged_reserve",
+                             "in_flight_per_connection", "in_flight_per_uid", "rate_per_uid", "burst_per_uid"});
+    RoleLimits& l = c.role_limits;
+    if (auto v = n["idle_timeout"]) l.idle_timeout_ns = duration(v, "role_limits.idle_timeout", 100'000'000, 3'600'000'000'000ull);
+    auto count = [&](const char* key, uint32_t* out, uint64_t min, uint64_t max) {
+      if (auto v = n[key]) *out = static_cast<uint32_t>(number(v, std::string("role_limits.") + key, min, max));
+    };
+    count("connections", &l.connections, 1, 65536);
+    count("connections_per_uid", &l.connections_per_uid, 1, 65536);
+    count("privileged_reserve", &l.privileged_reserve, 0, 65535);
+    count("in_flight_per_connection", &l.in_flight_per_connection, 1, 1024);
+    count("in_flight_per_uid", &l.in_flight_per_uid, 1, 65536);
+    count("rate_per_uid", &l.rate_per_uid, 1, 1'000'000);
+    count("burst_per_uid", &l.burst_per_uid, 1, 1'000'000);
   }
   if (auto n = root["allowed_uids"]) {
     if (!n.IsSequence()) fail("allowed_uids", "must be a list of user ids");
@@ -202,6 +219,15 @@ std::optional<FieldError> validate(const DaemonConfig& c) {
   if (c.state_dir.empty() || c.state_dir.front() != '/') return FieldError{"state_dir", "must be an absolute path"};
   if (c.pin_root.rfind("/sys/fs/bpf/", 0) != 0 || c.pin_root.size() <= 12)
     return FieldError{"pin_root", "must be a directory under /sys/fs/bpf/"};
+  const RoleLimits& rl = c.role_limits;
+  if (rl.privileged_reserve >= rl.connections)
+    return FieldError{"role_limits.privileged_reserve",
+                      "must be less than role_limits.connections (" + std::to_string(rl.connections) +
+                          "), or no unprivileged process could register a role"};
+  if (rl.connections_per_uid > rl.connections - rl.privileged_reserve)
+    return FieldError{"role_limits.connections_per_uid",
+                      "must be at most role_limits.connections - role_limits.privileged_reserve (" +
+                          std::to_string(rl.connections - rl.privileged_reserve) + ")"};
   if (!c.tcp.address.empty()) {
     if (!host_of(c.tcp.address)) return FieldError{"tcp.address", "must be host:port"};
     if (c.tcp.cert.empty()) return FieldError{"tcp.cert", "TCP needs mutual TLS: set the server certificate"};
@@ -270,6 +296,7 @@ std::vector<std::string> restart_only_changes(const DaemonConfig& a, const Daemo
   if (a.default_max_boost_ns != b.default_max_boost_ns) out.emplace_back("node.default_max_boost");
   if (a.socket != b.socket) out.emplace_back("socket");
   if (a.role_socket != b.role_socket) out.emplace_back("role_socket");
+  if (!(a.role_limits == b.role_limits)) out.emplace_back("role_limits");
   if (a.state_dir != b.state_dir) out.emplace_back("state_dir");
   if (a.pin_root != b.pin_root) out.emplace_back("pin_root");
   if (a.policy_map_max_entries != b.policy_map_max_entries) out.emplace_back("policy_map_max_entries");
@@ -286,6 +313,13 @@ std::vector<std::string> restart_only_changes(const DaemonConfig& a, const Daemo
   if (a.metrics_address != b.metrics_address || a.metrics_allow_non_loopback != b.metrics_allow_non_loopback)
     out.emplace_back("metrics");
   return out;
+}
+
+std::string role_socket_path(const DaemonConfig& cfg) {
+  if (!cfg.role_socket.empty()) return cfg.role_socket == "off" ? "" : cfg.role_socket;
+  // A private gRPC socket (tests, the demo) gets a private role socket beside it.
+  if (cfg.socket != DaemonConfig{}.socket) return cfg.socket + ".roles";
+  return kDefaultRoleSocket;
 }
 
 }  // namespace c2c::daemon

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/core.hpp"
+#include "daemon/role_limits.hpp"
 
 namespace c2c::daemon {
 
@@ -45,6 +46,8 @@ struct DaemonConfig {
   // The role socket (RegisterTaskRole for workloads, role_socket.hpp): empty: the default, or
   // "<socket>.roles" beside a non-default socket; "off": none.
   std::string role_socket;
+  // role_limits.*: what one uid may hold and ask of the role socket (role_limits.hpp; restart).
+  RoleLimits role_limits;
   std::string state_dir = "/var/lib/claim2core";
   std::string pin_root = "/sys/fs/bpf/claim2core";
   uint32_t policy_map_max_entries = 131072;
@@ -92,5 +95,9 @@ std::optional<FieldError> validate(const DaemonConfig& c);
 // Fields a SIGHUP reload can change in a running daemon; the others are reported as needing a
 // restart (their names are returned).
 std::vector<std::string> restart_only_changes(const DaemonConfig& running, const DaemonConfig& next);
+
+// The role socket for a configuration: cfg.role_socket when set ("off": "", none), else
+// "<socket>.roles" beside a non-default socket, else kDefaultRoleSocket.
+std::string role_socket_path(const DaemonConfig& cfg);
 
 }  // namespace c2c::daemon

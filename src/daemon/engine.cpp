@@ -1152,7 +1152,13 @@ void Engine::persist() { persist_error_ = compact(); }
 std::string Engine::compact() {
   durable_.intents = intents_.list();
   auto t0 = std::chrono::steady_clock::now();
-  const std::string text = encode_state(durable_);
+  std::string text;
+  try {  // as in write_batch: text JSON cannot hold is a refused write, not an escaped exception
+    text = encode_state(durable_);
+  } catch (const std::exception& ex) {
+    spdlog::error("durable state not written: cannot encode it: {}", ex.what());
+    return std::string("cannot encode the state: ") + ex.what();
+  }
   std::string e = host::write_file_durably(state_path_, text);
   if (!e.empty()) {
     spdlog::error("durable state not written: {}", e);
@@ -1175,7 +1181,16 @@ std::string Engine::compact() {
 // compaction instead (the snapshot holds it then), which fails, on a full disk, naming state.json.tmp.
 std::string Engine::write_batch() {
   ++durable_.log_seq;  // rolled back with the batch (before_batch_) when nothing can be written
-  std::string payload = encode_changes(durable_.log_seq, batch_changes_);
+  std::string payload;
+  // The encoder throws on text JSON cannot hold (nlohmann: a byte that is not UTF-8). Validation
+  // keeps such text out (issue 42: one role with a byte above 0x7f aborted the daemon here, the
+  // exception escaping the loop thread); should anything slip through, the batch is refused
+  // like one the disk refused, never the process.
+  try {
+    payload = encode_changes(durable_.log_seq, batch_changes_);
+  } catch (const std::exception& e) {
+    return std::string("cannot encode the batch's log record: ") + e.what();
+  }
   std::string log_error;
   if (log_ && !log_->broken()) {
     uint64_t need = payload.size() + 8 + snapshot_bytes_;

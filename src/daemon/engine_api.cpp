@@ -193,6 +193,14 @@ node::RoleReply Engine::register_role(const node::RoleRequest& q) {
     return out;
   };
   if (auto bad = c2c::validate(Event{TaskRoleSet{{q.tid, q.start}, q.role}})) return fail(Code::Invalid, bad->field, bad->message);
+  // The role must also be text the durable state can hold, before anything changes: its record is
+  // encoded once here (a few bytes). Validation already keeps out every byte the encoder refuses;
+  // this is the second fence of issue 42, where one such role aborted the daemon mid-write.
+  try {
+    (void)encode_changes(0, {PutRole{TaskRoleSet{{q.tid, q.start}, q.role}}});
+  } catch (const std::exception& e) {
+    return fail(Code::Invalid, "role", std::string("cannot be stored: ") + e.what());
+  }
   auto tid = caller_tid_in_daemon_ns("/proc", q.caller.pid, q.tid);
   if (!tid)
     return fail(Code::NotFound, "tid", "no thread " + std::to_string(q.tid) + " in the caller's process (its pid namespace)");
@@ -203,6 +211,12 @@ node::RoleReply Engine::register_role(const node::RoleRequest& q) {
                 std::to_string(q.start) + " is not the start of the live thread " + std::to_string(q.tid) + " (" +
                     std::to_string(target->start) + "): that task is gone and the tid reused (INV-2)");
   if (auto why = role_refusal(q.caller, *target)) return fail(Code::PermissionDenied, "", *why);
+  // After every read under the caller's pid (its namespace, the target's tgid): if the caller
+  // still lives now, that pid named it all along (issue 42, a reused pid).
+  if (q.caller.pidfd >= 0 && process_exited(q.caller.pidfd))
+    return fail(Code::CallerExited, "connection",
+                "the process that connected (pid " + std::to_string(q.caller.pid) +
+                    ") has exited; its pid may name another process now: reconnect");
   const TaskKey key{target->tid, target->start};
   // A thread registers at its start, usually before its creation event reached the core: it is
   // observed now, from /proc, as the event would have (HostFeed::complete).

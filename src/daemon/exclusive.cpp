@@ -154,6 +154,30 @@ bool acquire_node_locks(const DaemonConfig& cfg, NodeLocks* out, std::string* er
     return false;
   }
 
+  // The role socket too (issue 42: a second daemon given the same role socket took it over). Its
+  // directory is the workloads' (0755, role_socket.cpp): the lock file beside the socket is 0600.
+  if (const std::string roles = role_socket_path(cfg); !roles.empty()) {
+    const auto dir = std::filesystem::path(roles).parent_path();
+    std::error_code ec;
+    if (std::filesystem::create_directories(dir, ec) && ::chmod(dir.c_str(), 0755) != 0)
+      ec.assign(errno, std::generic_category());
+    if (ec) {
+      *err = "role_socket directory " + dir.string() + ": " + ec.message();
+      return false;
+    }
+    const std::string role_lock = roles + ".lock";
+    fd = ::open(role_lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+      *err = "role_socket lock " + role_lock + ": " + errtext(errno);
+      return false;
+    }
+    if (!lock_or_refuse(fd, "role_socket", roles, out, err)) return false;
+    if (auto e = claim_socket_path(roles); !e.empty()) {
+      *err = "role_socket: " + e;
+      return false;
+    }
+  }
+
   try {
     sched::ensure_pin_dir(cfg.pin_root);
   } catch (const std::exception& e) {

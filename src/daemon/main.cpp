@@ -201,6 +201,7 @@ int main(int argc, char** argv) {
     cfg.node_name = keep.node_name;
     cfg.socket = keep.socket;
     cfg.role_socket = keep.role_socket;
+    cfg.role_limits = keep.role_limits;
     cfg.state_dir = keep.state_dir;
     cfg.pin_root = keep.pin_root;
     cfg.tcp = keep.tcp;

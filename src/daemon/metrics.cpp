@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "c2c_version.hpp"
+#include "daemon/role_limits.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -125,7 +126,19 @@ Metrics::Metrics()
                                  .Help("Loop turns that renewed boost leases: a wave of leases due together is renewed "
                                        "at most 512 per turn")
                                  .Register(*registry_)
-                                 .Add({})) {
+                                 .Add({})),
+      role_refusals_(&BuildCounter()
+                          .Name("claim2core_role_refusals_total")
+                          .Help("Role-socket connections and requests refused by a limit (config role_limits), by "
+                                "reason: connections, connections_per_uid, idle_timeout, rate, peer_exited (the "
+                                "connecting process exited), line_too_long, unread_replies")
+                          .Register(*registry_)),
+      role_connections_(BuildGauge()
+                            .Name("claim2core_role_connections")
+                            .Help("Connections the role socket serves now")
+                            .Register(*registry_)
+                            .Add({})) {
+  for (RoleRefusal r : kRoleRefusals) role_refusals_->Add({{"reason", reason_name(r)}});
   for (const char* inv : {"INV-1", "INV-2", "INV-3", "INV-4", "INV-5", "INV-6", "INV-7", "INV-8"})
     violations_->Add({{"invariant", inv}});
   // The Prometheus build_info convention: constant 1, the version in a label.

@@ -82,6 +82,10 @@ class Metrics {
   void undo_copy() { undo_copies_.Increment(); }
   void watcher_dropped() { watchers_dropped_.Increment(); }
   void pin_restored() { pins_restored_.Increment(); }
+  // The role socket (role_limits.hpp): a request or connection refused by a limit, by reason
+  // (reason_name), and the connections it serves now.
+  void role_refusal(const char* reason) { role_refusals_->Add({{"reason", reason}}).Increment(); }
+  void set_role_connections(double n) { role_connections_.Set(n); }
   prometheus::Registry& registry() { return *registry_; }
   // The exposition text of the registry (what /metrics serves), for tests.
   std::string text() const;
@@ -117,6 +121,8 @@ class Metrics {
   prometheus::Counter& realtime_demotions_;
   prometheus::Counter& lease_renewals_;
   prometheus::Counter& lease_renewal_batches_;
+  prometheus::Family<prometheus::Counter>* role_refusals_;
+  prometheus::Gauge& role_connections_;
 };
 
 }  // namespace c2c::daemon

@@ -36,6 +36,7 @@ const char* code_of(node::RoleReply::Code c) {
     case node::RoleReply::Code::PermissionDenied: return "PERMISSION_DENIED";
     case node::RoleReply::Code::NotFound: return "NOT_FOUND";
     case node::RoleReply::Code::StartMismatch: return "FAILED_PRECONDITION";
+    case node::RoleReply::Code::CallerExited: return "UNAUTHENTICATED";
   }
   return "UNKNOWN";
 }
@@ -55,8 +56,20 @@ std::variant<node::RoleRequest, RoleLineError> parse_role_line(std::string_view 
   node::RoleRequest r;
   if (!number(w[2], &r.tid) || r.tid == 0) return bad("tid", "must be a positive thread id");
   if (!number(w[3], &r.start)) return bad("start", "must be a number of clock ticks (0: read it from /proc)");
-  if (set) r.role = std::string(w[4]);
+  if (set) {
+    r.role = std::string(w[4]);
+    // The core's rule (printable ASCII, no whitespace, <= 63 bytes), checked here so that a role
+    // no thread could be given never leaves the role socket's thread (issue 42).
+    if (auto e = c2c::validate(Event{TaskRoleSet{{r.tid, r.start}, r.role}})) return bad(e->field, e->message);
+  }
   return r;
+}
+
+std::string format_role_request(const node::RoleRequest& r) {
+  std::string line = std::string(kRoleProtocol) + (r.role.empty() ? " CLEAR " : " SET ") + std::to_string(r.tid) + " " +
+                     std::to_string(r.start);
+  if (!r.role.empty()) line += " " + r.role;
+  return line + "\n";
 }
 
 std::string format_role_reply(const node::RoleReply& r) {

@@ -8,7 +8,9 @@
 //   OK <tid> <start> <tgid> <role|-> <changed 0|1>
 //   ERR <CODE> <message>                    CODE: a gRPC status name (PERMISSION_DENIED,
 //                                           INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION,
-//                                           UNAVAILABLE)
+//                                           UNAVAILABLE; RESOURCE_EXHAUSTED: a role-socket
+//                                           limit, UNAUTHENTICATED: the connecting process
+//                                           exited, reconnect; role_limits.hpp)
 #pragma once
 
 #include <cstddef>
@@ -29,7 +31,11 @@ struct RoleLineError {
 };
 
 // A request line (without its newline) -> tid, start and role of a RoleRequest (caller unset).
+// A role the core would refuse (c2c::validate: printable ASCII, no whitespace, <= 63 bytes) is
+// refused here, INVALID_ARGUMENT naming `role`.
 std::variant<node::RoleRequest, RoleLineError> parse_role_line(std::string_view line);
+// The request line (with its newline) that parses back to `r`'s tid, start and role.
+std::string format_role_request(const node::RoleRequest& r);
 // The reply line (with its newline).
 std::string format_role_reply(const node::RoleReply& r);
 std::string format_role_error(const RoleLineError& e);

@@ -382,6 +382,7 @@ grpc::ServerUnaryReactor* Service::RegisterTaskRole(Ctx* ctx, const Buf* in, Buf
           case Code::PermissionDenied: call->status = grpc::Status(grpc::PERMISSION_DENIED, what); break;
           case Code::NotFound: call->status = grpc::Status(grpc::NOT_FOUND, what); break;
           case Code::StartMismatch: call->status = grpc::Status(grpc::FAILED_PRECONDITION, what); break;
+          case Code::CallerExited: call->status = grpc::Status(grpc::UNAUTHENTICATED, what); break;
         }
         call->resp.set_tid(r.tid);
         call->resp.set_start(r.start);

@@ -1,5 +1,7 @@
 #include "daemon/task_roles.hpp"
 
+#include <poll.h>
+
 #include <fstream>
 #include <sstream>
 
@@ -71,6 +73,14 @@ std::optional<std::string> role_refusal(const node::RoleCaller& caller, const Ro
   return "uid " + std::to_string(caller.uid) + " (pid " + std::to_string(caller.pid) + ") may label only the threads of its own process; tid " +
          std::to_string(target.tid) + " belongs to process " + std::to_string(target.tgid) +
          " (root or a uid in allowed_uids may label any thread)";
+}
+
+bool process_exited(int pidfd) {
+  if (pidfd < 0) return true;  // no pidfd: nothing says the pid is still the caller's
+  pollfd p{pidfd, POLLIN, 0};
+  // POLLIN: exited. An error (not a pidfd, closed) is treated as exited too: fail closed.
+  const int n = ::poll(&p, 1, 0);
+  return n != 0 && (n < 0 || (p.revents & (POLLIN | POLLERR | POLLNVAL | POLLHUP)) != 0);
 }
 
 }  // namespace c2c::daemon

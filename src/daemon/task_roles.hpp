@@ -34,4 +34,10 @@ std::optional<uint32_t> caller_tid_in_daemon_ns(const std::filesystem::path& pro
 // nullopt when `caller` may label `target`, else the sentence that refuses it (PERMISSION_DENIED).
 std::optional<std::string> role_refusal(const node::RoleCaller& caller, const RoleTarget& target);
 
+// Whether the process of a pidfd has exited (the pidfd polls readable). A caller's pid (SO_PEERCRED,
+// taken at connect) names that process only while it lives: once it exited the pid can be reused
+// by another process, whose threads the pid would then seem to own (issue 42). So the check comes
+// after everything read under that pid: alive then means the pid named the caller throughout.
+bool process_exited(int pidfd);
+
 }  // namespace c2c::daemon

@@ -29,3 +29,15 @@ if(TARGET claim2cored)
                          SKIP_REGULAR_EXPRESSION "skipped '")
   endforeach()
 endif()
+
+# The role socket attacked from the same host (issue 42): other uids via setpriv (non-UTF-8 role,
+# idle connections past the per-uid and total limits while root registers, a bounded flood while
+# gRPC Status answers, a reused pid, a second daemon on the same role socket). Bounded: ~15 s.
+if(TARGET claim2cored)
+  add_test(NAME daemon.integration.role_socket_attack
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/role_socket_attack_test.py ${PROJECT_SOURCE_DIR}
+                   $<TARGET_FILE:claim2cored>)
+  # RUN_SERIAL: it times gRPC calls under a flood and steers the next pid (ns_last_pid).
+  set_tests_properties(daemon.integration.role_socket_attack PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE
+                       SKIP_RETURN_CODE 77)
+endif()

@@ -86,6 +86,26 @@ TEST_F(DecodePod, BadRolesAreInvalidNamingTheField) {
   EXPECT_EQ(refused(PodBound{bad}, Status::Invalid).field, "pod.taskRoles");
 }
 
+// Issue 42: a role is printable ASCII. A byte above 0x7f (not UTF-8 on its own) was accepted and
+// aborted the daemon when the role was written to disk; a DRA selector naming a role with
+// whitespace could never match and was accepted.
+TEST_F(DecodePod, ARoleIsPrintableAsciiAndADraSelectorNamesOnlySuchARole) {
+  auto r = refused(TaskRoleSet{{4107, 7001}, "dec\xff" "ode"}, Status::Invalid);
+  EXPECT_EQ(r.field, "role");
+  EXPECT_NE(r.message.find("ASCII"), std::string::npos) << r.message;
+  EXPECT_EQ(refused(TaskRoleSet{{4107, 7001}, "d\xc3\xa9" "code"}, Status::Invalid).field, "role") << "UTF-8 too";
+  Pod bad = decode_pod();
+  bad.task_roles = {{"d\xe9" "code", "^decode"}};
+  EXPECT_EQ(refused(PodBound{bad}, Status::Invalid).field, "pod.taskRoles");
+  auto dra = decode_policy(2);
+  for (const std::string& role : std::vector<std::string>{"a b", "a\tb", "\xff", std::string(64, 'r')}) {
+    dra.task_roles[0].registered_role = role;
+    EXPECT_EQ(refused(DraPolicyUpsert{dra}, Status::Invalid).field, "spec.taskRoles[0].selector.registeredRole") << role;
+  }
+  dra.task_roles[0].registered_role = "decode-1.v2_x";
+  applied(DraPolicyUpsert{dra});
+}
+
 TEST_F(DecodePod, ThePodAnnotationGivesRolesByCommAndARegisteredRoleComesFirst) {
   Pod annotated = decode_pod();
   annotated.task_roles = {{"decode", "^decode"}, {"prefill", "^prefill"}};
