@@ -87,7 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 0) {
     c2c::node::RoleReply reply;
     reply.code = static_cast<c2c::node::RoleReply::Code>(data[0] % 6);
-    reply.tid = size;
+    reply.tid = static_cast<uint32_t>(size);
     reply.role = std::string(in.substr(1, 63));
     reply.field = std::string(in.substr(0, size / 2));
     reply.message = std::string(in);
