@@ -72,6 +72,16 @@ std::string ensure_private_dir(const std::string& what, const std::string& path,
   return "";
 }
 
+std::string ensure_role_socket_dir(const std::string& socket_path) {
+  const auto dir = std::filesystem::path(socket_path).parent_path();
+  std::error_code ec;
+  // Created open to everyone (whatever the umask): workloads of any uid must reach the socket. One
+  // that exists is the operator's to set.
+  if (std::filesystem::create_directories(dir, ec) && ::chmod(dir.c_str(), 0755) != 0)
+    ec.assign(errno, std::generic_category());
+  return ec ? "role_socket directory " + dir.string() + ": " + ec.message() : "";
+}
+
 pid_t flock_holder(int fd) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) return 0;
@@ -157,12 +167,8 @@ bool acquire_node_locks(const DaemonConfig& cfg, NodeLocks* out, std::string* er
   // The role socket too (issue 42: a second daemon given the same role socket took it over). Its
   // directory is the workloads' (0755, role_socket.cpp): the lock file beside the socket is 0600.
   if (const std::string roles = role_socket_path(cfg); !roles.empty()) {
-    const auto dir = std::filesystem::path(roles).parent_path();
-    std::error_code ec;
-    if (std::filesystem::create_directories(dir, ec) && ::chmod(dir.c_str(), 0755) != 0)
-      ec.assign(errno, std::generic_category());
-    if (ec) {
-      *err = "role_socket directory " + dir.string() + ": " + ec.message();
+    if (auto e = ensure_role_socket_dir(roles); !e.empty()) {
+      *err = e;
       return false;
     }
     const std::string role_lock = roles + ".lock";

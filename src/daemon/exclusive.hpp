@@ -36,6 +36,10 @@ class NodeLocks {
 // path, owner and mode).
 std::string ensure_private_dir(const std::string& what, const std::string& path, uid_t uid);
 
+// The role socket's directory: created 0755 when missing (workloads of any uid reach the socket);
+// an existing one is left as the operator made it. "" or the error naming role_socket.
+std::string ensure_role_socket_dir(const std::string& socket_path);
+
 // The pid holding a flock on the inode of `fd` (from /proc/locks), 0 if none is found.
 pid_t flock_holder(int fd);
 

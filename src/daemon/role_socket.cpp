@@ -14,9 +14,9 @@
 #include <cstring>
 #include <ctime>
 #include <deque>
-#include <filesystem>
 #include <vector>
 
+#include "daemon/exclusive.hpp"
 #include "daemon/role_protocol.hpp"
 #include "daemon/task_roles.hpp"
 
@@ -116,13 +116,8 @@ std::unique_ptr<RoleSocket> RoleSocket::open(const std::string& path, Engine& en
   s->peers_ = std::move(peers);
   s->path_ = path;
   s->done_ = std::make_shared<Completions>();
-  std::error_code ec;
-  const auto dir = std::filesystem::path(path).parent_path();
-  // A directory the daemon creates is opened to everyone (whatever the umask): workloads of any
-  // uid must reach the socket. One that exists is the operator's to set.
-  if (std::filesystem::create_directories(dir, ec) && chmod(dir.c_str(), 0755) != 0) ec.assign(errno, std::generic_category());
-  if (ec) {
-    *err = "role socket directory " + dir.string() + ": " + ec.message();
+  if (auto e = ensure_role_socket_dir(path); !e.empty()) {  // (made by acquire_node_locks already)
+    *err = e;
     return nullptr;
   }
   // Anyone may connect: each request is authorised by the peer's credentials instead.
