@@ -13,6 +13,8 @@ usage: role_attacker.py ROLE_SOCKET hold N SECONDS     open N connections, repor
                                                         at most LINES requests over CONNS
                                                         connections for at most SECONDS, replies read
                                                         as they come; counts per reply code
+       role_attacker.py ROLE_SOCKET client              clients/python's register_role for this thread:
+                                                        its result, or the error's code and message
        role_attacker.py ROLE_SOCKET reuse DIR           connect, fork, exit: the child keeps the
                                                         connection, waits for DIR/target (a tid),
                                                         sends SET <tid> 0 stolen and writes the reply
@@ -151,6 +153,14 @@ elif cmd == "flood":
         t.join()
     counts["seconds"] = round(time.time() - t0, 2)
     print(json.dumps(counts), flush=True)
+
+elif cmd == "client":
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "clients", "python"))
+    import claim2core_role
+    try:
+        print(json.dumps({"ok": claim2core_role.register_role("mine", socket_path=path)}), flush=True)
+    except claim2core_role.RoleError as e:
+        print(json.dumps({"code": e.code, "error": str(e)}), flush=True)
 
 elif cmd == "reuse":
     d = sys.argv[3]

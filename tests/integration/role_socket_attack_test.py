@@ -176,6 +176,11 @@ try:
           f"uid 65534 holds 6 connections (connections_per_uid), 3 more are refused: {first}")
     check(all("role_limits.connections_per_uid" in f for f in refused), "the refusal names role_limits.connections_per_uid")
     check(all(f == "" for f in sum(firsts[1:], [])), f"uids 65533..65531 hold 6 each: {firsts[1:]}")
+    # The Python client reports the refusal of its connection (the daemon may close it before the
+    # request is sent: the ERR line is read anyway).
+    r = run_json(as_uid(65534) + ["client"])
+    check(r.get("code") == "RESOURCE_EXHAUSTED" and "connections_per_uid" in r.get("error", ""),
+          f"clients/python's register_role of a uid at its limit raises RESOURCE_EXHAUSTED: {r}")
     # 28 slots, 4 kept for root: 24 for every unprivileged uid together, all taken now.
     first = json.loads(hold(65530, 3).stdout.readline())["first"]
     check(all(f.startswith("ERR RESOURCE_EXHAUSTED connections:") and "privileged_reserve" in f for f in first),
