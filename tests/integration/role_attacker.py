@@ -3,10 +3,12 @@
 thing to the role socket and prints what it saw as one JSON line. Every load is bounded in count
 and time.
 
-usage: role_attacker.py ROLE_SOCKET hold N SECONDS     open N connections, report each one's first
-                                                        reply within 0.5 s (a refusal) and then,
-                                                        while holding them for SECONDS, which were
-                                                        closed by the daemon (idle timeout) and when
+usage: role_attacker.py ROLE_SOCKET hold N SECONDS     open N connections, send one request on each
+                                                        (CLEAR of this thread: an accepted connection
+                                                        answers OK), report each one's first reply
+                                                        line (a refusal or OK) and then, while holding
+                                                        them for SECONDS, which were closed by the
+                                                        daemon (idle timeout) and when
        role_attacker.py ROLE_SOCKET line HEXLINE        one request line (hex, so any byte can be
                                                         sent; {tid}: this thread's id); the reply
        role_attacker.py ROLE_SOCKET flood CONNS LINES SECONDS
@@ -61,22 +63,19 @@ if cmd == "hold":
         except OSError as e:
             conns.append(None)
             print(json.dumps({"connect_error": str(e)}), file=sys.stderr)
-    time.sleep(0.5)
-    first = []
+    probe = f"C2C-ROLE/1 CLEAR {threading.get_native_id()} 0\n".encode()
     for s in conns:
-        if s is None:
-            first.append("connect failed")
-            continue
-        s.setblocking(False)
-        try:
-            data = s.recv(4096)
-            first.append(data.decode(errors="replace").split("\n")[0] if data else "EOF")
-        except BlockingIOError:
-            first.append("")  # held open, nothing said
+        if s is not None:
+            try:
+                s.sendall(probe)
+            except OSError:
+                pass  # refused and closed already: its ERR line is still there to read
+    # Every connection answers, accepted or refused: no timing guess (a loaded host is slow).
+    first = [first_line(s, 10)[0] if s is not None else "connect failed" for s in conns]
     print(json.dumps({"first": first}), flush=True)
-    # Hold the open ones; note when the daemon ends each (its idle timeout).
+    # Hold the open ones; note when the daemon ends each (its idle timeout, from its reply).
     t0 = time.time()
-    open_ = [s for s, f in zip(conns, first) if s is not None and f == ""]
+    open_ = [s for s, f in zip(conns, first) if s is not None and f.startswith("OK ")]
     closed = []
     while open_ and time.time() - t0 < seconds:
         r, _, _ = select.select(open_, [], [], max(0.0, seconds - (time.time() - t0)))
