@@ -118,7 +118,7 @@ void add_role_command(CLI::App& app, int& exit_code) {
     });
   };
   auto* set = role->add_subcommand("set", "Register ROLE for --tid N, or for every thread of --pid N");
-  set->add_option("role", opts->role, "the role, e.g. decode (<= 63 bytes, no whitespace)")->required();
+  set->add_option("role", opts->role, "the role, e.g. decode (<= 63 bytes of printable ASCII, no whitespace)")->required();
   common(set);
   auto* clear = role->add_subcommand("clear", "Remove the registered role of --tid N or of every thread of --pid N");
   common(clear);
