@@ -46,6 +46,14 @@ ApplyResult EventHandlers::operator()(const DaemonRestart& ev) {
     r.warnings.push_back("persisted generation " + std::to_string(ev.persisted_generation) +
                          " lags the generation in use " + std::to_string(s.generation) + " (INV-4)");
   const uint64_t base = ev.persisted_generation != 0 ? ev.persisted_generation : s.generation;
+  // The restart's G is one above everything used: at the bound there is none (INV-4), and a G
+  // beyond it would be ignored by the next restart, which would then step back.
+  if (std::max(base, highest_actual) >= static_cast<uint64_t>(kMaxGeneration))
+    return invalid(base >= highest_actual ? "persistedGeneration" : "entries.generation",
+                   "the restart's generation would pass 2^53 (INV-4): " +
+                       (base >= highest_actual ? "generation " + std::to_string(base) + " was used"
+                                               : "a kernel entry holds generation " + std::to_string(highest_actual)) +
+                       " and there is none above it (this node's generations are exhausted)");
   s.generation = std::max(base, highest_actual) + 1;
   ++s.epoch;
   s.loading = true;

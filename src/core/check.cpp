@@ -274,6 +274,9 @@ std::vector<Violation> CoreImpl::check_scope(const CheckScope& scope) const {
   if (!loading && deferred) report.global("INV-5", "deletes deferred although the desired state is loaded");
   kernel_uncovered(*this, scope.tids, report);
   kernel_inv4(*this, scope.tids, report);
+  // INV-4's bound: the node generation never passes 2^53 (a restart ignores entries beyond it).
+  if (generation > static_cast<uint64_t>(kMaxGeneration))
+    report.global("INV-4", "the node generation " + std::to_string(generation) + " is beyond the bound 2^53");
   return out;
 }
 

@@ -281,6 +281,9 @@ std::vector<Violation> Core::check_step(const StepContext& before, const ApplyRe
   if (s.generation < before.generation)
     out.push_back({"INV-4", "generation went back from " + std::to_string(before.generation) + " to " +
                                 std::to_string(s.generation), std::nullopt, 0});
+  if (s.generation > static_cast<uint64_t>(kMaxGeneration) && s.generation != before.generation)
+    out.push_back({"INV-4", "the node generation moved to " + std::to_string(s.generation) + ", beyond the bound 2^53",
+                   std::nullopt, 0});
   // A refused restart (an out-of-bounds persisted generation) changes nothing, by definition.
   if (before.restart_event && r.status == ApplyResult::Status::Applied && s.generation <= before.generation)
     out.push_back({"INV-4", "the restart did not move the generation past " + std::to_string(before.generation),

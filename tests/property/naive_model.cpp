@@ -206,6 +206,13 @@ std::optional<int64_t> NaiveModel::policy_generation(PolicyKind k, const std::st
 
 Outcome NaiveModel::apply(const Event& e) {
   // Work on a copy: a refused or ignored event must leave nothing half-applied.
+  // §4 bounds: at G = 2^53 there is no next generation; only the map's own accounts still apply.
+  if (g_ >= static_cast<uint64_t>(kGenBound) && !std::holds_alternative<BpfObserved>(e) &&
+      !std::holds_alternative<BpfSynced>(e) && !std::holds_alternative<SyncComplete>(e) &&
+      !std::holds_alternative<DaemonRestart>(e)) {
+    last_changed_.clear();
+    return invalid("generation", "the node generation is at 2^53");
+  }
   NaiveModel next = *this;
   next.last_changed_.clear();
   Outcome out = std::visit(
@@ -459,7 +466,9 @@ Outcome NaiveModel::on(const DaemonRestart& e) {
   for (const auto& [tid, v] : actual_)
     if (v.generation <= static_cast<uint64_t>(kGenBound)) max_actual = std::max(max_actual, v.generation);
   // §4/INV-4: a restart moves G past its previous value, past the persisted generation and past
-  // anything the kernel holds.
+  // anything the kernel holds; never past 2^53.
+  if (std::max({g_, e.persisted_generation, max_actual}) >= static_cast<uint64_t>(kGenBound))
+    return invalid("persistedGeneration", "the restart's generation would pass 2^53");
   g_ = std::max({g_, e.persisted_generation, max_actual}) + 1;
   ++epoch_;
   loading_ = true;

@@ -116,6 +116,65 @@ TEST_F(CoreTest, Inv4_AForeignKernelEntryAtTheLargestGenerationDoesNotWrapTheRes
   EXPECT_LE(core.generation(), static_cast<uint64_t>(kMaxGeneration) + 1);
 }
 
+// Issue 45 (b): the bound applies to the node generation, not only to inputs. In-bound inputs (a
+// restart at 2^53 - 2) used to carry G past 2^53; the next restart then ignored the node's own
+// entries above the bound and G went back (INV-4 in `claim2core replay`).
+TEST_F(CoreTest, Inv4_TheNodeGenerationStopsAtTheBoundWithAClearRefusal) {
+  constexpr uint64_t kBound = static_cast<uint64_t>(kMaxGeneration);
+  applied(NodeInfoEvent{node_info()});
+  applied(DaemonRestart{kBound - 2});
+  ASSERT_EQ(core.generation(), kBound - 1);
+  applied(SyncComplete{});
+  applied(NodePolicyUpsert{engine_policy()});
+  applied(TaskSeen{task(3786004, 3786004, 11, "EngineCore_DP0")});
+  ASSERT_EQ(core.generation(), kBound) << "the last generation is usable";
+  ASSERT_NE(entry(3786004), nullptr);
+  EXPECT_EQ(entry(3786004)->value.generation, kBound);
+  sync();
+  // Every event that could change the desired table is refused now, naming INV-4; state unchanged.
+  for (const Event& e : std::vector<Event>{TaskSeen{task(3786005, 3786005, 12, "EngineCore_DP1")},
+                                           TaskExited{TaskKey{3786004, 11}},
+                                           NodePolicyUpsert{engine_policy(2)},
+                                           TimeAdvance{core.now() + 1}}) {
+    const ApplyResult r = refused(e, Status::Invalid);
+    EXPECT_EQ(r.field, "generation") << event_kind(e);
+    EXPECT_NE(r.message.find("INV-4"), std::string::npos) << r.message;
+  }
+  EXPECT_EQ(core.generation(), kBound);
+  EXPECT_TRUE(core.check().empty());
+  // The map's own accounts still apply (they never move G).
+  EXPECT_NE(core.apply(BpfObserved{{}}).status, Status::Invalid);
+  EXPECT_NE(core.apply(BpfSynced{}).status, Status::Invalid);
+  // A restart has no generation above the bound: refused, naming the field, never a step back.
+  const ApplyResult r = refused(DaemonRestart{kBound}, Status::Invalid);
+  EXPECT_EQ(r.field, "persistedGeneration");
+  EXPECT_NE(r.message.find("INV-4"), std::string::npos) << r.message;
+  EXPECT_EQ(core.generation(), kBound);
+}
+
+TEST_F(CoreTest, Inv4_ARestartAtOrNextToTheBoundIsRefusedOrStopsAtIt) {
+  constexpr uint64_t kBound = static_cast<uint64_t>(kMaxGeneration);
+  applied(NodeInfoEvent{node_info()});
+  // Persisted exactly 2^53: the restart's G would be 2^53 + 1.
+  EXPECT_EQ(refused(DaemonRestart{kBound}, Status::Invalid).field, "persistedGeneration");
+  // A kernel entry at exactly 2^53 (in bound as an input): the same. (core.apply: a foreign entry
+  // above G is an INV-4/INV-5 report of check(), which the fixture's apply would fail on.)
+  RuntimeValue at;
+  at.start = 1;
+  at.generation = kBound;
+  core.apply(BpfObserved{{ActualEntry{999, at}}});
+  const std::string before = core.digest();
+  const ApplyResult r = core.apply(DaemonRestart{5});
+  EXPECT_EQ(r.status, Status::Invalid);
+  EXPECT_EQ(r.field, "entries.generation");
+  EXPECT_EQ(core.digest(), before);
+  // One below: G = 2^53, the last one.
+  at.generation = kBound - 1;
+  core.apply(BpfObserved{{ActualEntry{999, at}}});
+  EXPECT_EQ(core.apply(DaemonRestart{5}).status, Status::Applied);
+  EXPECT_EQ(core.generation(), kBound);
+}
+
 TEST_F(CoreTest, NulBytesAndNewlinesAreRefusedInEveryTextField) {
   applied(NodeInfoEvent{node_info()});
   const std::string nul("a\0b", 3);
