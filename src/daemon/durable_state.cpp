@@ -335,6 +335,14 @@ std::string encode_state(const DurableState& s) {
 }
 
 bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
+  // The writer ends the document with one newline and nothing else. The JSON reader stops at a NUL
+  // byte as at the end of its input, so a file padded with zeros (a torn write, a crash of a file
+  // system that extends before it writes) would read as whole: every byte must be the writer's.
+  if (const size_t nul = text.find('\0'); nul != std::string::npos) {
+    *err = FieldError{"file", "a NUL byte at offset " + std::to_string(nul) + " of " + std::to_string(text.size()) +
+                                  " bytes: not written by claim2cored (damaged or padded file)"};
+    return false;
+  }
   json doc;
   try {
     doc = codec::parse_json_strict(text);
@@ -343,6 +351,13 @@ bool decode_state(const std::string& text, DurableState* out, FieldError* err) {
     return false;
   } catch (const json::exception& e) {  // parse_error, and out_of_range 406 for 1e999
     *err = FieldError{"state", std::string("not JSON (truncated or corrupt file?): ") + e.what()};
+    return false;
+  }
+  // The reader accepts whitespace after the document; the writer leaves one newline.
+  const size_t last = text.find_last_of('}');
+  if (last != std::string::npos && last + 1 != text.size() && text.compare(last + 1, std::string::npos, "\n") != 0) {
+    *err = FieldError{"file", std::to_string(text.size() - last - 1) + " bytes after the document (offset " +
+                                  std::to_string(last + 1) + "): not written by claim2cored (damaged file)"};
     return false;
   }
   try {

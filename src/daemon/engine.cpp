@@ -21,6 +21,7 @@
 #include "daemon/intent_reasons.hpp"
 #include "daemon/realtime_budget.hpp"
 #include "host/durable_file.hpp"
+#include "daemon/durable_load.hpp"
 #include "daemon/generation_guard.hpp"
 #include "host/bpf_object_path.hpp"
 #include "host/events_ringbuf.hpp"
@@ -265,40 +266,13 @@ bool Engine::startup(std::string* err) {
   // The event stream is opened before the snapshot, so no task slips between the two.
   feed_ = std::make_unique<HostFeed>(cfg_.task_discovery, maps_->events_fd());
 
-  FieldError ferr;
-  if (!load_state(state_path_, &durable_, &ferr)) {
-    *err = "durable state " + ferr.field + ": " + ferr.message +
-           " (refusing to start with a damaged state: move the file away to start empty)";
-    return false;
-  }
-  // The log after the snapshot (spec/daemon.md, "The write path"): records up to the snapshot's
-  // log_seq are in it already (a crash between a compaction's rename and the log's truncation).
-  LogScan scan;
-  std::string why_log;
-  log_ = StateLog::open(cfg_.state_dir + "/state.log", &scan, &why_log);
-  if (!log_) {
-    *err = "durable state log " + why_log + " (refusing to start with a damaged log: move the file away to start "
-           "from the snapshot alone)";
-    return false;
-  }
-  if (!scan.dropped.empty()) spdlog::warn("durable state log {}: {}", log_->path(), scan.dropped);
-  size_t replayed = 0;
-  uint64_t offset = 0;
-  for (const auto& rec : scan.records) {
-    uint64_t seq = 0;
-    std::vector<StateChange> changes;
-    if (!decode_changes(rec, &seq, &changes, &ferr)) {
-      *err = "durable state log " + log_->path() + ": record at offset " + std::to_string(offset) + ": " +
-             ferr.field + ": " + ferr.message + " (refusing to start: move the file away to start from the snapshot)";
-      return false;
-    }
-    offset += rec.size() + 8;
-    if (seq <= durable_.log_seq) continue;
-    for (const auto& c : changes) apply_change(durable_, c);
-    durable_.log_seq = seq;
-    ++replayed;
-  }
-  if (replayed) spdlog::info("durable state: {} log records replayed after the snapshot", replayed);
+  LoadedState loaded;
+  if (!load_durable_state(cfg_.state_dir, &loaded, err)) return false;
+  durable_ = std::move(loaded.state);
+  log_ = std::move(loaded.log);
+  if (!loaded.dropped.empty()) spdlog::warn("durable state log {}: {}", log_->path(), loaded.dropped);
+  if (loaded.replayed)
+    spdlog::info("durable state: {} log records replayed after the snapshot", loaded.replayed);
   // The Node object's labels the feed last sent select node policies from the first turn on, as
   // before the restart; the feed resends them when it reconnects.
   if (durable_.node_object_labels) {

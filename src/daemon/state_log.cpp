@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "host/durable_file.hpp"
+#include "host/file_ops.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -77,7 +78,8 @@ LogScan scan_log(const std::string& b) {
 }
 
 std::unique_ptr<StateLog> StateLog::open(const std::string& path, LogScan* scan, std::string* err) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  host::FileOps& fs = host::file_ops();
+  int fd = fs.open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) {
     *err = host::sys_error("open", path);
     return nullptr;
@@ -89,7 +91,7 @@ std::unique_ptr<StateLog> StateLog::open(const std::string& path, LogScan* scan,
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       *err = host::sys_error("read", path);
-      ::close(fd);
+      fs.close(fd);
       return nullptr;
     }
     if (n == 0) break;
@@ -98,39 +100,41 @@ std::unique_ptr<StateLog> StateLog::open(const std::string& path, LogScan* scan,
   *scan = scan_log(bytes);
   if (!scan->error.empty()) {
     *err = path + ": " + scan->error;
-    ::close(fd);
+    fs.close(fd);
     return nullptr;
   }
-  if (scan->valid_bytes != bytes.size() && (::ftruncate(fd, static_cast<off_t>(scan->valid_bytes)) != 0 || ::fsync(fd) != 0)) {
+  if (scan->valid_bytes != bytes.size() &&
+      (fs.ftruncate(fd, static_cast<off_t>(scan->valid_bytes)) != 0 || fs.fsync(fd) != 0)) {
     *err = host::sys_error("cutting the torn tail off", path);
-    ::close(fd);
+    fs.close(fd);
     return nullptr;
   }
   if (::lseek(fd, static_cast<off_t>(scan->valid_bytes), SEEK_SET) < 0) {
     *err = host::sys_error("lseek", path);
-    ::close(fd);
+    fs.close(fd);
     return nullptr;
   }
   // A new file's directory entry must be durable before the first record relies on it.
   if (auto e = host::fsync_parent_dir(path); !e.empty()) {
     *err = e;
-    ::close(fd);
+    fs.close(fd);
     return nullptr;
   }
   return std::unique_ptr<StateLog>(new StateLog(path, fd, scan->valid_bytes));
 }
 
 StateLog::~StateLog() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) host::file_ops().close(fd_);
 }
 
 std::string StateLog::append(const std::string& payload) {
   if (broken_) return path_ + ": a failed append could not be cut back (the next snapshot empties it)";
+  host::FileOps& fs = host::file_ops();
   const std::string rec = frame_record(payload);
   size_t off = 0;
   std::string e;
   while (off < rec.size()) {
-    ssize_t n = ::pwrite(fd_, rec.data() + off, rec.size() - off, static_cast<off_t>(size_ + off));
+    ssize_t n = fs.pwrite(fd_, rec.data() + off, rec.size() - off, static_cast<off_t>(size_ + off));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       e = host::sys_error("write", path_);
@@ -138,12 +142,13 @@ std::string StateLog::append(const std::string& payload) {
     }
     off += static_cast<size_t>(n);
   }
-  if (e.empty() && ::fdatasync(fd_) != 0) e = host::sys_error("fdatasync", path_);
+  // The reply waits for this: the record is durable (data and the size that reaches it) first.
+  if (e.empty() && fs.fdatasync(fd_) != 0) e = host::sys_error("fdatasync", path_);
   if (e.empty()) {
     size_ += rec.size();
     return "";
   }
-  if (::ftruncate(fd_, static_cast<off_t>(size_)) != 0) broken_ = true;
+  if (fs.ftruncate(fd_, static_cast<off_t>(size_)) != 0) broken_ = true;
   reserved_end_ = size_;  // the truncation freed the blocks beyond the end
   return e;
 }
@@ -165,8 +170,9 @@ std::string StateLog::reserve(uint64_t bytes) {
 }
 
 std::string StateLog::reset() {
-  if (::ftruncate(fd_, 0) != 0) return host::sys_error("ftruncate", path_);
-  if (::fsync(fd_) != 0) return host::sys_error("fsync", path_);
+  host::FileOps& fs = host::file_ops();
+  if (fs.ftruncate(fd_, 0) != 0) return host::sys_error("ftruncate", path_);
+  if (fs.fsync(fd_) != 0) return host::sys_error("fsync", path_);
   size_ = 0;
   reserved_end_ = 0;
   broken_ = false;

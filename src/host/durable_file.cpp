@@ -1,5 +1,7 @@
 #include "host/durable_file.hpp"
 
+#include "host/file_ops.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -21,37 +23,41 @@ std::string sys_error(const char* what, const std::string& path) {
 std::string fsync_parent_dir(const std::string& path) {
   const auto parent = std::filesystem::path(path).parent_path();
   const std::string dir = parent.empty() ? std::string(".") : parent.string();
-  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  FileOps& fs = file_ops();
+  int dfd = fs.open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
   if (dfd < 0) return sys_error("open", dir);
-  int rc = ::fsync(dfd);
+  int rc = fs.fsync(dfd);
   std::string e = rc != 0 ? sys_error("fsync", dir) : "";
-  ::close(dfd);
+  fs.close(dfd);
   return e;
 }
 
 std::string write_file_durably(const std::string& path, const std::string& bytes, int mode) {
+  // The order is the promise (a power loss leaves the old or the new file): the data synced before
+  // the rename makes it visible, the directory synced after it before anyone is told.
+  FileOps& fs = file_ops();
   const std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  int fd = fs.open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, static_cast<mode_t>(mode));
   if (fd < 0) return sys_error("open", tmp);
   size_t off = 0;
   while (off < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + off, bytes.size() - off);
+    ssize_t n = fs.write(fd, bytes.data() + off, bytes.size() - off);
     if (n <= 0) {
       if (n < 0 && errno == EINTR) continue;
       if (n == 0) errno = EIO;  // a regular file never takes nothing; do not spin on it
       std::string e = sys_error("write", tmp);
-      ::close(fd);
+      fs.close(fd);
       return e;
     }
     off += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0) {
+  if (fs.fsync(fd) != 0) {
     std::string e = sys_error("fsync", tmp);
-    ::close(fd);
+    fs.close(fd);
     return e;
   }
-  ::close(fd);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return sys_error("rename", tmp);
+  fs.close(fd);
+  if (fs.rename(tmp.c_str(), path.c_str()) != 0) return sys_error("rename", tmp);
   return fsync_parent_dir(path);
 }
 

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "core/fnv.hpp"
+#include "core/model.hpp"
 #include "host/durable_file.hpp"
 
 namespace c2c::mirror {
@@ -20,6 +21,14 @@ namespace {
 
 constexpr const char* kMagic = "c2c-generation v1 ";
 constexpr size_t kMaxFile = 128;
+// INV-4's bound (spec/state-machine.md, "Bounds"): no generation this file holds, or a lease
+// hands out, passes 2^53; a restart would ignore entries beyond it and step back.
+constexpr uint64_t kBound = static_cast<uint64_t>(kMaxGeneration);
+
+std::string beyond_bound(uint64_t g) {
+  return "generation " + std::to_string(g) + " is beyond 2^53, the bound (INV-4: a restart ignores entries above it, "
+         "so generations would go back)";
+}
 
 std::string render(uint64_t value) {
   std::string body = std::string(kMagic) + std::to_string(value);
@@ -75,6 +84,9 @@ Result<uint64_t> load_generation(const std::string& path) {
   std::string why;
   if (text.size() > kMaxFile) why = "larger than " + std::to_string(kMaxFile) + " bytes";
   if (why.empty()) parse(text, &value, &why);
+  if (why.empty() && value > kBound)
+    return R::fail("generation file " + path + ": " + beyond_bound(value) +
+                   "; refused: restore a file from this node, or start this node afresh knowingly");
   if (!why.empty())
     return R::fail("generation file " + path + " is corrupt (" + why +
                    "); refusing to guess a generation (INV-4): restore it or remove it knowingly");
@@ -82,6 +94,7 @@ Result<uint64_t> load_generation(const std::string& path) {
 }
 
 std::string store_generation(const std::string& path, uint64_t value) {
+  if (value > kBound) return beyond_bound(value) + "; not stored in " + path;
   auto stored = load_generation(path);
   if (!stored) return stored.error() + "; not overwritten";
   if (value < stored.value())
@@ -105,13 +118,14 @@ Result<GenerationLease> GenerationLease::open(const std::string& path, uint64_t 
 
 Result<uint64_t> GenerationLease::next() {
   using R = Result<uint64_t>;
-  if (high_ == std::numeric_limits<uint64_t>::max()) return R::fail("generation space exhausted");
+  if (high_ >= kBound) return R::fail("generation space exhausted: " + beyond_bound(high_ + 1));
   uint64_t g = high_ + 1;
   if (std::string e = cover(g); !e.empty()) return R::fail(e);
   return R::ok(g);
 }
 
 std::string GenerationLease::refuse_at_floor(uint64_t g) const {
+  if (g > kBound) return beyond_bound(g) + "; refused";
   if (g <= floor_)
     return "generation " + std::to_string(g) + " is not above " + std::to_string(floor_) +
            ", which an earlier process may have used; refused (INV-4)";
@@ -119,8 +133,8 @@ std::string GenerationLease::refuse_at_floor(uint64_t g) const {
 }
 
 std::string GenerationLease::store_ceiling(uint64_t g, uint64_t step) {
-  constexpr uint64_t kMax = std::numeric_limits<uint64_t>::max();
-  const uint64_t ceiling = g > kMax - step ? kMax : g + step;
+  // The ceiling stops at the bound: no generation above it can ever be covered.
+  const uint64_t ceiling = g > kBound - std::min(step, kBound) ? kBound : g + step;
   if (std::string e = store_generation(path_, ceiling); !e.empty()) return e;
   durable_ = ceiling;
   ++syncs_;
@@ -139,8 +153,7 @@ std::string GenerationLease::cover(uint64_t g) {
 
 std::string GenerationLease::keep_ahead(uint64_t g, uint64_t margin) {
   if (std::string e = refuse_at_floor(g); !e.empty()) return e;
-  const uint64_t wanted = g > std::numeric_limits<uint64_t>::max() - margin ? std::numeric_limits<uint64_t>::max()
-                                                                             : g + margin;
+  const uint64_t wanted = g > kBound - std::min(margin, kBound) ? kBound : g + margin;
   if (durable_ >= wanted) return "";
   return store_ceiling(g, std::max(margin, lease_ - 1));
 }

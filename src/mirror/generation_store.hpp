@@ -13,6 +13,10 @@
 // ceiling, so it can never reuse or undercut a generation an earlier process wrote to the map.
 // Price: one fsync per `lease` generations, and a gap of up to `lease` in the sequence after a
 // restart (generations only need to grow, not to be dense).
+//
+// Bound (INV-4, spec/state-machine.md "Bounds"): no generation beyond 2^53 is loaded (refused,
+// naming the file), stored, covered or handed out, and a ceiling stops at 2^53: a restart ignores
+// entries beyond the bound, so a generation past it would later step back.
 #pragma once
 
 #include <cstdint>

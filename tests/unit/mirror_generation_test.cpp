@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
+#include "core/fnv.hpp"
 #include "mirror/generation_store.hpp"
 
 namespace c2c::mirror {
@@ -171,6 +173,42 @@ TEST_F(MirrorGeneration, UnreadablePathIsAnErrorNotZero) {
   auto g = load_generation("/dev/null/generation");  // ENOTDIR
   ASSERT_FALSE(g.ok());
   EXPECT_NE(g.error().find("cannot open"), std::string::npos) << g.error();
+}
+
+// Issue 45: the bound (2^53) holds for every generation the file holds or the lease covers: a
+// ceiling stops at it, nothing beyond it is stored, covered or read as a floor, and each refusal
+// names INV-4.
+TEST_F(MirrorGeneration, NothingBeyondTheBoundIsStoredCoveredOrLoaded) {
+  constexpr uint64_t kBound = 1ull << 53;
+  std::string e = store_generation(file, kBound + 1);
+  EXPECT_NE(e.find("INV-4"), std::string::npos) << e;
+  EXPECT_NE(e.find("2^53"), std::string::npos) << e;
+  EXPECT_FALSE(fs::exists(file)) << "nothing stored";
+  ASSERT_EQ(store_generation(file, kBound - 10), "");
+  auto lease = GenerationLease::open(file, 1024);
+  ASSERT_TRUE(lease.ok()) << lease.error();
+  ASSERT_EQ(lease->cover(kBound - 5), "");
+  EXPECT_EQ(lease->durable(), kBound) << "the ceiling stops at the bound (was " << kBound - 5 + 1023 << ")";
+  EXPECT_EQ(load_generation(file).value(), kBound);
+  EXPECT_EQ(lease->keep_ahead(kBound - 4, 256), "") << "the bound is as far ahead as a ceiling goes";
+  EXPECT_EQ(lease->durable(), kBound);
+  EXPECT_EQ(lease->cover(kBound), "") << "the last generation is usable";
+  e = lease->cover(kBound + 1);
+  EXPECT_NE(e.find("INV-4"), std::string::npos) << e;
+  auto g = lease->next();
+  ASSERT_FALSE(g.ok()) << "handed out " << g.value() << " beyond the bound";
+  EXPECT_NE(g.error().find("2^53"), std::string::npos) << g.error();
+  EXPECT_EQ(load_generation(file).value(), kBound) << "the refusals stored nothing";
+  // A file beyond the bound (written by hand, or by an older build) is refused when read.
+  fs::remove(file);
+  const std::string body = "c2c-generation v1 " + std::to_string(kBound + 5);
+  char sum[17];
+  std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(fnv1a64(body)));
+  write_raw(body + " " + sum + "\n");
+  auto loaded = load_generation(file);
+  ASSERT_FALSE(loaded.ok()) << "read " << loaded.value();
+  EXPECT_NE(loaded.error().find("INV-4"), std::string::npos) << loaded.error();
+  EXPECT_FALSE(GenerationLease::open(file).ok());
 }
 
 TEST_F(MirrorGeneration, ZeroLeaseIsRefused) { EXPECT_FALSE(GenerationLease::open(file, 0).ok()); }

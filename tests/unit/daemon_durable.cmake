@@ -1,0 +1,20 @@
+# Part `daemon`, its durable layer (issue 45): the state file, the state log, their loader, the
+# generation guard, compiled from their sources against core + codec + mirror (no gRPC), so that
+# tests/mutants/mirror_run seeds bugs in them cheaply. The crash-consistency test (every state a
+# power loss could leave, through host/file_ops.hpp) and the generation guard's bound.
+if(TARGET c2c_mirror AND TARGET c2c_codec)
+  find_package(spdlog REQUIRED)
+  find_package(ZLIB REQUIRED)
+  add_executable(daemon_durable_tests ${CMAKE_CURRENT_LIST_DIR}/daemon_crash_consistency_test.cpp
+                                      ${CMAKE_CURRENT_LIST_DIR}/daemon_generation_guard_test.cpp
+                                      ${CMAKE_CURRENT_LIST_DIR}/daemon_state_file_bounds_test.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/durable_state.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/durable_load.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/state_log.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/generation_guard.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/intents.cpp)
+  target_include_directories(daemon_durable_tests PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_LIST_DIR})
+  target_link_libraries(daemon_durable_tests PRIVATE c2c_mirror c2c_codec spdlog::spdlog ZLIB::ZLIB GTest::gtest_main)
+  c2c_warnings(daemon_durable_tests)
+  gtest_discover_tests(daemon_durable_tests TEST_PREFIX "daemon." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 60)
+endif()
