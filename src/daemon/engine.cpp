@@ -974,6 +974,10 @@ void Engine::readback(bool full) {
       metrics_.add_drift(static_cast<double>(drift));
       spdlog::warn("policy map drifted from what was written ({} entries): re-observing and fixing (INV-5)", drift);
       core_.apply(BpfObserved{r->entries});
+      // At once, not at the repair's settle: an entry the map lost or changed is no longer read
+      // back, and its rewrite must be read back before its intent is APPLIED again (the recount
+      // after the rewrite would carry the old confirmation over; issue 45).
+      facts_.recount(core_);
       recount_ = true;
       turn_changed_ = true;  // the plan must run now to repair it
     } else {

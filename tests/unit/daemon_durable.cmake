@@ -5,16 +5,21 @@
 if(TARGET c2c_mirror AND TARGET c2c_codec)
   find_package(spdlog REQUIRED)
   find_package(ZLIB REQUIRED)
+  find_package(rapidcheck REQUIRED CONFIG)
   add_executable(daemon_durable_tests ${CMAKE_CURRENT_LIST_DIR}/daemon_crash_consistency_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_generation_guard_test.cpp
+                                      ${CMAKE_CURRENT_LIST_DIR}/daemon_node_state_model_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_state_file_bounds_test.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/durable_state.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/durable_load.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/state_log.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/generation_guard.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/intents.cpp)
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/intents.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/policy_facts.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/confirm_pass.cpp)
   target_include_directories(daemon_durable_tests PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_LIST_DIR})
-  target_link_libraries(daemon_durable_tests PRIVATE c2c_mirror c2c_codec spdlog::spdlog ZLIB::ZLIB GTest::gtest_main)
+  target_link_libraries(daemon_durable_tests PRIVATE c2c_mirror c2c_codec spdlog::spdlog ZLIB::ZLIB rapidcheck rapidcheck_gtest
+                                               GTest::gtest_main)
   c2c_warnings(daemon_durable_tests)
   gtest_discover_tests(daemon_durable_tests TEST_PREFIX "daemon." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 60)
 endif()
