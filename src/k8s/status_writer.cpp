@@ -92,7 +92,7 @@ std::set<std::string> StatusWriter::confirmed_gone(const json& status) {
   std::set<std::string> gone;
   for (const auto& n : candidates) {
     // Read after the object: a Node that exists now keeps its entry, however stale the cache.
-    HttpResult r = http_.get("/api/v1/nodes/" + url_encode(n), 30);
+    HttpResult r = http_.get("/api/v1/nodes/" + url_encode(n), options_.request_timeout_s);
     if (r.error.empty() && r.status == 404) gone.insert(n);
   }
   return gone;
@@ -108,7 +108,7 @@ StatusWriter::Result StatusWriter::write(const PolicyKey& key, const std::option
       obj = std::move(*read);
       read.reset();
     } else {
-      HttpResult r = http_.get(path, 30, &stop);
+      HttpResult r = http_.get(path, options_.request_timeout_s, &stop);
       if (r.error.empty() && r.status == 404) return Result::NotFound;
       if (!r.ok()) {
         notice_("error", "status " + who(key) + ": read: " + describe_failure(r));
@@ -126,7 +126,8 @@ StatusWriter::Result StatusWriter::write(const PolicyKey& key, const std::option
     if (next == status) return Result::Unchanged;
     // The resourceVersion read is the precondition: whoever wrote since makes this a 409.
     json body = {{"metadata", {{"resourceVersion", object_resource_version(obj)}}}, {"status", next}};
-    HttpResult r = http_.patch(path + "/status", body.dump(), "application/merge-patch+json");
+    HttpResult r =
+        http_.patch(path + "/status", body.dump(), "application/merge-patch+json", options_.request_timeout_s);
     if (r.error.empty() && r.status == 200) {
       ++stats_.writes;
       for (const auto& n : gone) {
@@ -156,7 +157,12 @@ StatusWriter::Result StatusWriter::write(const PolicyKey& key, const std::option
 }
 
 void StatusWriter::remember(const PolicyKey& key, const std::optional<NodeStatusEntry>& mine, Result r) {
-  if (r == Result::Failed) return;  // the next pass tries again
+  if (r == Result::Failed) {  // the next pass tries again, whatever written_ holds
+    ++stats_.failed;
+    unsettled_.insert(key);
+    return;
+  }
+  unsettled_.erase(key);
   if (r == Result::NotFound) absent_.insert(key);
   else absent_.erase(key);
   if (mine) written_[key] = *mine;
@@ -218,13 +224,15 @@ void StatusWriter::run(const std::atomic<bool>& stop) {
         std::set<PolicyKey> keys;
         for (const auto& [k, _] : desired) keys.insert(k);
         for (const auto& [k, _] : written_) keys.insert(k);
+        keys.insert(unsettled_.begin(), unsettled_.end());
         for (const auto& k : keys) {
           if (stop) break;
           auto d = desired.find(k);
           auto w = written_.find(k);
           std::optional<NodeStatusEntry> mine = d == desired.end() ? std::nullopt : std::optional(d->second);
-          if (mine && w != written_.end() && w->second == *mine) continue;  // already on the object
-          if (!mine && w == written_.end()) continue;
+          const bool unsettled = unsettled_.count(k) > 0;
+          if (!unsettled && mine && w != written_.end() && w->second == *mine) continue;  // already on the object
+          if (!unsettled && !mine && w == written_.end()) continue;
           if (absent_.count(k) && mine) {  // no object to write on; remember the change only
             written_[k] = *mine;
             continue;

@@ -40,12 +40,14 @@ struct StatusWriterOptions {
   int max_attempts = 5;                            // per write, 409s included
   std::chrono::milliseconds conflict_backoff{50};  // first wait after a 409, doubled per attempt
   ListWatchTiming node_watch;                      // the Node list+watch
+  long request_timeout_s = 30;                     // each GET and PATCH of an object
 };
 
 struct StatusWriterStats {
   std::atomic<int> writes{0};     // status patches answered 200
   std::atomic<int> conflicts{0};  // 409s (each re-read and retried)
   std::atomic<int> gave_up{0};    // writes that used every attempt (retried at the next pass)
+  std::atomic<int> failed{0};     // writes that failed or gave up (each retried at the next pass)
   std::atomic<int> pruned{0};     // entries of departed nodes removed
   std::atomic<int> sweeps{0};
 };
@@ -86,6 +88,11 @@ class StatusWriter {
   // The write loop's own view (one thread): what this node's entry is on each object.
   std::map<PolicyKey, NodeStatusEntry> written_;
   std::set<PolicyKey> absent_;  // not CRD objects (a policy applied by hand): nothing to write on
+  // Objects whose last write failed or gave up, in a pass or in a sweep: written again at the next
+  // pass whatever written_ says (a sweep's write can fail where this node's entry is unchanged,
+  // e.g. when it was removed by someone else or a departed node's entry is pruned; without this
+  // it waited for the next resync).
+  std::set<PolicyKey> unsettled_;
 };
 
 }  // namespace c2c::k8s

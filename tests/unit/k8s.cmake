@@ -23,3 +23,16 @@ if(TARGET c2c_k8s_feed)
   c2c_warnings(k8s_feed_unit_tests)
   gtest_discover_tests(k8s_feed_unit_tests TEST_PREFIX "k8s." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 60)
 endif()
+
+# The status writer against a fake API server in the test process (cpp-httplib): 409s, timeouts
+# and refusals N times in a row, each retried at the next pass (issue 45).
+if(TARGET c2c_k8s_feed)
+  find_package(PkgConfig REQUIRED)
+  pkg_check_modules(C2C_TEST_HTTPLIB IMPORTED_TARGET cpp-httplib)
+  if(C2C_TEST_HTTPLIB_FOUND)
+    add_executable(k8s_status_writer_tests ${CMAKE_CURRENT_LIST_DIR}/k8s_status_writer_test.cpp)
+    target_link_libraries(k8s_status_writer_tests PRIVATE c2c_k8s_feed PkgConfig::C2C_TEST_HTTPLIB GTest::gtest_main)
+    c2c_warnings(k8s_status_writer_tests)
+    gtest_discover_tests(k8s_status_writer_tests TEST_PREFIX "k8s." DISCOVERY_TIMEOUT 30 PROPERTIES TIMEOUT 60)
+  endif()
+endif()
