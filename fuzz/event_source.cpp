@@ -1,8 +1,10 @@
 #include "fuzz/event_source.hpp"
 
+#include <algorithm>
 #include <array>
 #include <string>
 
+#include "boundary_hits.hpp"
 #include "core/core.hpp"
 
 namespace c2c::fuzz {
@@ -34,10 +36,23 @@ CpuSet cpus(const char* text) { return CpuSet::parse(text).value_or(CpuSet{}); }
 
 // Cpusets inside and outside each other's envelopes (node 0-7 or 0-15).
 const std::array<const char*, 8> kCpuLists = {"0-7", "0-3", "4-7", "2-5", "0-15", "8-15", "2", "0-1,6-7"};
+// The top bytes (issue 45) name sets in the upper words of the 256-CPU mask, the last word's
+// CPU 255 among them (on a node laid out over all four words; elsewhere they narrow to nothing).
+const std::array<const char*, 4> kWideCpuLists = {"248-255", "120-135", "60-67,250-255", "0-255"};
 std::optional<CpuSet> maybe_cpus(Bytes& b) {
   uint8_t v = b.u8();
   if (v % 3 == 0) return std::nullopt;  // unknown (the envelope falls back)
+  if (v >= 240) return cpus(kWideCpuLists[v % kWideCpuLists.size()]);
   return cpus(kCpuLists[(v / 3) % kCpuLists.size()]);
+}
+
+// A policy or claim generation: small (0: the next one / invalid), or for the top bytes one at the
+// bound (issue 45): 2^53 - 2, 2^53 - 1, 2^53 (the last; "the next one" after it is refused),
+// 2^53 + 1 (refused).
+int64_t generation(Bytes& b, unsigned small) {
+  const uint8_t v = b.u8();
+  if (v >= 250 && v <= 253) return kMaxGeneration - 252 + v;
+  return v % small;
 }
 
 const std::array<uint32_t, 4> kTids = {100, 101, 102, 103};
@@ -59,7 +74,12 @@ NodeInfo node(Bytes& b) {
   NodeInfo n;
   n.name = b.bit() ? "node-b" : "node-a";
   if (b.bit()) n.labels["zone"] = "a";
-  if (b.bit()) {
+  const uint8_t layout = b.u8();
+  if ((layout & 0x0eu) == 0x0eu) {  // every word of the mask, up to CPU 255 (issue 45)
+    n.cpus = cpus("0-255");
+    n.numa_cpus = {{0, cpus("0-127")}, {1, cpus("128-255")}};
+    n.pcie_root_cpus = {{"pci0", cpus("0-63")}, {"pci1", cpus("192-255")}};
+  } else if ((layout & 1u) != 0) {
     n.cpus = cpus("0-15");
     n.numa_cpus = {{0, cpus("0-7")}, {1, cpus("8-15")}};
     n.pcie_root_cpus = {{"pci0", cpus("0-7")}, {"pci1", cpus("8-15")}};
@@ -76,7 +96,7 @@ NodeInfo node(Bytes& b) {
 Claim claim(Bytes& b) {
   Claim c;
   c.uid = b.pick(kClaimUids);
-  c.generation = b.u8() % 5;  // 0 is invalid
+  c.generation = generation(b, 5);  // 0 is invalid
   c.node = b.pick(std::array<const char*, 3>{"node-a", "", "node-b"});
   const unsigned devices = b.u8() % 3;
   for (unsigned i = 0; i < devices; ++i) {
@@ -153,7 +173,7 @@ Task task(Bytes& b) {
 DraExecutionPolicy dra_policy(Bytes& b) {
   DraExecutionPolicy p;
   p.name = b.pick(kDraNames);
-  p.generation = b.u8() % 5;  // 0: the next one
+  p.generation = generation(b, 5);  // 0: the next one
   if (b.bit()) p.match_labels = {{"role", "decode"}};
   switch (b.u8() % 4) {
     case 0: p.resource_claims = {"gpu", "cpu"}; break;
@@ -199,7 +219,7 @@ NodeLabels node_labels(Bytes& b) {
 NodeSchedulingPolicy node_policy(Bytes& b) {
   NodeSchedulingPolicy p;
   p.name = b.pick(kNodePolicyNames);
-  p.generation = b.u8() % 5;
+  p.generation = generation(b, 5);
   switch (b.u8() % 4) {
     case 0: p.node_names = {"node-a"}; break;
     case 1: p.node_names = {"node-b"}; break;
@@ -324,9 +344,12 @@ Event next_event(Bytes& b, const Core& shadow) {
     case 19: {
       const uint64_t g = shadow.generation();
       // The generation file is written ahead of use, so it never lags G (a lagging one is an
-      // environment fault the core reports as INV-4: examples/violating/).
+      // environment fault the core reports as INV-4: examples/violating/). The top bytes put it at
+      // the bound (issue 45): 2^53 - 2 .. 2^53 (the last refused: no generation above it).
+      const uint8_t v = b.u8();
+      if (v >= 250 && v <= 252) return DaemonRestart{std::max<uint64_t>(g, kMaxGeneration - 252 + v)};
       const std::array<uint64_t, 3> persisted = {0, g, g + 3};
-      return DaemonRestart{b.pick(persisted)};
+      return DaemonRestart{persisted[v % persisted.size()]};
     }
     case 20: return SyncComplete{};
     case 21: return observed(b, shadow);
@@ -343,13 +366,15 @@ Event next_event(Bytes& b, const Core& shadow) {
 
 }  // namespace
 
-std::vector<Event> decode_events(const uint8_t* data, size_t size, size_t max_events) {
+std::vector<Event> decode_events(const uint8_t* data, size_t size, size_t max_events, testing::BoundaryHits* hits) {
   Bytes b(data, size);
   Core shadow;
   std::vector<Event> events;
   while (!b.done() && events.size() < max_events) {
     events.push_back(next_event(b, shadow));
-    shadow.apply(events.back());
+    if (hits) hits->before(events.back(), shadow);
+    const ApplyResult r = shadow.apply(events.back());
+    if (hits) hits->after(events.back(), r, shadow);
   }
   return events;
 }

@@ -10,6 +10,10 @@
 
 #include "core/events.hpp"
 
+namespace c2c::testing {
+class BoundaryHits;
+}
+
 namespace c2c::fuzz {
 
 inline constexpr size_t kMaxEvents = 64;
@@ -18,6 +22,8 @@ inline constexpr size_t kMaxEvents = 64;
 // as zero. Events whose parameters depend on the state (bpf_observed built from the desired
 // table, preview of the current generation, time that moves forward) are decoded against a
 // shadow core that applies every decoded event, so the result is still a function of the bytes.
-std::vector<Event> decode_events(const uint8_t* data, size_t size, size_t max_events = kMaxEvents);
+// `hits`, when given, counts the boundaries the decoded events reach (tests/property/boundary_hits.hpp).
+std::vector<Event> decode_events(const uint8_t* data, size_t size, size_t max_events = kMaxEvents,
+                                 testing::BoundaryHits* hits = nullptr);
 
 }  // namespace c2c::fuzz

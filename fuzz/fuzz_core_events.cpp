@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "boundary_hits.hpp"
 #include "fuzz/checked_run.hpp"
 #include "fuzz/event_source.hpp"
 #include "fuzz/harness_support.hpp"
@@ -21,8 +22,21 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   return 0;
 }
 
+namespace {
+// The boundaries the corpus reaches (issue 45), reported by the replay driver at the end.
+c2c::testing::BoundaryHits g_hits;
+}  // namespace
+
+// Called by replay_main.cpp after the corpus: prints the hits; non-zero when one was never hit.
+extern "C" int c2c_fuzz_replay_summary() {
+  std::printf("fuzz_core_events: %s\n", g_hits.to_string().c_str());
+  const auto missed = g_hits.missed();
+  for (const auto& m : missed) std::fprintf(stderr, "fuzz_core_events: boundary never hit by the corpus: %s\n", m.c_str());
+  return missed.empty() ? 0 : 1;
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const std::vector<c2c::Event> events = c2c::fuzz::decode_events(data, size);
+  const std::vector<c2c::Event> events = c2c::fuzz::decode_events(data, size, c2c::fuzz::kMaxEvents, &g_hits);
   const auto failure = c2c::fuzz::run_checked(events);
   if (!failure) return 0;
   std::fprintf(stderr, "fuzz_core_events: %s violated at step %zu (%s): %s\n", failure->invariant.c_str(),

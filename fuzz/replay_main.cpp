@@ -15,6 +15,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 // Optional, as under libFuzzer: a harness that defines it is initialized once before the inputs.
 extern "C" __attribute__((weak)) int LLVMFuzzerInitialize(int* argc, char*** argv);
+// Optional: a harness's summary of the whole corpus (fuzz_core_events: the boundaries it reached,
+// issue 45); non-zero fails the replay.
+extern "C" __attribute__((weak)) int c2c_fuzz_replay_summary();
 
 int main(int argc, char** argv) {
   namespace fs = std::filesystem;
@@ -52,5 +55,5 @@ int main(int argc, char** argv) {
   }
   c2c::fuzz::g_current_input = nullptr;
   std::printf("replayed %zu inputs, every check held\n", inputs.size());
-  return 0;
+  return c2c_fuzz_replay_summary != nullptr ? c2c_fuzz_replay_summary() : 0;
 }

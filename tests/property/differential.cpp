@@ -48,9 +48,11 @@ std::string Coverage::to_string() const {
      << "\n  plan ops: add " << ops_add << ", update " << ops_update << " (tid reuse "
      << ops_tid_reuse << "), delete " << ops_delete << " (claim deallocated " << deletes_inv1
      << "), deferred " << deferred_deletes << "\n  stale task events ignored "
-     << stale_task_events << ", older-generation inputs ignored " << old_generation_inputs;
+     << stale_task_events << ", older-generation inputs ignored " << old_generation_inputs << "\n  " << boundaries.to_string();
   return os.str();
 }
+
+
 
 namespace {
 void count(const Event& e, const naive::Outcome& o, uint64_t g_before, const std::map<uint32_t, naive::Entry>& before,
@@ -98,11 +100,13 @@ std::optional<std::string> Differential::step(const Event& e) {
   std::ostringstream os;
   const std::string before = core_.digest();
   const StepContext ctx = core_.step_context(e);
+  coverage().boundaries.before(e, core_);
   const ApplyResult r = core_.apply(e);
   const uint64_t g_before = model_.generation();
   const auto desired_before = model_.desired();
   const naive::Outcome o = model_.apply(e);
   count(e, o, g_before, desired_before, model_);
+  coverage().boundaries.after(e, r, core_);
 
   if (!same(r.status, o.status)) {
     os << "status: core " << status_text(r.status) << " (" << r.field << " " << r.message

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "boundary_hits.hpp"
 #include "core/core.hpp"
 #include "incremental.hpp"
 #include "naive_model.hpp"
@@ -22,6 +23,8 @@ struct Coverage {
   size_t boosted_entries = 0, lease_renewals = 0, generation_bumps = 0;
   size_t ops_add = 0, ops_update = 0, ops_tid_reuse = 0, ops_delete = 0, deletes_inv1 = 0;
   size_t deferred_deletes = 0, restarts = 0, stale_task_events = 0, old_generation_inputs = 0;
+  // The boundaries the generator aims at (issue 45, boundary_hits.hpp), counted from the core.
+  testing::BoundaryHits boundaries;
   std::string to_string() const;
 };
 Coverage& coverage();

@@ -70,10 +70,14 @@ std::map<uint32_t, std::string> table_of(const Core& c) {
 }
 
 RC_GTEST_PROP(RestartCompleteness, RestartRebuildsEverythingStillValid, ()) {
-  const std::vector<Step> steps = *gen_trace();
+  std::vector<Step> steps = *gen_trace();
+  if (*rc::gen::inRange<uint8_t>(0, 4) == 0) {  // a quarter of the traces start in a DRA world
+    auto world = dra_world_steps();
+    steps.insert(steps.begin(), world.begin(), world.end());
+  }
   const uint8_t order = *rc::gen::arbitrary<uint8_t>();
   Differential run(naive::Options{explore_open_findings()});
-  auto failure = run.step(initial_node_event(*rc::gen::inRange<uint8_t>(0, 5)));
+  auto failure = run.step(initial_node_event(*rc::gen::inRange<uint8_t>(0, 8)));
   for (size_t i = 0; !failure && i < steps.size(); ++i) failure = run.step(concretize(steps[i], run.model()));
   // A trace the differential already rejects is property.core_vs_naive's business.
   RC_PRE(!failure.has_value());
@@ -93,6 +97,9 @@ RC_GTEST_PROP(RestartCompleteness, RestartRebuildsEverythingStillValid, ()) {
     after.push_back(ClaimAllocated{ghost});
   }
   after.push_back(SyncComplete{});
+  // Near the generation bound the restart and the re-observation are refused (issue 45: the
+  // node's generations are exhausted, core_vs_naive checks that); completeness needs room.
+  RC_PRE(run.model().generation() + after.size() + 2 < static_cast<uint64_t>(kMaxGeneration));
   for (size_t i = 0; !failure && i < after.size(); ++i) failure = run.step(after[i]);
   if (failure) RC_FAIL(*failure + "trace:\n" + run.trace_jsonl());
   for (const auto& [uid, g] : tombstones)

@@ -25,6 +25,7 @@ const char* const kNodeRegex[] = {"^EngineCore(_DP[0-9]+)?$", "EngineCore", "pyt
 const char* const kTitles[] = {"", "VLLM::EngineCore_DP0", "VLLM::EngineCore_DP1", "VLLM::Worker_TP0", "python3 -m vllm"};
 const char* const kProcessRegex[] = {"", "^VLLM::EngineCore", "_DP1$", "", "^VLLM::"};
 constexpr Nanos kSec = 1'000'000'000ull;
+constexpr int64_t kGenerationBound = kMaxGeneration;  // 2^53 (spec/state-machine.md, "Bounds")
 
 // The universe is written with CPUs 0-7; a trace runs on one of these layouts of them, so that the
 // upper words of the 256-bit set are exercised too: sets that straddle a 64-bit word (60-67,
@@ -61,8 +62,11 @@ std::optional<CpuSet> pick_cpuset(uint8_t v, std::initializer_list<const char*> 
 }
 
 // Generation for an upsert, relative to the high-water mark: mostly the next one, sometimes the
-// same (duplicate or illegal change), an older one, a jump, or 0 ("the next one" for policies).
+// same (duplicate or illegal change), an older one, a jump, or 0 ("the next one" for policies);
+// 4 times in 64 one at the bound (issue 45): 2^53 - 1, 2^53 (the last: "the next one" after it is
+// refused) or, twice, 2^53 + 1 (refused).
 int64_t pick_generation(uint8_t v, int64_t hwm) {
+  if (v >= 60) return kGenerationBound - 1 + std::min(v - 60, 2);
   switch (v % 7) {
     case 0: case 1: case 2: return hwm + 1;
     case 3: return hwm;
@@ -318,6 +322,9 @@ std::vector<ActualEntry> make_observed(const Step& s, const naive::NaiveModel& m
   garbage.preferred = garbage.allowed;
   garbage.tgid = 1;
   garbage.flags = kFlagAllowedCpus;
+  // Now and then at the node's own generation (near the bound after a restart there: an entry at
+  // exactly 2^53 leaves a restart no generation, issue 45).
+  if (s.p[3] % 8 == 7) garbage.generation = m.generation();
   if (mode == 1) {  // a foreign entry on a tid that may or may not be a live task's
     const uint32_t tid = s.p[1] % 2 == 0 ? 99u : 1 + s.p[1] % kTids;
     auto it = std::find_if(out.begin(), out.end(), [&](const ActualEntry& a) { return a.tid == tid; });
@@ -367,6 +374,7 @@ rc::Gen<Step> gen_step() {
       {4, K::DraUpsert},   {3, K::NodeUpsert},    {1, K::PolicyDelete}, {2, K::Preview},
       {3, K::TimeAdvance}, {1, K::Restart},       {2, K::SyncComplete}, {2, K::BpfObserved},
       {4, K::BpfSynced},   {1, K::NodeInfo},      {3, K::TaskRoleSet},   {2, K::NodeLabels},
+      {2, K::PodRebound},
   });
   auto params = rc::gen::container<std::array<uint8_t, 8>>(rc::gen::inRange<uint8_t>(0, 64));
   return rc::gen::map(rc::gen::pair(kind, params), [](const std::pair<StepKind, std::array<uint8_t, 8>>& kp) {
@@ -376,7 +384,23 @@ rc::Gen<Step> gen_step() {
 
 rc::Gen<std::vector<Step>> gen_trace() { return rc::gen::container<std::vector<Step>>(gen_step()); }
 
-Event initial_node_event(uint8_t layout) { return NodeInfoEvent{make_node(0, 0, 0, 0, layout % kLayouts)}; }
+// A DRA world in four steps (the generator's own makers, fixed parameters): CPU claim c1 on this
+// node with CPUs 6-7, pod p0 (cpuset 4-7) holding it, DRAExecutionPolicy dra-a respecting the
+// allocated cpuset for EngineCore threads, and such a thread in p0. Its entry's allowed set is an
+// intersection (envelope & allocated CPUs), in the mask's last word on the layouts that reach it:
+// the random steps alone build this chain rarely (issue 45: a bug in the last word's intersection
+// was missed by whole runs).
+std::vector<Step> dra_world_steps() {
+  return {Step{StepKind::ClaimAllocated, {1, 0, 0, 1, 0, 2, 7, 0}}, Step{StepKind::PodBound, {0, 0, 0, 0, 3, 0, 0, 2}},
+          Step{StepKind::DraUpsert, {0, 0, 1, 2, 0, 2, 1, 1}}, Step{StepKind::TaskSeen, {0, 0, 0, 0, 0, 0, 0, 1}}};
+}
+
+// Draws 0-7: the layouts that reach the mask's last word (3: up to CPU 255; 4: spread over all
+// four words) twice as often as the others, so that a bug there shows in every run (issue 45).
+Event initial_node_event(uint8_t draw) {
+  static constexpr unsigned kDrawn[] = {0, 1, 2, 3, 4, 3, 4, 3};
+  return NodeInfoEvent{make_node(0, 0, 0, 0, kDrawn[draw % 8])};
+}
 
 Event concretize(const Step& s, const naive::NaiveModel& m) {
   switch (s.kind) {
@@ -406,6 +430,16 @@ Event concretize(const Step& s, const naive::NaiveModel& m) {
     }
     case StepKind::PodBound: return PodBound{make_pod(s, m)};
     case StepKind::PodRemoved: return PodRemoved{kPods[s.p[0] % 3]};
+    case StepKind::PodRebound: {
+      // A live pod bound again to its other cgroup, everything else unchanged (issue 45: a pod
+      // rebound to another cgroup must leave the tasks of the old one). No live pod: a new one.
+      const unsigned i = s.p[0] % 3;
+      auto it = m.pods().find(kPods[i]);
+      if (it == m.pods().end()) return PodBound{make_pod(s, m)};
+      Pod p = it->second;
+      p.cgroup = p.cgroup == kPodCgroups[i][0] ? kPodCgroups[i][1] : kPodCgroups[i][0];
+      return PodBound{p};
+    }
     case StepKind::DraUpsert: return DraPolicyUpsert{make_dra(s, m)};
     case StepKind::NodeUpsert: return NodePolicyUpsert{make_node_policy(s, m)};
     case StepKind::PolicyDelete:
@@ -431,6 +465,14 @@ Event concretize(const Step& s, const naive::NaiveModel& m) {
     }
     case StepKind::Restart: {
       const uint64_t g = m.generation();
+      // One restart in six near the bound (issue 45): the generation file at 2^53 - 2 .. 2^53 + 1
+      // (the last is refused as input; 2^53 leaves no generation above it and is refused too), so
+      // that G reaches 2^53 within a few changes and every later change is refused.
+      if (s.p[0] % 6 == 5) {
+        uint64_t persisted = static_cast<uint64_t>(kGenerationBound) - 2 + s.p[1] % 4;
+        if (persisted < g && !explore_open_findings()) persisted = g;  // never lagging (open finding)
+        return DaemonRestart{persisted};
+      }
       switch (s.p[0] % 4) {
         case 0: return DaemonRestart{0};
         case 1: {  // the generation file lags behind
