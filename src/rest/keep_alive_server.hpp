@@ -24,10 +24,10 @@
 
 #include <httplib.h>
 
+#include "rest/connection_gate.hpp"
+
 #include <chrono>
 #include <functional>
-#include <map>
-#include <mutex>
 #include <string>
 
 namespace c2c::rest {
@@ -38,23 +38,6 @@ struct ConnectionLimits {
   size_t max_header_bytes = 16 * 1024;              // --max-header-bytes
   size_t max_connections = 64;                      // --max-connections
   size_t max_connections_per_client = 8;            // --max-connections-per-client
-};
-
-// Who is being served, by client address: admission under the two connection limits. Pure
-// bookkeeping (no sockets), unit-tested.
-class ConnectionGate {
- public:
-  enum class Admit : uint8_t { Ok, OverClientLimit, OverTotalLimit };
-  ConnectionGate(size_t max_total, size_t max_per_client) : max_total_(max_total), max_per_client_(max_per_client) {}
-  Admit enter(const std::string& client);
-  void leave(const std::string& client);
-  size_t total() const;
-
- private:
-  mutable std::mutex mu_;
-  std::map<std::string, size_t> by_client_;
-  size_t total_ = 0;
-  size_t max_total_, max_per_client_;
 };
 
 class KeepAliveServer : public httplib::Server {

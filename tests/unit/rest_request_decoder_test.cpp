@@ -3,6 +3,7 @@
 // and the route table the fuzz harness drives (issue 42).
 #include <gtest/gtest.h>
 
+#include "rest/connection_gate.hpp"
 #include "rest/request_decoder.hpp"
 
 namespace c2c::rest {
@@ -119,6 +120,27 @@ TEST(RestRequestDecoder, RoutesQueriesAndHeaders) {
   EXPECT_EQ(std::get<RequestError>(decode_request(none, {}, "alice")).status, 404);
   HttpRequest health{"GET", "/health", {}, {}, ""};
   EXPECT_EQ(std::get<TypedRequest>(decode_request(health, {}, "alice")).route, Route::Health);
+}
+
+// --max-connections-per-client and --max-connections (keep_alive_server.cpp admits through it).
+TEST(RestConnectionGate, PerClientAndTotalLimits) {
+  ConnectionGate g(/*max_total=*/5, /*max_per_client=*/2);
+  using A = ConnectionGate::Admit;
+  EXPECT_EQ(g.enter("127.0.0.2"), A::Ok);
+  EXPECT_EQ(g.enter("127.0.0.2"), A::Ok);
+  EXPECT_EQ(g.enter("127.0.0.2"), A::OverClientLimit);  // a third from the same address
+  EXPECT_EQ(g.enter("127.0.0.3"), A::Ok);
+  EXPECT_EQ(g.enter("127.0.0.3"), A::Ok);
+  EXPECT_EQ(g.enter("127.0.0.4"), A::Ok);
+  EXPECT_EQ(g.enter("127.0.0.5"), A::OverTotalLimit);   // the sixth in all
+  EXPECT_EQ(g.total(), 5u);
+  g.leave("127.0.0.2");
+  EXPECT_EQ(g.enter("127.0.0.2"), A::Ok);  // its slot is free again
+  EXPECT_EQ(g.enter("127.0.0.5"), A::OverTotalLimit);
+  g.leave("127.0.0.4");
+  EXPECT_EQ(g.enter("127.0.0.5"), A::Ok);
+  g.leave("unknown");  // never admitted: nothing to release
+  EXPECT_EQ(g.total(), 5u);
 }
 
 }  // namespace
