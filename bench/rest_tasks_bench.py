@@ -53,6 +53,8 @@ def run(port, clients, requests):
             mine.append(time.perf_counter() - t0)
             if r.status != 200:
                 errors.append(r.status)
+            if r.getheader("Connection", "").lower() == "close":
+                c.close()  # refused and closed: the next request opens a new connection
         c.close()
         with lock:
             lat.extend(mine)
@@ -77,7 +79,10 @@ def main():
     metrics_port = free_port()
     env = RestEnv(os.path.join(a.build, "src/daemon/claim2cored"), os.path.join(a.build, "src/rest/claim2core-rest"),
                   os.path.join(a.build, "src/cli/c2c-fake-vllm"), tag="rest-tasks-bench",
-                  daemon_args=["--metrics-address", f"127.0.0.1:{metrics_port}"])
+                  daemon_args=["--metrics-address", f"127.0.0.1:{metrics_port}"],
+                  # every client comes from 127.0.0.1: the per-address limit (16) would refuse
+                  # the 17th; this measures the daemon calls, not that limit
+                  gateway_args=["--max-connections-per-client", "64", "--max-connections", "64", "--worker-threads", "68"])
     try:
         env.start()
         for i in range(a.policies):
@@ -113,7 +118,7 @@ def main():
                 results[name] = (r[0] + lat, r[1] + errors, r[2] + wall, r[3] + p1 - p0, r[4] + l1 - l0)
         for name, (lat, errors, wall, previews, lists) in results.items():
             n = len(lat)
-            print(f"{name:6}: {n} requests, {len(errors)} errors, p50 {pct(lat, 50) * 1000:.1f} ms, "
+            print(f"{name:6}: {n} requests, {len(errors)} errors {sorted(set(errors))}, p50 {pct(lat, 50) * 1000:.1f} ms, "
                   f"p99 {pct(lat, 99) * 1000:.1f} ms, max {max(lat) * 1000:.1f} ms, {n / wall:.1f} req/s; "
                   f"daemon calls per request: Preview {previews / n:.1f}, ListTasks {lists / n:.1f}")
         print(f"load average after: {os.getloadavg()[0]:.2f}")

@@ -214,6 +214,10 @@ KeepAliveServer::KeepAliveServer(ConnectionLimits limits, Refused on_refusal, st
       on_connections_(std::move(on_connections)),
       gate_(limits.max_connections, limits.max_connections_per_client) {}
 
+void KeepAliveServer::set_listen_backlog(int n) {
+  if (svr_sock_ != INVALID_SOCKET) ::listen(svr_sock_, n);
+}
+
 void KeepAliveServer::head_received() {
   if (t_stream) t_stream->head_received();
 }

@@ -37,7 +37,7 @@ struct ConnectionLimits {
   std::chrono::milliseconds body_timeout{30000};    // --body-timeout-ms
   size_t max_header_bytes = 16 * 1024;              // --max-header-bytes
   size_t max_connections = 64;                      // --max-connections
-  size_t max_connections_per_client = 8;            // --max-connections-per-client
+  size_t max_connections_per_client = 16;           // --max-connections-per-client
 };
 
 class KeepAliveServer : public httplib::Server {
@@ -47,6 +47,10 @@ class KeepAliveServer : public httplib::Server {
   // Called by the pre-routing handler once httplib has read the request head: from here the
   // connection's reads are bounded by the body deadline. A no-op outside this server's workers.
   static void head_received();
+  // httplib 0.11 listens with a backlog of 5: 32 clients connecting at once had SYNs dropped and
+  // retried a second later (the p99 of bench/rest_tasks_bench.py was 1.05 s). Call after
+  // bind_to_port(): listen(2) again on the bound socket sets the new backlog.
+  void set_listen_backlog(int n);
 
  private:
   bool process_and_close_socket(socket_t sock) override;

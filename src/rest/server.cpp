@@ -253,11 +253,12 @@ int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions&
   std::signal(SIGINT, on_signal);
   std::cerr << "claim2core-rest: listening on " << (o.tls_cert.empty() ? "http" : "https") << "://" << o.host
             << ":" << o.port << "\n";
-  if (!svr->listen(o.host.c_str(), o.port)) {
+  if (!svr->bind_to_port(o.host, o.port)) {
     std::cerr << "claim2core-rest: cannot listen on " << o.host << ":" << o.port << "\n";
     return 1;
   }
-  return 0;
+  if (auto* ka = dynamic_cast<KeepAliveServer*>(svr.get())) ka->set_listen_backlog(static_cast<int>(o.limits.max_connections));
+  return svr->listen_after_bind() ? 0 : 1;
 }
 
 }  // namespace c2c::rest
