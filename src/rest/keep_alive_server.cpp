@@ -173,6 +173,8 @@ class ConnectionStream final : public httplib::Stream {
 // The stream this worker thread serves now (head_received() reaches it from the pre-routing
 // handler, which httplib calls on the same thread once the head is read).
 thread_local ConnectionStream* t_stream = nullptr;
+thread_local ConnectionGate* t_gate = nullptr;
+thread_local uint64_t t_gate_id = 0;
 
 // A reply written straight to the socket, for a connection refused before httplib reads it (or
 // whose head came too late): best effort, never blocking, then the connection is closed.
@@ -212,7 +214,20 @@ KeepAliveServer::KeepAliveServer(ConnectionLimits limits, Refused on_refusal, st
     : limits_(limits),
       on_refusal_(std::move(on_refusal)),
       on_connections_(std::move(on_connections)),
-      gate_(limits.max_connections, limits.max_connections_per_client) {}
+      gate_(limits.max_connections, limits.max_connections_per_client, [this](int fd, ConnectionGate::Admit why) {
+        // A pending connection makes room for a new one (connection_gate.hpp says why): told so,
+        // and shut down; its worker sees the end of the stream and closes it.
+        const bool per_client = why == ConnectionGate::Admit::OverClientLimit;
+        if (on_refusal_) on_refusal_(per_client ? "connections-per-client" : "connections-total");
+        std::string msg = per_client ? "closed for a newer connection from the same address (at most " +
+                                           std::to_string(limits_.max_connections_per_client) +
+                                           " a client, --max-connections-per-client)"
+                                     : "closed for a newer connection (at most " +
+                                           std::to_string(limits_.max_connections) + ", --max-connections)";
+        refuse_raw(fd, per_client ? 429 : 503, per_client ? "Too Many Requests" : "Service Unavailable", msg,
+                   std::chrono::milliseconds(0));
+        ::shutdown(fd, SHUT_RDWR);
+      }) {}
 
 void KeepAliveServer::set_listen_backlog(int n) {
   if (svr_sock_ != INVALID_SOCKET) ::listen(svr_sock_, n);
@@ -220,6 +235,7 @@ void KeepAliveServer::set_listen_backlog(int n) {
 
 void KeepAliveServer::head_received() {
   if (t_stream) t_stream->head_received();
+  if (t_gate) t_gate->set_pending(t_gate_id, false);  // a request in hand is never evicted
 }
 
 bool KeepAliveServer::process_and_close_socket(socket_t sock) {
@@ -234,7 +250,8 @@ bool KeepAliveServer::process_and_close_socket(socket_t sock) {
     ::close(sock);
     return false;
   };
-  switch (gate_.enter(client)) {
+  const auto ticket = gate_.enter(client, sock);
+  switch (ticket.admit) {
     case ConnectionGate::Admit::OverClientLimit:
       return refuse("connections-per-client", 429, "Too Many Requests",
                     "too many connections from " + client + " (at most " +
@@ -249,6 +266,8 @@ bool KeepAliveServer::process_and_close_socket(socket_t sock) {
   ConnectionStream strm(sock, to_duration(read_timeout_sec_, read_timeout_usec_),
                         to_duration(write_timeout_sec_, write_timeout_usec_), limits_);
   t_stream = &strm;
+  t_gate = &gate_;
+  t_gate_id = ticket.id;
   const auto idle = std::chrono::microseconds(std::chrono::seconds(keep_alive_timeout_sec_));
   auto stopped = [this] { return svr_sock_ == INVALID_SOCKET; };
   bool ret = false;
@@ -286,9 +305,11 @@ bool KeepAliveServer::process_and_close_socket(socket_t sock) {
     }
     if (!ret || closed) break;
     by = Clock::time_point::max();
+    gate_.set_pending(ticket.id, true);  // idle until the next request: may make room for others
   }
   t_stream = nullptr;
-  gate_.leave(client);
+  t_gate = nullptr;
+  gate_.leave(ticket.id);
   if (on_connections_) on_connections_(-1);
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);

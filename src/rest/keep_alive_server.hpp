@@ -16,7 +16,10 @@
 //     request), and be at most `max_header_bytes`; the body within `body_timeout` of the head;
 //     a late head is answered 408 and the connection closed;
 //   * at most `max_connections_per_client` connections from one client address and
-//     `max_connections` in all are served at once; one more is answered 429 / 503 and closed at once.
+//     `max_connections` in all are served at once; one more takes the place of the oldest one
+//     still waiting for a request head (which is answered 429 / 503 and closed), or, when every
+//     one has a request in hand, is itself answered 429 / 503 and closed at once
+//     (connection_gate.hpp says why).
 // The pool has more workers than `max_connections` (main.cpp checks it), so a worker is always
 // free to refuse a connection over the limits instead of leaving it queued behind slow clients.
 // TLS (httplib::SSLServer) keeps httplib's own loop and none of these bounds (src/rest/README.md).

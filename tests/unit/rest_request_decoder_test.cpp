@@ -3,6 +3,9 @@
 // and the route table the fuzz harness drives (issue 42).
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 #include "rest/connection_gate.hpp"
 #include "rest/request_decoder.hpp"
 
@@ -122,25 +125,43 @@ TEST(RestRequestDecoder, RoutesQueriesAndHeaders) {
   EXPECT_EQ(std::get<TypedRequest>(decode_request(health, {}, "alice")).route, Route::Health);
 }
 
-// --max-connections-per-client and --max-connections (keep_alive_server.cpp admits through it).
-TEST(RestConnectionGate, PerClientAndTotalLimits) {
-  ConnectionGate g(/*max_total=*/5, /*max_per_client=*/2);
+// --max-connections-per-client and --max-connections (keep_alive_server.cpp admits through it):
+// over a limit, the oldest connection still waiting for a request head makes room; when every one
+// has a request in hand, the new one is refused.
+TEST(RestConnectionGate, PerClientAndTotalLimitsEvictTheOldestPending) {
+  std::vector<std::pair<int, ConnectionGate::Admit>> evicted;
+  ConnectionGate g(/*max_total=*/4, /*max_per_client=*/2, [&](int fd, ConnectionGate::Admit why) {
+    evicted.emplace_back(fd, why);
+  });
   using A = ConnectionGate::Admit;
-  EXPECT_EQ(g.enter("127.0.0.2"), A::Ok);
-  EXPECT_EQ(g.enter("127.0.0.2"), A::Ok);
-  EXPECT_EQ(g.enter("127.0.0.2"), A::OverClientLimit);  // a third from the same address
-  EXPECT_EQ(g.enter("127.0.0.3"), A::Ok);
-  EXPECT_EQ(g.enter("127.0.0.3"), A::Ok);
-  EXPECT_EQ(g.enter("127.0.0.4"), A::Ok);
-  EXPECT_EQ(g.enter("127.0.0.5"), A::OverTotalLimit);   // the sixth in all
-  EXPECT_EQ(g.total(), 5u);
-  g.leave("127.0.0.2");
-  EXPECT_EQ(g.enter("127.0.0.2"), A::Ok);  // its slot is free again
-  EXPECT_EQ(g.enter("127.0.0.5"), A::OverTotalLimit);
-  g.leave("127.0.0.4");
-  EXPECT_EQ(g.enter("127.0.0.5"), A::Ok);
-  g.leave("unknown");  // never admitted: nothing to release
-  EXPECT_EQ(g.total(), 5u);
+  auto a1 = g.enter("127.0.0.1", 11);  // slow: stays pending
+  auto a2 = g.enter("127.0.0.1", 12);
+  ASSERT_EQ(a1.admit, A::Ok);
+  ASSERT_EQ(a2.admit, A::Ok);
+  auto a3 = g.enter("127.0.0.1", 13);  // the third from one address: 11, the oldest pending, goes
+  EXPECT_EQ(a3.admit, A::Ok);
+  ASSERT_EQ(evicted.size(), 1u);
+  EXPECT_EQ(evicted[0], std::make_pair(11, A::OverClientLimit));
+  g.leave(a1.id);  // its worker closes it later: nothing more to release
+  EXPECT_EQ(g.total(), 2u);
+  g.set_pending(a2.id, false);  // both of 127.0.0.1's have a request in hand now
+  g.set_pending(a3.id, false);
+  EXPECT_EQ(g.enter("127.0.0.1", 14).admit, A::OverClientLimit);  // nobody to evict: refused
+  EXPECT_EQ(evicted.size(), 1u);
+  auto b1 = g.enter("127.0.0.2", 21);
+  auto b2 = g.enter("127.0.0.3", 31);
+  EXPECT_EQ(g.total(), 4u);
+  auto c1 = g.enter("127.0.0.4", 41);  // the fifth in all: 21, the oldest pending of anyone, goes
+  EXPECT_EQ(c1.admit, A::Ok);
+  ASSERT_EQ(evicted.size(), 2u);
+  EXPECT_EQ(evicted[1], std::make_pair(21, A::OverTotalLimit));
+  g.set_pending(b2.id, false);
+  g.set_pending(c1.id, false);
+  EXPECT_EQ(g.enter("127.0.0.5", 51).admit, A::OverTotalLimit);  // all four active: refused
+  g.leave(a2.id);
+  EXPECT_EQ(g.enter("127.0.0.5", 51).admit, A::Ok);  // a place is free again
+  g.leave(b1.id);  // evicted earlier: a no-op
+  EXPECT_EQ(g.total(), 4u);
 }
 
 }  // namespace
