@@ -145,6 +145,13 @@ std::variant<json, JsonError> parse_json_body(std::string_view body, size_t max_
   if (!parsed) {
     std::string msg = first_error(errs);
     std::string key = duplicate_key(msg);
+    // A key spelled with escapes may decode to bytes that are not UTF-8 ("\udc00"): it cannot be
+    // echoed into a JSON reply, so it is described instead.
+    if (!key.empty() && first_invalid_utf8(key)) {
+      return JsonError{JsonRefusal::DuplicateKey, "<key>",
+                       "a key that is not UTF-8 (a lone surrogate escape) given twice in one object (" +
+                           msg.substr(0, msg.find(": ")) + ")"};
+    }
     if (!key.empty())
       return JsonError{JsonRefusal::DuplicateKey, key,
                        "given twice in one object (" + msg.substr(0, msg.find(": ")) + "); a key may appear once"};

@@ -46,6 +46,11 @@ TEST(RestJsonBody, DuplicateKeysAreRefusedNamingTheKey) {
   EXPECT_NE(e.message.find("column"), std::string::npos) << e.message;
   // Nested objects too; a key spelled with an escape is the same key.
   EXPECT_EQ(refused(R"({"nodeSelectors": [{"key": "a", "k\u0065y": "b"}]})").field, "key");
+  // A duplicate key that decodes to bytes that are not UTF-8 is described, not echoed.
+  auto bad = refused(R"({"\udc00": 1, "\udc00": 2})");
+  EXPECT_EQ(bad.kind, JsonRefusal::DuplicateKey);
+  EXPECT_EQ(first_invalid_utf8(bad.message), std::nullopt) << bad.message;
+  EXPECT_EQ(first_invalid_utf8(bad.field), std::nullopt);
   // The same key in two objects is fine.
   EXPECT_TRUE(std::holds_alternative<json>(parse_json_body(R"([{"key": 1}, {"key": 2}])", 32)));
 }
