@@ -187,7 +187,8 @@ try:
     deadline = time.time() + 15  # "applied" comes from the daemon's read-back of the pinned map (slower under load)
     while time.time() < deadline:
         s, b, _ = env.request("GET", "/api/v1/tasks")
-        held = [t for t in b["data"]["tasks"] if t["policyId"] == pid] if s == 200 else []
+        # (other processes on the host may run threads with these names too: ours only)
+        held = [t for t in b["data"]["tasks"] if t["policyId"] == pid and t["tid"] in env.engines] if s == 200 else []
         if held and all(t["applied"] for t in held):
             break
         time.sleep(0.2)
