@@ -81,6 +81,7 @@ struct TaskRow {
   // class, and the policies that match it too and lost ("<Kind>/<name> (rule)").
   std::string policy, role, strategy, execution_class;
   std::vector<std::string> outranked;
+  bool applied = false;  // the pinned map holds an entry for this task (core.actual(), same start)
 };
 
 struct Bindings {

@@ -430,6 +430,7 @@ grpc::ServerUnaryReactor* Service::ListTasks(Ctx* ctx, const Buf* in, Buf* out) 
              o->set_strategy(row.strategy);
              o->set_execution_class(row.execution_class);
              for (const auto& l : row.outranked) o->add_outranked(l);
+             o->set_applied(row.applied);
            }
          });
   return reactor;

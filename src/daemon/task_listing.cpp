@@ -64,6 +64,8 @@ std::vector<node::TaskRow> list_tasks(const Core& core, const TaskFilter& f) {
       row.execution_class = to_string(d.value.exec_class);
       if (auto c = conflict_of.find(t.key.tid); c != conflict_of.end())
         for (const auto& loser : c->second->losers) row.outranked.push_back(loser + " (" + c->second->rule + ")");
+      auto a = core.actual().find(t.key.tid);
+      row.applied = a != core.actual().end() && a->second.start == t.key.start;
     }
     out.push_back(std::move(row));
   }

@@ -63,6 +63,7 @@ TokenTable parse_token_file(const std::string& text) {
 }
 
 std::optional<std::string> token_file_problem(const struct stat& st) {
+  if (S_ISFIFO(st.st_mode)) return "is a FIFO, not a regular file";
   if (!S_ISREG(st.st_mode)) return "is not a regular file";
   if (st.st_uid != 0) return "is not owned by root (uid " + std::to_string(st.st_uid) + ")";
   if (st.st_mode & 077) {
@@ -74,26 +75,48 @@ std::optional<std::string> token_file_problem(const struct stat& st) {
 }
 
 TokenTable load_token_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) throw std::runtime_error("token file " + path + ": " + std::strerror(errno));
+  const std::string what = "token file " + path + " (--token-file)";
+  // O_NONBLOCK: opening a FIFO for reading blocks until a writer opens it, so a FIFO given here
+  // hung the start (issue 42); the open now returns at once and fstat refuses anything that is not
+  // a regular file (FIFO, device, socket, directory) before a byte is read. O_NOFOLLOW refuses a
+  // symlink. O_NOCTTY: a terminal given here must not become the gateway's.
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) throw std::runtime_error(what + ": " + std::strerror(errno));
   struct stat st{};
   if (::fstat(fd, &st) != 0) {
     int e = errno;
     ::close(fd);
-    throw std::runtime_error("token file " + path + ": " + std::strerror(e));
+    throw std::runtime_error(what + ": " + std::strerror(e));
   }
   if (auto p = token_file_problem(st)) {
     ::close(fd);
-    throw std::runtime_error("token file " + path + " " + *p);
+    throw std::runtime_error(what + " " + *p);
   }
   std::string text;
   char buf[4096];
-  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      text.append(buf, static_cast<size_t>(n));
+      if (text.size() > kMaxTokenFileBytes) {
+        ::close(fd);
+        throw std::runtime_error(what + " is larger than " + std::to_string(kMaxTokenFileBytes) + " bytes");
+      }
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      throw std::runtime_error(what + ": " + std::strerror(e));
+    }
+    break;
+  }
   ::close(fd);
   try {
     return parse_token_file(text);
   } catch (const std::invalid_argument& e) {
-    throw std::runtime_error("token file " + path + " " + e.what());
+    throw std::runtime_error(what + " " + e.what());
   }
 }
 

@@ -32,6 +32,8 @@ inline constexpr const char* kPermIntentDelete = "node_scheduling_intent.delete"
 const std::vector<std::string>& all_permissions();
 
 inline constexpr size_t kMinTokenLength = 16;
+// A token file is a few lines; one larger than this is refused rather than read into memory.
+inline constexpr size_t kMaxTokenFileBytes = 1 << 20;
 
 struct Token {
   std::string token;
@@ -48,7 +50,8 @@ struct TokenTable {
 TokenTable parse_token_file(const std::string& text);
 // Why a token file with this stat must not be used, or nullopt.
 std::optional<std::string> token_file_problem(const struct stat& st);
-// Opens (without following a symlink), checks and parses; throws std::runtime_error naming the path.
+// Opens (without following a symlink and without blocking: a FIFO is refused, not waited on),
+// checks and parses; throws std::runtime_error naming the flag and the path ("--token-file P ...").
 TokenTable load_token_file(const std::string& path);
 
 struct Principal {

@@ -13,6 +13,7 @@
 #include "rest/auth.hpp"
 #include "rest/envelope.hpp"
 #include "rest/policy_body.hpp"
+#include "rest/request_decoder.hpp"
 
 namespace c2c::rest {
 
@@ -20,7 +21,16 @@ struct GatewayOptions {
   std::chrono::milliseconds rpc_timeout{10000};
   std::function<std::string()> new_id;                           // a fresh 24-hex policy ID
   std::function<std::chrono::system_clock::time_point()> clock;  // for the envelopes' timestamp
+  DecodeLimits limits;                                           // --max-json-depth
+  // Called with the reason of every request the gateway refuses before calling the daemon
+  // ("auth", "body-depth", "body-duplicate-key", ...): claim2core_rest_refusals_total.
+  std::function<void(const std::string& reason)> on_refusal;
 };
+
+// A decoding refusal as the reply the original gives: a bad body is 400 "Invalid request body:
+// <field>: <why>" (the field omitted when the body as a whole is to blame); a missing ID is the
+// original's own sentence.
+Reply refusal_reply(const RequestError& e);
 
 class Gateway {
  public:
@@ -34,21 +44,22 @@ class Gateway {
   Reply list_intents(Auth a);
   Reply delete_intents(Auth a, const std::string& body);
   // query: "comm" (an RE2 on comm, as ListTasks), "policyId" (only the tasks that policy matches).
-  Reply list_tasks(Auth a, const std::map<std::string, std::string>& query);
+  Reply list_tasks(Auth a, const std::multimap<std::string, std::string>& query);
   Reply explain(Auth a, const std::string& tid);
   Reply preview(Auth a, const std::string& body);
   Reply health();
   Reply version();
   // The caller of the event stream (node_scheduling_intent.read), or the refusal.
   std::variant<Principal, Reply> authorize_events(Auth a) const;
+  // GET /metrics: node_scheduling_intent.read (the figures say how often and why callers are
+  // refused, which helps someone probing the limits; they are not public).
+  std::optional<Reply> authorize_metrics(Auth a) const;
+  const DecodeLimits& limits() const { return o_.limits; }
 
  private:
-  // An authorized caller and the request's JSON body, or the 401/403/400 reply.
-  struct Call {
-    Principal who;
-    json body;
-  };
-  std::variant<Call, Reply> start(Auth a, const std::string& permission, const std::string& body) const;
+  // The authorized caller, or the 401/403 reply (counted).
+  std::variant<Principal, Reply> caller(Auth a, const std::string& permission) const;
+  Reply refuse(const RequestError& e) const;
   std::unique_ptr<grpc::ClientContext> context() const;
   Reply ok(std::optional<json> data) const;
   // The caller's node policies by ID, or the failed RPC's reply.

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <string>
 
 namespace c2c::rest {
 namespace {
@@ -23,7 +25,8 @@ std::chrono::microseconds to_duration(time_t sec, time_t usec) {
 bool wait_for(int fd, short events, std::chrono::microseconds timeout) {
   const auto deadline = Clock::now() + timeout;
   for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    // Rounded up: a wait that ends before its deadline would read as "not yet expired".
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     pollfd p{fd, events, 0};
     int n = ::poll(&p, 1, static_cast<int>(std::max<std::chrono::milliseconds::rep>(0, left.count())));
     if (n > 0) return true;
@@ -53,20 +56,36 @@ void address_of(int fd, bool peer, std::string& ip, int& port) {
   ip = buf;
 }
 
+// How long a connection refused for a late head or body has its late bytes discarded before it is
+// closed (refuse_raw).
+constexpr std::chrono::milliseconds kLingerTime{300};
+
+// Why a connection's read failed on a deadline or a size limit (for the refusal count and the 408).
+enum class Expired : uint8_t { None, HeaderDeadline, HeaderTooLarge, BodyDeadline };
+
 // One connection's stream, kept across its requests. Reads are buffered because httplib reads the
-// request line and headers a byte at a time; timeouts are the server's read/write timeouts.
+// request line and headers a byte at a time; each read is bounded by the server's read timeout and
+// by the current request's deadline (head, then body); write timeouts are the server's.
 class ConnectionStream final : public httplib::Stream {
  public:
-  ConnectionStream(int fd, std::chrono::microseconds read_timeout, std::chrono::microseconds write_timeout)
-      : fd_(fd), read_timeout_(read_timeout), write_timeout_(write_timeout) {}
+  ConnectionStream(int fd, std::chrono::microseconds read_timeout, std::chrono::microseconds write_timeout,
+                   const ConnectionLimits& limits)
+      : fd_(fd), read_timeout_(read_timeout), write_timeout_(write_timeout), limits_(limits) {}
 
-  bool is_readable() const override { return off_ < len_ || wait_for(fd_, POLLIN, read_timeout_); }
+  bool is_readable() const override { return off_ < len_ || wait_for(fd_, POLLIN, read_wait()); }
   bool is_writable() const override { return wait_for(fd_, POLLOUT, write_timeout_); }
 
   ssize_t read(char* ptr, size_t size) override {
+    if (expired_ != Expired::None) return -1;
+    if (in_head_ && head_bytes_ >= limits_.max_header_bytes) return expire(Expired::HeaderTooLarge);
+    if (in_head_) size = std::min(size, limits_.max_header_bytes - head_bytes_);
     if (off_ < len_) return take(ptr, size);
-    if (!wait_for(fd_, POLLIN, read_timeout_)) return -1;
-    if (size >= sizeof(buf_)) return recv_retrying(ptr, size);
+    if (Clock::now() >= deadline_) return expire(in_head_ ? Expired::HeaderDeadline : Expired::BodyDeadline);
+    if (!wait_for(fd_, POLLIN, read_wait())) {
+      if (Clock::now() >= deadline_) return expire(in_head_ ? Expired::HeaderDeadline : Expired::BodyDeadline);
+      return -1;
+    }
+    if (size >= sizeof(buf_)) return count(recv_retrying(ptr, size));
     ssize_t n = recv_retrying(buf_, sizeof(buf_));
     if (n <= 0) return n;
     off_ = 0;
@@ -75,6 +94,8 @@ class ConnectionStream final : public httplib::Stream {
   }
 
   ssize_t write(const char* ptr, size_t size) override {
+    // Past a deadline or limit httplib would answer 400; process_and_close_socket answers 408/431.
+    if (expired_ != Expired::None) return -1;
     if (!wait_for(fd_, POLLOUT, write_timeout_)) return -1;
     for (;;) {
       ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
@@ -86,11 +107,12 @@ class ConnectionStream final : public httplib::Stream {
   void get_local_ip_and_port(std::string& ip, int& port) const override { address_of(fd_, false, ip, port); }
   socket_t socket() const override { return fd_; }
 
-  // The next request: already buffered, or readable within `idle`, checking `stopped` in between.
+  // The next request: already buffered, or readable within `idle` (and before `by`, the head
+  // deadline of a new connection), checking `stopped` in between.
   template <class Stopped>
-  bool next_request(std::chrono::microseconds idle, Stopped stopped) const {
+  bool next_request(std::chrono::microseconds idle, Clock::time_point by, Stopped stopped) const {
     if (off_ < len_) return true;
-    const auto deadline = Clock::now() + idle;
+    const auto deadline = std::min(Clock::now() + idle, by);
     while (!stopped()) {
       auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
       if (left.count() <= 0) return false;
@@ -98,13 +120,37 @@ class ConnectionStream final : public httplib::Stream {
     }
     return false;
   }
+  // A request begins: its head must be whole by `head_deadline`.
+  void begin_request(Clock::time_point head_deadline) {
+    in_head_ = true;
+    head_bytes_ = 0;
+    deadline_ = head_deadline;
+  }
+  // The head is read: the body has body_timeout from now.
+  void head_received() {
+    in_head_ = false;
+    deadline_ = Clock::now() + limits_.body_timeout;
+  }
+  Expired expired() const { return expired_; }
 
  private:
+  std::chrono::microseconds read_wait() const {
+    auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline_ - Clock::now());
+    return std::max(std::chrono::microseconds(0), std::min(read_timeout_, left));
+  }
+  ssize_t expire(Expired why) {
+    expired_ = why;
+    return -1;
+  }
+  ssize_t count(ssize_t n) {
+    if (n > 0 && in_head_) head_bytes_ += static_cast<size_t>(n);
+    return n;
+  }
   ssize_t take(char* ptr, size_t size) {
     size_t n = std::min(size, len_ - off_);
     std::memcpy(ptr, buf_ + off_, n);
     off_ += n;
-    return static_cast<ssize_t>(n);
+    return count(static_cast<ssize_t>(n));
   }
   ssize_t recv_retrying(char* ptr, size_t size) {
     for (;;) {
@@ -115,23 +161,156 @@ class ConnectionStream final : public httplib::Stream {
 
   int fd_;
   std::chrono::microseconds read_timeout_, write_timeout_;
+  const ConnectionLimits& limits_;
   char buf_[4096];
   size_t off_ = 0, len_ = 0;
+  bool in_head_ = true;
+  size_t head_bytes_ = 0;
+  Clock::time_point deadline_ = Clock::time_point::max();
+  Expired expired_ = Expired::None;
 };
+
+// The stream this worker thread serves now (head_received() reaches it from the pre-routing
+// handler, which httplib calls on the same thread once the head is read).
+thread_local ConnectionStream* t_stream = nullptr;
+thread_local ConnectionGate* t_gate = nullptr;
+thread_local uint64_t t_gate_id = 0;
+
+// A reply written straight to the socket, for a connection refused before httplib reads it (or
+// whose head came too late): best effort, never blocking, then the connection is closed.
+void refuse_raw(int fd, int status, const char* phrase, const std::string& message, std::chrono::milliseconds linger) {
+  std::string body = R"({"success":false,"error":")" + message + "\"}";
+  std::string head = "HTTP/1.1 " + std::to_string(status) + " " + phrase +
+                     "\r\nContent-Type: application/json\r\nConnection: close\r\nCache-Control: no-store\r\n"
+                     "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  std::string all = head + body;
+  (void)::send(fd, all.data(), all.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  // Closing a socket with unread bytes (the client still sending its head) makes the kernel send
+  // a reset, and the client may lose the reply before reading it. So: end our side, and discard
+  // what the client still sends for a moment (at most `linger` and 64 KiB) before closing. A
+  // connection refused over a connection limit lingers 0: only what already arrived is discarded,
+  // so a flood of them costs no worker time.
+  ::shutdown(fd, SHUT_WR);
+  const auto until = Clock::now() + linger;
+  char sink[4096];
+  for (size_t drained = 0; drained < 64 * 1024;) {
+    auto left = std::chrono::duration_cast<std::chrono::microseconds>(until - Clock::now());
+    if (left.count() > 0 && !wait_for(fd, POLLIN, left)) break;
+    ssize_t n = ::recv(fd, sink, sizeof sink, MSG_DONTWAIT);
+    if (n <= 0) break;
+    drained += static_cast<size_t>(n);
+  }
+}
+
+std::string seconds(std::chrono::milliseconds ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", static_cast<double>(ms.count()) / 1000.0);
+  return buf;
+}
 
 }  // namespace
 
+KeepAliveServer::KeepAliveServer(ConnectionLimits limits, Refused on_refusal, std::function<void(int)> on_connections)
+    : limits_(limits),
+      on_refusal_(std::move(on_refusal)),
+      on_connections_(std::move(on_connections)),
+      gate_(limits.max_connections, limits.max_connections_per_client, [this](int fd, ConnectionGate::Admit why) {
+        // A pending connection makes room for a new one (connection_gate.hpp says why): told so,
+        // and shut down; its worker sees the end of the stream and closes it.
+        const bool per_client = why == ConnectionGate::Admit::OverClientLimit;
+        if (on_refusal_) on_refusal_(per_client ? "connections-per-client" : "connections-total");
+        std::string msg = per_client ? "closed for a newer connection from the same address (at most " +
+                                           std::to_string(limits_.max_connections_per_client) +
+                                           " a client, --max-connections-per-client)"
+                                     : "closed for a newer connection (at most " +
+                                           std::to_string(limits_.max_connections) + ", --max-connections)";
+        refuse_raw(fd, per_client ? 429 : 503, per_client ? "Too Many Requests" : "Service Unavailable", msg,
+                   std::chrono::milliseconds(0));
+        ::shutdown(fd, SHUT_RDWR);
+      }) {}
+
+void KeepAliveServer::set_listen_backlog(int n) {
+  if (svr_sock_ != INVALID_SOCKET) ::listen(svr_sock_, n);
+}
+
+void KeepAliveServer::head_received() {
+  if (t_stream) t_stream->head_received();
+  if (t_gate) t_gate->set_pending(t_gate_id, false);  // a request in hand is never evicted
+}
+
 bool KeepAliveServer::process_and_close_socket(socket_t sock) {
+  const auto accepted = Clock::now();
+  std::string client;
+  int port = 0;
+  address_of(sock, true, client, port);
+  auto refuse = [&](const char* reason, int status, const char* phrase, const std::string& message) {
+    if (on_refusal_) on_refusal_(reason);
+    refuse_raw(sock, status, phrase, message, std::chrono::milliseconds(0));
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    return false;
+  };
+  const auto ticket = gate_.enter(client, sock);
+  switch (ticket.admit) {
+    case ConnectionGate::Admit::OverClientLimit:
+      return refuse("connections-per-client", 429, "Too Many Requests",
+                    "too many connections from " + client + " (at most " +
+                        std::to_string(limits_.max_connections_per_client) + ", --max-connections-per-client)");
+    case ConnectionGate::Admit::OverTotalLimit:
+      return refuse("connections-total", 503, "Service Unavailable",
+                    "too many connections (at most " + std::to_string(limits_.max_connections) +
+                        ", --max-connections)");
+    case ConnectionGate::Admit::Ok: break;
+  }
+  if (on_connections_) on_connections_(+1);
   ConnectionStream strm(sock, to_duration(read_timeout_sec_, read_timeout_usec_),
-                        to_duration(write_timeout_sec_, write_timeout_usec_));
+                        to_duration(write_timeout_sec_, write_timeout_usec_), limits_);
+  t_stream = &strm;
+  t_gate = &gate_;
+  t_gate_id = ticket.id;
   const auto idle = std::chrono::microseconds(std::chrono::seconds(keep_alive_timeout_sec_));
   auto stopped = [this] { return svr_sock_ == INVALID_SOCKET; };
   bool ret = false;
-  for (size_t left = keep_alive_max_count_; left > 0 && strm.next_request(idle, stopped); --left) {
+  // The first request's head is due header_timeout after the accept (a connection that sends
+  // nothing holds its worker no longer than one that drips); a kept-alive connection's next
+  // request may idle keep_alive_timeout first, and its head is due header_timeout after its first byte.
+  auto by = accepted + limits_.header_timeout;
+  for (size_t left = keep_alive_max_count_; left > 0 && strm.next_request(idle, by, stopped); --left) {
+    strm.begin_request(left == keep_alive_max_count_ ? by : Clock::now() + limits_.header_timeout);
     bool closed = false;
     ret = process_request(strm, /*close_connection=*/left == 1, closed, nullptr);
+    if (strm.expired() != Expired::None) {
+      switch (strm.expired()) {
+        case Expired::HeaderDeadline:
+          if (on_refusal_) on_refusal_("header-deadline");
+          refuse_raw(sock, 408, "Request Timeout",
+                     "the request head did not arrive within " + seconds(limits_.header_timeout) +
+                         " s (--header-timeout-ms)", kLingerTime);
+          break;
+        case Expired::HeaderTooLarge:
+          if (on_refusal_) on_refusal_("header-too-large");
+          refuse_raw(sock, 431, "Request Header Fields Too Large",
+                     "the request head is larger than " + std::to_string(limits_.max_header_bytes) +
+                         " bytes (--max-header-bytes)", kLingerTime);
+          break;
+        case Expired::BodyDeadline:
+          if (on_refusal_) on_refusal_("body-deadline");
+          refuse_raw(sock, 408, "Request Timeout",
+                     "the request body did not arrive within " + seconds(limits_.body_timeout) +
+                         " s of its head (--body-timeout-ms)", kLingerTime);
+          break;
+        case Expired::None: break;
+      }
+      break;
+    }
     if (!ret || closed) break;
+    by = Clock::time_point::max();
+    gate_.set_pending(ticket.id, true);  // idle until the next request: may make room for others
   }
+  t_stream = nullptr;
+  t_gate = nullptr;
+  gate_.leave(ticket.id);
+  if (on_connections_) on_connections_(-1);
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);
   return ret;

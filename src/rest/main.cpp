@@ -44,7 +44,34 @@ int main(int argc, char** argv) {
                                             std::string(c2c::cli::kDefaultSocket) + ")");
   app.add_option("--rpc-timeout-ms", timeout_ms, "Deadline of each daemon call")->capture_default_str()->check(CLI::Range(1, 600000));
   app.add_option("--max-event-streams", so.max_event_streams, "Open /api/v1/events streams at most")->capture_default_str();
+  // The bounds of issue 42 (src/rest/README.md "Limits", spec/daemon.md "REST gateway").
+  size_t max_json_depth = c2c::rest::kDefaultMaxJsonDepth;
+  int64_t header_timeout_ms = so.limits.header_timeout.count(), body_timeout_ms = so.limits.body_timeout.count();
+  app.add_option("--max-json-depth", max_json_depth, "Deepest nesting of arrays/objects a JSON body may have (400 above)")
+      ->capture_default_str()->check(CLI::Range(1, 1000));
+  app.add_option("--max-body-bytes", so.max_body_bytes, "Largest request body (413 above)")
+      ->capture_default_str()->check(CLI::Range(1024, 64 << 20));
+  app.add_option("--max-header-bytes", so.limits.max_header_bytes, "Largest request head: request line + headers (431 above)")
+      ->capture_default_str()->check(CLI::Range(1024, 1 << 20));
+  app.add_option("--header-timeout-ms", header_timeout_ms,
+                 "The whole request head must arrive within this of the connection (or, kept alive, of its first byte); 408 after")
+      ->capture_default_str()->check(CLI::Range(100, 600000));
+  app.add_option("--body-timeout-ms", body_timeout_ms, "The whole body must arrive within this of the head; 408 after")
+      ->capture_default_str()->check(CLI::Range(100, 600000));
+  app.add_option("--max-connections", so.limits.max_connections, "Connections served at once (503 and closed above)")
+      ->capture_default_str()->check(CLI::Range(1, 4096));
+  app.add_option("--max-connections-per-client", so.limits.max_connections_per_client,
+                 "Connections served at once from one client address (429 and closed above)")
+      ->capture_default_str()->check(CLI::Range(1, 4096));
+  app.add_option("--worker-threads", so.worker_threads, "HTTP worker threads; more than --max-connections")
+      ->capture_default_str()->check(CLI::Range(2, 4097));
   CLI11_PARSE(app, argc, argv);
+  so.limits.header_timeout = std::chrono::milliseconds(header_timeout_ms);
+  so.limits.body_timeout = std::chrono::milliseconds(body_timeout_ms);
+  if (auto p = c2c::rest::options_problem(so)) {
+    std::cerr << "claim2core-rest: " << *p << "\n";
+    return 2;
+  }
 
   if (so.tls_cert.empty() != so.tls_key.empty()) {
     std::cerr << "claim2core-rest: --tls-cert and --tls-key go together\n";
@@ -74,6 +101,9 @@ int main(int argc, char** argv) {
   go.rpc_timeout = std::chrono::milliseconds(timeout_ms);
   go.new_id = random_policy_id;
   go.clock = [] { return std::chrono::system_clock::now(); };
+  go.limits.max_json_depth = max_json_depth;
+  c2c::rest::RestMetrics metrics;
+  go.on_refusal = [&metrics](const std::string& reason) { metrics.refused(reason); };
   c2c::rest::Gateway gw(*stub, std::move(tokens), go);
-  return c2c::rest::serve(gw, *stub, so);
+  return c2c::rest::serve(gw, *stub, so, metrics);
 }

@@ -69,11 +69,4 @@ Decoded<std::vector<std::string>> intent_ids_member(const json& body);
 // zeros and empty lists are sent rather than omitted, plus "name" and "generation".
 json policy_to_body(const pb::NodeSchedulingPolicy& p, const std::string& id);
 
-// The intent's state in the original GUI's numbering (0 Pending, 1 Sent, 2 Applied, 3 Failed),
-// so an old GUI shows the right badge; stateName spells it (cli::intent_state_name). -1 for an
-// unknown state.
-int original_state_number(pb::IntentState s);
-// An intent of this node for policy p (p may be null when the policy went away meanwhile).
-json intent_to_body(const pb::Intent& in, const std::string& id, const pb::NodeSchedulingPolicy* p);
-
 }  // namespace c2c::rest

@@ -41,7 +41,9 @@ void send(httplib::Response& res, const Reply& r) {
   char timing[48];
   std::snprintf(timing, sizeof(timing), "app;dur=%.3f", spent.count());
   res.set_header("Server-Timing", timing);
-  res.set_content(r.body.dump(), "application/json");
+  // A string the daemon sent may hold bytes that are not UTF-8 (a thread's name); replace them
+  // rather than throw (an exception here was a 500).
+  res.set_content(r.body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 const std::string* header(const httplib::Request& req, const char* name, std::string& holder) {
@@ -50,10 +52,8 @@ const std::string* header(const httplib::Request& req, const char* name, std::st
   return &holder;
 }
 
-std::map<std::string, std::string> query_of(const httplib::Request& req) {
-  std::map<std::string, std::string> q;
-  for (const auto& [k, v] : req.params) q[k] = v;
-  return q;
+std::multimap<std::string, std::string> query_of(const httplib::Request& req) {
+  return {req.params.begin(), req.params.end()};
 }
 
 // One open /api/v1/events: a thread reads the daemon's Watch stream into a queue; the HTTP
@@ -104,17 +104,45 @@ void serve_asset(const httplib::Request& req, httplib::Response& res, const WebA
 
 }  // namespace
 
-int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions& o) {
+std::optional<std::string> options_problem(const ServerOptions& o) {
+  const auto& l = o.limits;
+  if (o.worker_threads <= l.max_connections)
+    return "--worker-threads (" + std::to_string(o.worker_threads) + ") must be more than --max-connections (" +
+           std::to_string(l.max_connections) + "): a spare worker refuses a connection over the limit at once";
+  if (l.max_connections_per_client > l.max_connections)
+    return "--max-connections-per-client (" + std::to_string(l.max_connections_per_client) +
+           ") must not exceed --max-connections (" + std::to_string(l.max_connections) + ")";
+  if (o.max_event_streams >= l.max_connections)
+    return "--max-event-streams (" + std::to_string(o.max_event_streams) + ") must be less than --max-connections (" +
+           std::to_string(l.max_connections) + "): event streams hold connections";
+  return std::nullopt;
+}
+
+int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions& o, RestMetrics& metrics) {
   std::unique_ptr<httplib::Server> svr;
-  if (!o.tls_cert.empty()) svr = std::make_unique<httplib::SSLServer>(o.tls_cert.c_str(), o.tls_key.c_str());
-  else svr = std::make_unique<KeepAliveServer>();
+  if (!o.tls_cert.empty()) {
+    svr = std::make_unique<httplib::SSLServer>(o.tls_cert.c_str(), o.tls_key.c_str());
+  } else {
+    svr = std::make_unique<KeepAliveServer>(
+        o.limits, [&metrics](const char* reason) { metrics.refused(reason); },
+        [&metrics](int delta) { delta > 0 ? metrics.connection_opened() : metrics.connection_closed(); });
+  }
   if (!svr->is_valid()) {
     std::cerr << "claim2core-rest: cannot use --tls-cert " << o.tls_cert << " / --tls-key " << o.tls_key << "\n";
     return 1;
   }
-  size_t workers = o.max_event_streams + 8;
+  metrics.set_limit("max_json_depth", static_cast<double>(gw.limits().max_json_depth));
+  metrics.set_limit("max_body_bytes", static_cast<double>(o.max_body_bytes));
+  metrics.set_limit("max_header_bytes", static_cast<double>(o.limits.max_header_bytes));
+  metrics.set_limit("header_timeout_seconds", static_cast<double>(o.limits.header_timeout.count()) / 1000.0);
+  metrics.set_limit("body_timeout_seconds", static_cast<double>(o.limits.body_timeout.count()) / 1000.0);
+  metrics.set_limit("max_connections", static_cast<double>(o.limits.max_connections));
+  metrics.set_limit("max_connections_per_client", static_cast<double>(o.limits.max_connections_per_client));
+  metrics.set_limit("worker_threads", static_cast<double>(o.worker_threads));
+  metrics.set_limit("max_event_streams", static_cast<double>(o.max_event_streams));
+  size_t workers = o.worker_threads;
   svr->new_task_queue = [workers] { return new httplib::ThreadPool(workers); };
-  svr->set_payload_max_length(1 << 20);
+  svr->set_payload_max_length(o.max_body_bytes);
   svr->set_keep_alive_max_count(1000);  // a GUI or script keeps one connection (httplib: 5)
   // httplib writes the header and the body separately: with Nagle the body waits for the
   // client's delayed ACK, 40 ms a response (bench/rest_gateway_bench.py measured it).
@@ -125,9 +153,11 @@ int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions&
                             {"X-Frame-Options", "DENY"}});
   svr->set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
     t_routed = std::chrono::steady_clock::now();
+    KeepAliveServer::head_received();  // the head is read: the body's deadline starts
     return httplib::Server::HandlerResponse::Unhandled;
   });
-  svr->set_error_handler([](const httplib::Request&, httplib::Response& res) {
+  svr->set_error_handler([&metrics](const httplib::Request&, httplib::Response& res) {
+    if (res.status == 413) metrics.refused("body-too-large");
     if (!res.body.empty()) return;
     const char* msg = res.status == 404 ? "not found" : res.status == 413 ? "request body too large" : "request refused";
     send(res, fail(res.status, msg));
@@ -163,10 +193,16 @@ int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions&
     send(res, gw.explain(header(req, "Authorization", h), req.matches[1]));
   });
   svr->Get("/health", [&gw](Req, Res res) { send(res, gw.health()); });
+  svr->Get("/metrics", [&gw, &metrics](Req req, Res res) {
+    std::string h;
+    if (auto refused = gw.authorize_metrics(header(req, "Authorization", h))) return send(res, *refused);
+    res.set_header("Cache-Control", "no-store");
+    res.set_content(metrics.text(), "text/plain; version=0.0.4; charset=utf-8");
+  });
   svr->Get("/version", [&gw](Req, Res res) { send(res, gw.version()); });
 
   auto open_streams = std::make_shared<std::atomic<size_t>>(0);
-  svr->Get("/api/v1/events", [&gw, &stub, &o, open_streams](Req req, Res res) {
+  svr->Get("/api/v1/events", [&gw, &stub, &o, &metrics, open_streams](Req req, Res res) {
     std::string h;
     // EventSource cannot set headers: the GUI passes its token as ?access_token=.
     const std::string* auth = header(req, "Authorization", h);
@@ -178,6 +214,7 @@ int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions&
     if (auto* r = std::get_if<Reply>(&who)) return send(res, *r);
     if (open_streams->fetch_add(1) >= o.max_event_streams) {
       open_streams->fetch_sub(1);
+      metrics.refused("event-streams");
       return send(res, fail(503, "too many open event streams (at most " + std::to_string(o.max_event_streams) + ")"));
     }
     auto es = std::make_shared<EventStream>();
@@ -216,11 +253,12 @@ int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions&
   std::signal(SIGINT, on_signal);
   std::cerr << "claim2core-rest: listening on " << (o.tls_cert.empty() ? "http" : "https") << "://" << o.host
             << ":" << o.port << "\n";
-  if (!svr->listen(o.host.c_str(), o.port)) {
+  if (!svr->bind_to_port(o.host, o.port)) {
     std::cerr << "claim2core-rest: cannot listen on " << o.host << ":" << o.port << "\n";
     return 1;
   }
-  return 0;
+  if (auto* ka = dynamic_cast<KeepAliveServer*>(svr.get())) ka->set_listen_backlog(static_cast<int>(o.limits.max_connections));
+  return svr->listen_after_bind() ? 0 : 1;
 }
 
 }  // namespace c2c::rest

@@ -5,6 +5,8 @@
 #include <string>
 
 #include "rest/gateway.hpp"
+#include "rest/keep_alive_server.hpp"
+#include "rest/rest_metrics.hpp"
 
 namespace c2c::rest {
 
@@ -13,10 +15,16 @@ struct ServerOptions {
   int port = 8080;
   std::string tls_cert;  // PEM files; both or neither
   std::string tls_key;
-  size_t max_event_streams = 8;  // each open /api/v1/events holds a worker thread
+  size_t max_event_streams = 8;  // each open /api/v1/events holds a worker thread (and a connection)
+  ConnectionLimits limits;       // deadlines, header size, connections per client and in all
+  size_t worker_threads = 68;    // --worker-threads: more than limits.max_connections
+  size_t max_body_bytes = 1 << 20;  // --max-body-bytes (413 above)
 };
 
+// Why these options must not be used (a flag named), or nullopt.
+std::optional<std::string> options_problem(const ServerOptions& o);
+
 // Listens until SIGTERM/SIGINT; returns the exit status (1 when it cannot listen).
-int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions& o);
+int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions& o, RestMetrics& metrics);
 
 }  // namespace c2c::rest

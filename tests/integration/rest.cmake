@@ -8,6 +8,16 @@ if(TARGET claim2core-rest AND TARGET claim2cored AND TARGET c2c-fake-vllm AND TA
   set_tests_properties(rest.api_end_to_end PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS rest)
 endif()
 
+# The gateway under attack (issue 42): deep, duplicate-key and non-UTF-8 bodies, slow clients from
+# one and from many loopback addresses, an idempotent PUT, a FIFO token file, /metrics. Bounded
+# load on loopback, < 20 s.
+if(TARGET claim2core-rest AND TARGET claim2cored AND TARGET c2c-fake-vllm)
+  add_test(NAME rest.adversarial
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/rest_adversarial_test.py $<TARGET_FILE:claim2cored>
+                   $<TARGET_FILE:claim2core-rest> $<TARGET_FILE:c2c-fake-vllm>)
+  set_tests_properties(rest.adversarial PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS rest)
+endif()
+
 # The web GUI in headless Chromium (chromium, chromium-driver, python3-selenium; else skipped).
 # Screenshots go to the build tree; docs/gui/ holds the committed ones (src/rest/README.md).
 if(TARGET claim2core-rest AND TARGET claim2cored AND TARGET c2c-fake-vllm)

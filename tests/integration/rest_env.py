@@ -36,9 +36,10 @@ def write_token_file(path, mode=0o600):
 
 
 class RestEnv:
-    def __init__(self, daemon, rest, fake, tag="rest", daemon_args=()):
+    def __init__(self, daemon, rest, fake, tag="rest", daemon_args=(), gateway_args=()):
         self.daemon_bin, self.rest_bin, self.fake_bin = daemon, rest, fake
         self.daemon_args = list(daemon_args)  # more claim2cored flags (e.g. --role-socket)
+        self.gateway_args = list(gateway_args)  # more claim2core-rest flags (its limits)
         self.work = tempfile.mkdtemp(prefix=f"c2c-{tag}-")
         self.sock = os.path.join(self.work, "claim2cored.sock")
         self.pin_root = f"/sys/fs/bpf/c2c-{tag}-{os.getpid()}"
@@ -62,7 +63,7 @@ class RestEnv:
              os.path.join(self.work, "state"), "--pin-root", self.pin_root, "--task-discovery", "scan",
              "--config", "/dev/null", *self.daemon_args], stdout=log, stderr=subprocess.STDOUT))
         write_token_file(self.token_file)
-        self.gateway = self.start_gateway()
+        self.gateway = self.start_gateway(*self.gateway_args)
         deadline = time.time() + 30
         while time.time() < deadline:
             try:

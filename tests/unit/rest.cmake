@@ -1,8 +1,10 @@
-# rest part: the REST body <-> NodeSchedulingPolicy mapping, envelopes and auth (tests/unit/rest_*.cpp).
+# rest part: the REST body <-> NodeSchedulingPolicy mapping, the request decoder (body limits,
+# duplicate keys, UTF-8, routes), envelopes and auth (tests/unit/rest_*.cpp).
 if(TARGET c2c_rest)
   add_executable(rest_unit_tests
     ${CMAKE_CURRENT_LIST_DIR}/rest_policy_body_test.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/rest_envelope_auth_test.cpp)
+    ${CMAKE_CURRENT_LIST_DIR}/rest_envelope_auth_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/rest_request_decoder_test.cpp)
   target_link_libraries(rest_unit_tests PRIVATE c2c_rest GTest::gtest_main)
   c2c_warnings(rest_unit_tests)
   gtest_discover_tests(rest_unit_tests TEST_PREFIX "rest." DISCOVERY_TIMEOUT 30 PROPERTIES LABELS rest)

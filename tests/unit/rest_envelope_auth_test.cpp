@@ -1,5 +1,11 @@
 // Envelopes, status codes and auth of the REST gateway (src/rest/envelope.*, auth.*).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <future>
 
 #include "rest/auth.hpp"
 
@@ -79,6 +85,37 @@ TEST(RestAuth, TokenFileMustBeRootOwnedAndPrivate) {
   st.st_uid = 0;
   st.st_mode = S_IFDIR | 0700;
   EXPECT_TRUE(token_file_problem(st));
+}
+
+// Issue 42: a FIFO given as the token file hung the start (open(2) for reading waits for a writer).
+// It is refused at once, naming the flag. Should the open block (the old code), the test opens the
+// FIFO for writing itself so that the loader returns, and fails.
+TEST(RestAuth, FifoTokenFileIsRefusedWithoutBlocking) {
+  char dir[] = "/tmp/c2c-rest-fifo-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string fifo = std::string(dir) + "/tokens";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto load = std::async(std::launch::async, [&] {
+    try {
+      load_token_file(fifo);
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  });
+  if (load.wait_for(std::chrono::seconds(5)) != std::future_status::ready) {
+    int w = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // lets the blocked open return
+    load.wait();
+    if (w >= 0) ::close(w);
+    ::unlink(fifo.c_str());
+    ::rmdir(dir);
+    FAIL() << "load_token_file blocked on a FIFO for 5 s";
+  }
+  std::string err = load.get();
+  ::unlink(fifo.c_str());
+  ::rmdir(dir);
+  EXPECT_NE(err.find("FIFO"), std::string::npos) << err;
+  EXPECT_NE(err.find("--token-file"), std::string::npos) << err;
 }
 
 TEST(RestAuth, RefusalsUseTheOriginalMessages) {

@@ -1,6 +1,7 @@
 // The original's flat REST body -> the core's NodeSchedulingPolicy and back (src/rest/policy_body.*).
 #include <gtest/gtest.h>
 
+#include "rest/intent_body.hpp"
 #include "rest/policy_body.hpp"
 
 namespace c2c::rest {
