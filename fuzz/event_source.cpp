@@ -60,8 +60,9 @@ const std::array<std::string, 3> kClaimUids = {"claim-a", "claim-b", "claim-c"};
 const std::array<std::string, 2> kPodUids = {"pod-a", "pod-b"};
 const std::array<std::string, 2> kDraNames = {"llm-decode", "llm-b"};
 const std::array<std::string, 2> kNodePolicyNames = {"vllm", "slice-only"};
+// "EngineCore\xff": a name that is not UTF-8 (names are bytes, core/names.hpp).
 const std::array<std::string, 8> kComms = {"EngineCore",  "EngineCore_DP0", "python3", "NCCL-proxy",
-                                           "decode_loop", "bash",           "EngineCore_DP12", "pt_main_thread"};
+                                           "decode_loop", "EngineCore\xff", "EngineCore_DP12", "pt_main_thread"};
 const std::array<std::string, 7> kTaskCgroups = {"",
                                                  "/kubepods/pod-a/ctr",
                                                  "/kubepods/pod-a",

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codec/json_reader.hpp"
+#include "core/names.hpp"
 
 namespace c2c::api {
 namespace {
@@ -39,7 +40,7 @@ std::optional<FieldError> check_map(const std::string& field, const google::prot
   if (auto e = check_count(field, static_cast<int>(m.size()))) return e;
   for (const auto& [k, v] : m) {
     if (auto e = check_string(field, k, 317)) return e;
-    if (auto e = check_string(field + "[" + k + "]", v)) return e;
+    if (auto e = check_string(field + "[" + echo(k) + "]", v)) return e;
   }
   return std::nullopt;
 }
@@ -149,7 +150,7 @@ Converted<DraExecutionPolicy> from_proto(const pb::DRAExecutionPolicy& p, const 
       auto c = exec_class_from_string(r.execution_class());
       if (!c)
         return fail<DraExecutionPolicy>(f + ".execution_class",
-                                        "unknown execution class '" + r.execution_class().substr(0, 64) +
+                                        "unknown execution class '" + echo(r.execution_class()) +
                                             "' (latency-critical, communication-progress, throughput, background, normal)");
       role.exec_class = *c;
     }
@@ -162,7 +163,7 @@ Converted<DraExecutionPolicy> from_proto(const pb::DRAExecutionPolicy& p, const 
     auto ns = codec::parse_duration_ns(p.max_boost_duration());
     if (!ns)
       return fail<DraExecutionPolicy>(at(path, "max_boost_duration"),
-                                      "invalid duration '" + p.max_boost_duration() + "' (use e.g. \"500ms\", \"30s\")");
+                                      "invalid duration '" + echo(p.max_boost_duration()) + "' (use e.g. \"500ms\", \"30s\")");
     d.max_boost = *ns;
   }
   d.fail_closed_on_stale_claim = p.fail_closed_on_stale_claim();
@@ -199,7 +200,7 @@ Converted<NodeSchedulingPolicy> from_proto(const pb::NodeSchedulingPolicy& p, co
     const std::string f = idx(at(path, "node_selector_expressions"), static_cast<size_t>(i));
     auto op = label_operator_from_string(x.operator_());
     if (!op)
-      return fail<NodeSchedulingPolicy>(f + ".operator", "unknown operator '" + x.operator_() +
+      return fail<NodeSchedulingPolicy>(f + ".operator", "unknown operator '" + echo(x.operator_()) +
                                                              "' (In, NotIn, Exists, DoesNotExist)");
     if (auto e = check_count(f + ".values", x.values_size())) return fail<NodeSchedulingPolicy>(e->field, e->message);
     LabelRequirement r{x.key(), *op, {x.values().begin(), x.values().end()}};

@@ -5,6 +5,8 @@
 
 #include <stdexcept>
 
+#include "core/names.hpp"
+
 namespace c2c::cli {
 
 using google::protobuf::FieldDescriptor;
@@ -31,7 +33,13 @@ json scalar_field(const Message& m, const Reflection& r, const FieldDescriptor* 
     case FieldDescriptor::CPPTYPE_DOUBLE: return rep ? r.GetRepeatedDouble(m, f, index) : r.GetDouble(m, f);
     case FieldDescriptor::CPPTYPE_FLOAT: return rep ? r.GetRepeatedFloat(m, f, index) : r.GetFloat(m, f);
     case FieldDescriptor::CPPTYPE_BOOL: return rep ? r.GetRepeatedBool(m, f, index) : r.GetBool(m, f);
-    case FieldDescriptor::CPPTYPE_STRING: return rep ? r.GetRepeatedString(m, f, index) : r.GetString(m, f);
+    case FieldDescriptor::CPPTYPE_STRING: {
+      const std::string s = rep ? r.GetRepeatedString(m, f, index) : r.GetString(m, f);
+      // The API's bytes fields are names from the host (comm, process title, cgroup path): printed
+      // as their text, U+FFFD for what is not UTF-8 (core/names.hpp), not as base64.
+      if (f->type() == FieldDescriptor::TYPE_BYTES) return name_text(s);
+      return s;
+    }
     case FieldDescriptor::CPPTYPE_ENUM: {
       const auto* v = rep ? r.GetRepeatedEnum(m, f, index) : r.GetEnum(m, f);
       return v->name();

@@ -10,14 +10,20 @@
 #include "api/node_api_proto.hpp"
 #include "cli/structured_output.hpp"
 #include "codec/policy_codec.hpp"
+#include "core/names.hpp"
 
 namespace c2c::cli {
+
+void TextTable::add(std::vector<std::string> row) {
+  for (auto& cell : row) cell = terminal_text(cell);
+  rows_.push_back(std::move(row));
+}
 
 std::vector<size_t> TextTable::widths(const std::vector<size_t>& min_width) const {
   std::vector<size_t> width(header_.size(), 0);
   for (size_t i = 0; i < width.size() && i < min_width.size(); ++i) width[i] = min_width[i];
   auto measure = [&](const std::vector<std::string>& row) {
-    for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], terminal_width(row[i]));
   };
   measure(header_);
   for (const auto& r : rows_) measure(r);
@@ -32,7 +38,7 @@ std::string TextTable::render(bool with_header, const std::vector<size_t>& min_w
     for (size_t i = 0; i < width.size(); ++i) {
       const std::string cell = i < row.size() ? row[i] : "";
       l += cell;
-      if (i + 1 < width.size()) l += std::string(width[i] - cell.size() + 2, ' ');
+      if (i + 1 < width.size()) l += std::string(width[i] - terminal_width(cell) + 2, ' ');
     }
     while (!l.empty() && l.back() == ' ') l.pop_back();
     out += l + "\n";
@@ -93,7 +99,7 @@ std::string entry_summary(const pb::RuntimeEntry& e) {
 
 std::string warnings_block(const google::protobuf::RepeatedPtrField<std::string>& w) {
   std::string out;
-  for (const auto& m : w) out += "warning: " + m + "\n";
+  for (const auto& m : w) out += "warning: " + terminal_text(m) + "\n";  // a warning may quote a name
   return out;
 }
 
@@ -272,7 +278,7 @@ std::string render_status(const pb::StatusResponse& r) {
   if (r.violations_size() == 0) {
     o << "invariants:         INV-1..INV-8 hold\n";
   } else {
-    for (const auto& v : r.violations()) o << "VIOLATION:          " << v << "\n";
+    for (const auto& v : r.violations()) o << "VIOLATION:          " << terminal_text(v) << "\n";
   }
   return o.str();
 }
@@ -280,20 +286,23 @@ std::string render_status(const pb::StatusResponse& r) {
 std::string render_explain(uint32_t tid, const pb::ExplainResponse& r) {
   if (!r.found() || !r.has_lineage()) return "tid " + std::to_string(tid) + ": no policy entry (no live lineage)\n";
   const auto& l = r.lineage();
+  const std::string cgroup = or_dash(terminal_text(l.cgroup()));  // names are bytes (core/names.hpp)
   std::ostringstream o;
-  o << "tid " << l.tid() << " (start " << l.start() << ", tgid " << l.tgid() << ", comm '" << l.comm() << "')\n";
-  if (!l.title().empty()) o << "  title:    " << l.title() << " (process title, /proc/" << l.tgid() << "/cmdline argv[0])\n";
+  o << "tid " << l.tid() << " (start " << l.start() << ", tgid " << l.tgid() << ", comm '" << terminal_text(l.comm())
+    << "')\n";
+  if (!l.title().empty())
+    o << "  title:    " << terminal_text(l.title()) << " (process title, /proc/" << l.tgid() << "/cmdline argv[0])\n";
   if (l.has_entry()) o << "  entry:    " << entry_summary(l.entry()) << "\n";
   for (const auto& c : l.claims()) o << "  claim:    " << c.uid() << " generation " << c.generation() << "\n";
   if (!l.pod_uid().empty()) o << "  pod:      " << l.pod_uid() << "\n";
-  o << "  cgroup:   " << or_dash(l.cgroup()) << "\n"
+  o << "  cgroup:   " << cgroup << "\n"
     << "  policy:   " << policy_kind_name(l.policy_kind()) << "/" << l.policy() << " generation "
     << l.policy_generation() << (l.role().empty() ? "" : ", role " + l.role()) << "\n"
     << "  strategy: " << l.strategy() << "\n"
     << "  lineage:  ";
   for (const auto& c : l.claims()) o << "claim " << c.uid() << "@" << c.generation() << " -> ";
   if (!l.pod_uid().empty()) o << "pod " << l.pod_uid() << " -> ";
-  o << "cgroup " << or_dash(l.cgroup()) << " -> task " << l.tid() << " -> ";
+  o << "cgroup " << cgroup << " -> task " << l.tid() << " -> ";
   if (!l.role_source().empty()) o << l.role_source() << " -> ";  // "registered role decode"
   o << policy_kind_name(l.policy_kind())
     << "/" << l.policy() << "@" << l.policy_generation() << " (" << l.strategy() << ")\n";

@@ -17,7 +17,9 @@ namespace pb = ::claim2core::v1;
 class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
-  void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // Each cell as terminal_text (core/names.hpp): a name or a text that quotes one can neither move
+  // the cursor nor add a row or a column.
+  void add(std::vector<std::string> row);
   std::string render() const { return render(true, {}); }
   // Columns at least `min_width` wide (so rows printed later line up under an earlier header).
   std::string render(bool with_header, const std::vector<size_t>& min_width) const;

@@ -3,6 +3,7 @@
 #include "core/core.hpp"
 #include "codec/json_reader.hpp"
 #include "codec/policy_codec.hpp"
+#include "core/names.hpp"
 
 namespace c2c::codec {
 
@@ -120,18 +121,18 @@ Task decode_task(const Reader& r) {
   t.key.tid = r.u32("tid");
   t.tgid = r.has("tgid") ? r.u32("tgid") : t.key.tid;
   t.key.start = r.u64("start");
-  t.comm = r.str("comm");
-  t.title = r.str_or("title", "");
-  t.cgroup = r.str_or("cgroup", "");
+  t.comm = r.name("comm");
+  t.title = r.name_or("title", "");
+  t.cgroup = r.name_or("cgroup", "");
   t.role = r.str_or("role", "");
   t.cpuset = r.cpus("cpuset");
   return t;
 }
 
 json encode_task(const Task& t) {
-  json j{{"tid", t.key.tid}, {"tgid", t.tgid}, {"start", t.key.start}, {"comm", t.comm}};
-  if (!t.title.empty()) j["title"] = t.title;
-  if (!t.cgroup.empty()) j["cgroup"] = t.cgroup;
+  json j{{"tid", t.key.tid}, {"tgid", t.tgid}, {"start", t.key.start}, {"comm", encode_name(t.comm)}};
+  if (!t.title.empty()) j["title"] = encode_name(t.title);
+  if (!t.cgroup.empty()) j["cgroup"] = encode_name(t.cgroup);
   if (!t.role.empty()) j["role"] = t.role;
   if (t.cpuset) j["cpuset"] = t.cpuset->to_string();
   return j;
@@ -140,7 +141,7 @@ json encode_task(const Task& t) {
 PolicyKind decode_kind(const Reader& r) {
   const std::string k = r.str("policyKind");
   auto kind = policy_kind_from_string(k);
-  if (!kind) r.fail("policyKind", "unknown policy kind '" + k + "'");
+  if (!kind) r.fail("policyKind", "unknown policy kind '" + echo(k) + "'");
   return *kind;
 }
 
@@ -173,7 +174,7 @@ RuntimeValue decode_value(const Reader& r) {
   const std::string cls = r.str_or("class", "unmatched");
   if (cls == "unmatched") v.exec_class = ExecClass::Unmatched;
   else if (auto c = exec_class_from_string(cls)) v.exec_class = *c;
-  else r.fail("class", "unknown execution class '" + cls + "'");
+  else r.fail("class", "unknown execution class '" + echo(cls) + "'");
   v.slice_ns = r.u64_or("sliceNs", 0);
   v.boost_until = r.u64_or("boostUntilNs", 0);
   v.max_boost = r.u64_or("maxBoostNs", 0);
@@ -232,7 +233,7 @@ Event decode_event(const json& j) {
   }
   if (kind == "task_renamed") {
     r.only({"v", "kind", "tid", "start", "comm"});
-    return TaskRenamed{{r.u32("tid"), r.u64("start")}, r.str("comm")};
+    return TaskRenamed{{r.u32("tid"), r.u64("start")}, r.name("comm")};
   }
   if (kind == "task_role_set") {
     r.only({"v", "kind", "tid", "start", "role"});
@@ -284,7 +285,7 @@ Event decode_event(const json& j) {
     r.only({"v", "kind"});
     return BpfSynced{};
   }
-  r.fail("kind", "unknown event kind '" + kind + "'");
+  r.fail("kind", "unknown event kind '" + echo(kind) + "'");
 }
 
 json encode_event(const Event& e) {
@@ -304,7 +305,7 @@ json encode_event(const Event& e) {
         else if constexpr (std::is_same_v<T, TaskRenamed>) {
           j["tid"] = ev.key.tid;
           j["start"] = ev.key.start;
-          j["comm"] = ev.comm;
+          j["comm"] = encode_name(ev.comm);
         } else if constexpr (std::is_same_v<T, TaskExited>) {
           j["tid"] = ev.key.tid;
           j["start"] = ev.key.start;

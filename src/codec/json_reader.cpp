@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/names.hpp"
+
 namespace c2c::codec {
 
 using nlohmann::json;
@@ -47,6 +49,44 @@ std::string Reader::str(const char* key) const {
 }
 
 std::string Reader::str_or(const char* key, const std::string& fallback) const { return has(key) ? str(key) : fallback; }
+
+std::string Reader::name(const char* key) const {
+  const json& v = member(key);
+  if (v.is_string()) return v.get<std::string>();
+  if (!v.is_object()) fail(key, "must be a string or {\"hex\": ...}, got " + std::string(v.type_name()));
+  const Reader form(v, at(key));
+  form.only({"hex"});
+  const std::string hex = form.str("hex");
+  auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  if (hex.size() % 2 != 0) form.fail("hex", "must have two hex digits a byte, got " + std::to_string(hex.size()) + " digits");
+  std::string out;
+  out.reserve(hex.size() / 2);
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    const int hi = digit(hex[i]), lo = digit(hex[i + 1]);
+    if (hi < 0 || lo < 0) form.fail("hex", "not a hex digit at offset " + std::to_string(hi < 0 ? i : i + 1));
+    out += static_cast<char>(hi * 16 + lo);
+  }
+  return out;
+}
+
+std::string Reader::name_or(const char* key, const std::string& fallback) const { return has(key) ? name(key) : fallback; }
+
+json encode_name(const std::string& bytes) {
+  if (is_utf8(bytes)) return bytes;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) {
+    hex += kHex[c >> 4];
+    hex += kHex[c & 0xf];
+  }
+  return json{{"hex", std::move(hex)}};
+}
 
 int64_t Reader::i64(const char* key) const {
   const json& v = member(key);
@@ -134,7 +174,7 @@ uint64_t Reader::duration_ns_or(const char* key, uint64_t fallback) const {
   if (v.is_number_integer()) return u64(key);
   if (!v.is_string()) fail(key, "must be a duration such as \"30s\"");
   auto ns = parse_duration_ns(v.get<std::string>());
-  if (!ns) fail(key, "invalid duration '" + v.get<std::string>() + "' (use e.g. \"500ms\", \"30s\", \"1m\")");
+  if (!ns) fail(key, "invalid duration '" + echo(v.get<std::string>()) + "' (use e.g. \"500ms\", \"30s\", \"1m\")");
   return *ns;
 }
 
@@ -246,7 +286,7 @@ json parse_json_strict(std::string_view text) {
         top.key = parsed.get<std::string>();
         if (!top.seen.insert(top.key).second) {
           std::string where = path_of(stack);
-          throw DecodeError(where.empty() ? top.key : where + "." + top.key, "duplicate key '" + top.key + "'");
+          throw DecodeError(where.empty() ? top.key : where + "." + top.key, "duplicate key '" + echo(top.key) + "'");
         }
         break;
       }

@@ -33,6 +33,10 @@ class Reader {
 
   std::string str(const char* key) const;                            // required
   std::string str_or(const char* key, const std::string& fallback) const;
+  // A name from the host (comm, process title, cgroup path: bytes, core/names.hpp): a string, or
+  // {"hex": "<two hex digits a byte>"} for one that is not UTF-8 (spec/trace-format.md).
+  std::string name(const char* key) const;                           // required
+  std::string name_or(const char* key, const std::string& fallback) const;
   int64_t i64(const char* key) const;                                // required
   int64_t i64_or(const char* key, int64_t fallback) const;
   uint64_t u64(const char* key) const;                               // required, >= 0
@@ -58,6 +62,9 @@ class Reader {
   const nlohmann::json& j_;
   std::string path_;
 };
+
+// The trace form of a name (Reader::name): the string when it is UTF-8, else {"hex": "..."}.
+nlohmann::json encode_name(const std::string& bytes);
 
 // json::parse that refuses duplicate object keys (JSON leaves them undefined and nlohmann keeps the
 // last one silently): throws DecodeError naming the key's path ("task.comm", "claim.devices[1].pool").

@@ -2,6 +2,7 @@
 
 #include "core/core.hpp"
 #include "codec/json_reader.hpp"
+#include "core/names.hpp"
 
 namespace c2c::codec {
 
@@ -51,7 +52,7 @@ DraExecutionPolicy decode_dra(const Reader& root) {
     const std::string cls = r.str("executionClass");
     auto ec = exec_class_from_string(cls);
     if (!ec)
-      r.fail("executionClass", "unknown class '" + cls +
+      r.fail("executionClass", "unknown class '" + echo(cls) +
                                    "' (latency-critical, communication-progress, throughput, background, normal)");
     role.exec_class = *ec;
     p.task_roles.push_back(role);
@@ -87,7 +88,7 @@ void decode_node_selectors(const Reader& spec, NodeSchedulingPolicy& p) {
     r.key = e.str("key");
     const std::string op = e.str("operator");
     auto parsed = label_operator_from_string(op);
-    if (!parsed) e.fail("operator", "unknown operator '" + op + "' (In, NotIn, Exists, DoesNotExist)");
+    if (!parsed) e.fail("operator", "unknown operator '" + echo(op) + "' (In, NotIn, Exists, DoesNotExist)");
     r.op = *parsed;
     r.values = e.strings("values");
     p.node_selector_expressions.push_back(std::move(r));
@@ -126,10 +127,10 @@ AnyPolicy decode_policy(const json& j, const std::string& path) {
   root.only({"apiVersion", "kind", "metadata", "spec"});
   const std::string api = root.str("apiVersion");
   if (api != kPolicyApiVersion)
-    root.fail("apiVersion", "unsupported '" + api + "' (expected " + kPolicyApiVersion + ")");
+    root.fail("apiVersion", "unsupported '" + echo(api) + "' (expected " + kPolicyApiVersion + ")");
   const std::string kind = root.str("kind");
   auto k = policy_kind_from_string(kind);
-  if (!k) root.fail("kind", "unknown policy kind '" + kind + "' (DRAExecutionPolicy or NodeSchedulingPolicy)");
+  if (!k) root.fail("kind", "unknown policy kind '" + echo(kind) + "' (DRAExecutionPolicy or NodeSchedulingPolicy)");
   if (*k == PolicyKind::Dra) {
     auto p = decode_dra(root);
     if (auto e = validate(p)) {

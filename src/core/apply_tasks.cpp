@@ -63,7 +63,7 @@ ApplyResult EventHandlers::operator()(const TaskRenamed& ev) {
   std::vector<uint32_t> affected{ev.key.tid};
   if (ev.key.tid == it->second.tgid) s.add_thread_group(affected, ev.key.tid);
   ApplyResult r;
-  s.rederive(std::move(affected), r, [&] { return "task renamed to '" + ev.comm + "'"; });
+  s.rederive(std::move(affected), r, [&] { return "task renamed to '" + name_text(ev.comm) + "'"; });
   return r;
 }
 

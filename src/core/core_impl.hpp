@@ -19,6 +19,7 @@
 #include "core/derive_memo.hpp"
 #include "core/intern_pool.hpp"
 #include "core/lease_queue.hpp"
+#include "core/names.hpp"
 #include "core/tid_set.hpp"
 
 namespace c2c {

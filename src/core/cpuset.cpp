@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "core/names.hpp"
+
 namespace c2c {
 
 CpuSet CpuSet::range(unsigned first, unsigned last_inclusive) {
@@ -45,12 +47,12 @@ std::optional<CpuSet> CpuSet::parse(std::string_view text, std::string* error) {
     size_t dash = item.find('-');
     unsigned lo = 0, hi = 0;
     if (dash == std::string_view::npos) {
-      if (!parse_cpu(item, lo)) return fail("not a CPU number: '" + std::string(item) + "'");
+      if (!parse_cpu(item, lo)) return fail("not a CPU number: '" + echo(item) + "'");
       hi = lo;
     } else if (!parse_cpu(item.substr(0, dash), lo) || !parse_cpu(item.substr(dash + 1), hi)) {
-      return fail("not a CPU range: '" + std::string(item) + "'");
+      return fail("not a CPU range: '" + echo(item) + "'");
     }
-    if (hi < lo) return fail("descending CPU range: '" + std::string(item) + "'");
+    if (hi < lo) return fail("descending CPU range: '" + echo(item) + "'");
     if (hi >= kMaxCpus)
       return fail("CPU " + std::to_string(hi) + " is out of range (max " + std::to_string(kMaxCpus - 1) + ")");
     for (unsigned c = lo; c <= hi; ++c) s.set(c);

@@ -34,7 +34,7 @@ bool CoreImpl::memo_node_selected(const NodeSchedulingPolicy& p) const {
 }
 
 bool CoreImpl::memo_matches(const RE2& pattern, uint32_t text) const {
-  return memo.match(&pattern, text, strings.serial(text), [&] { return RE2::PartialMatch(str(text), pattern); });
+  return memo.match(&pattern, text, strings.serial(text), [&] { return name_matches(str(text), pattern); });
 }
 
 bool CoreImpl::memo_matches(const TitleAndComm& p, const TaskState& t) const {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/names.hpp"
+
 namespace c2c {
 
 const char* to_string(LabelOperator op) {
@@ -98,27 +100,27 @@ std::optional<std::string> label_key_error(const std::string& key) {
     const std::string prefix = key.substr(0, slash);
     name = key.substr(slash + 1);
     if (!dns_subdomain(prefix))
-      return "label key '" + key + "': the prefix must be a DNS-1123 subdomain (lower case, '-' and '.', at most 253)";
+      return "label key '" + echo(key) + "': the prefix must be a DNS-1123 subdomain (lower case, '-' and '.', at most 253)";
   }
   if (name.empty() || name.size() > 63)
-    return "label key '" + key + "': the name part must be 1 to 63 characters";
+    return "label key '" + echo(key) + "': the name part must be 1 to 63 characters";
   if (!label_chars(name))
-    return "label key '" + key + "': the name part must be alphanumeric with '-', '_' or '.' inside";
+    return "label key '" + echo(key) + "': the name part must be alphanumeric with '-', '_' or '.' inside";
   return std::nullopt;
 }
 
 std::optional<std::string> label_value_error(const std::string& value) {
   if (value.empty()) return std::nullopt;  // an empty value is a valid label value
-  if (value.size() > 63) return "label value '" + value.substr(0, 70) + "' is longer than 63 characters";
+  if (value.size() > 63) return "label value '" + echo(value) + "' is longer than 63 characters";
   if (!label_chars(value))
-    return "label value '" + value + "' must be alphanumeric with '-', '_' or '.' inside";
+    return "label value '" + echo(value) + "' must be alphanumeric with '-', '_' or '.' inside";
   return std::nullopt;
 }
 
 std::optional<LabelFieldError> validate_labels(const std::string& field, const Labels& labels) {
   for (const auto& [k, v] : labels) {
     if (auto e = label_key_error(k)) return LabelFieldError{field, *e};
-    if (auto e = label_value_error(v)) return LabelFieldError{field + "[" + k + "]", *e};
+    if (auto e = label_value_error(v)) return LabelFieldError{field + "[" + echo(k) + "]", *e};
   }
   return std::nullopt;
 }

@@ -17,7 +17,7 @@ std::shared_ptr<const RE2> compile_regex(const std::string& pattern) {
 
 bool TitleAndComm::matches(const std::string& c, const std::string& t) const {
   if (empty()) return false;
-  return (!comm || RE2::PartialMatch(c, *comm)) && (!title || RE2::PartialMatch(t, *title));
+  return (!comm || name_matches(c, *comm)) && (!title || name_matches(t, *title));
 }
 
 DraPolicyState DraPolicyState::of(const DraExecutionPolicy& p) {
@@ -52,7 +52,7 @@ std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const Ti
   auto title_passes = [&](ByComm& b, const TaskState& t) {
     if (!b.pattern->title) return true;
     auto [title, fresh] = b.titles.try_emplace(t.title, false);
-    if (fresh) title->second = RE2::PartialMatch(title_of(t), *b.pattern->title);
+    if (fresh) title->second = name_matches(title_of(t), *b.pattern->title);
     return title->second;
   };
   std::vector<ByComm> by_comm;
@@ -61,7 +61,7 @@ std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const Ti
     if (p->comm) {
       ByComm b{p, {}, {}};
       for (const auto& [text, c] : tasks_by_comm) {
-        if (!RE2::PartialMatch(text, *p->comm)) continue;
+        if (!name_matches(text, *p->comm)) continue;
         if (!c.members_kept) {
           b.comms.insert(strings.find(text));
           continue;
@@ -74,7 +74,7 @@ std::unordered_set<uint32_t> CoreImpl::tasks_matching(const std::vector<const Ti
     }
     const RE2& first = *p->title;
     for (const auto& [text, tids] : tids_by_title) {
-      if (!RE2::PartialMatch(text, first)) continue;
+      if (!name_matches(text, first)) continue;
       for (uint32_t tid : tids) {
         const TaskState& t = tasks.at(tid);
         if (p->matches(comm_of(t), title_of(t))) take(tid);

@@ -81,7 +81,9 @@ int64_t preview_generation(const P& p, const P* existing) {
 // The text, or a part of it that starts after a separator (':', '/', ' ', '-', '.', '_'), matches:
 // "VLLM::EngineCore_DP0" holds "EngineCore_DP0", so the seed's ^EngineCore(_DP[0-9]+)?$, written
 // for thread names, still finds the stock vLLM titles it was meant for.
-bool part_matches(const std::string& text, const RE2& re) {
+// Names are matched as their text (names.hpp).
+bool part_matches(const std::string& name, const RE2& re) {
+  const std::string text = name_text(name);
   if (RE2::PartialMatch(text, re)) return true;
   auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
   const std::string_view v(text);
@@ -108,7 +110,7 @@ void add_did_you_mean(const CoreImpl& s, const NodePolicyState& st, std::vector<
     for (const auto& [text, members] : other_index)
       if (!text.empty() && part_matches(text, *re)) {
         n += task_count(members);
-        if (example.empty()) example = text;
+        if (example.empty()) example = name_text(text);  // a warning is text
       }
     if (n == 0) return;
     warnings.push_back(key + ": no " + noun + " matches " + field + " " + pattern + "; " + std::to_string(n) +

@@ -2,6 +2,7 @@
 #include <re2/re2.h>
 
 #include "core/core.hpp"
+#include "core/names.hpp"
 
 namespace c2c {
 namespace {
@@ -66,10 +67,10 @@ std::optional<FieldError> check_role(const std::string& field, const std::string
 
 std::optional<FieldError> check_labels(const std::string& field, const std::map<std::string, std::string>& labels) {
   for (const auto& [k, v] : labels) {
-    if (k.empty() || k.size() > 317) return err(field, "label key '" + k + "' is empty or too long");
+    if (k.empty() || k.size() > 317) return err(field, "label key '" + echo(k) + "' is empty or too long");
     if (auto e = check_text(field, k)) return e;
-    if (v.size() > 63) return err(field + "[" + k + "]", "label value longer than 63 characters");
-    if (auto e = check_text(field + "[" + k + "]", v)) return e;
+    if (v.size() > 63) return err(field + "[" + echo(k) + "]", "label value longer than 63 characters");
+    if (auto e = check_text(field + "[" + echo(k) + "]", v)) return e;
   }
   return std::nullopt;
 }
@@ -77,7 +78,7 @@ std::optional<FieldError> check_labels(const std::string& field, const std::map<
 }  // namespace
 
 std::optional<FieldError> validate(const DraExecutionPolicy& p) {
-  if (!valid_object_name(p.name)) return err("metadata.name", "must be a DNS-1123 name, got '" + p.name + "'");
+  if (!valid_object_name(p.name)) return err("metadata.name", "must be a DNS-1123 name, got '" + echo(p.name) + "'");
   if (auto e = check_generation("metadata.generation", p.generation)) return e;
   if (auto e = check_labels("spec.workloadSelector.matchLabels", p.match_labels)) return e;
   if (p.resource_claims.empty())
@@ -106,12 +107,12 @@ std::optional<FieldError> validate(const DraExecutionPolicy& p) {
   if (p.max_boost < kMinBoostNs || p.max_boost > kMaxBoostNs)
     return err("spec.safety.maxBoostDuration", "must be between 1ms and 1h");
   if (p.fallback != "default-scheduler")
-    return err("spec.safety.fallback", "only 'default-scheduler' is supported, got '" + p.fallback + "'");
+    return err("spec.safety.fallback", "only 'default-scheduler' is supported, got '" + echo(p.fallback) + "'");
   return std::nullopt;
 }
 
 std::optional<FieldError> validate(const NodeSchedulingPolicy& p) {
-  if (!valid_object_name(p.name)) return err("metadata.name", "must be a DNS-1123 name, got '" + p.name + "'");
+  if (!valid_object_name(p.name)) return err("metadata.name", "must be a DNS-1123 name, got '" + echo(p.name) + "'");
   if (auto e = check_generation("metadata.generation", p.generation)) return e;
   if (p.node_names.empty() && p.node_selectors.empty() && p.node_selector_expressions.empty() &&
       p.dra_selectors.empty())
@@ -184,7 +185,7 @@ std::optional<FieldError> validate(const Pod& p) {
   // "inherit the parent's", which the host plane resolves before it reports one).
   if (p.cpuset && p.cpuset->empty()) return err("pod.cpuset", "an effective cpuset is never empty");
   for (const auto& [role, pattern] : p.task_roles) {
-    const std::string f = "pod.taskRoles[" + role + "]";
+    const std::string f = "pod.taskRoles[" + echo(role) + "]";
     if (auto e = check_role("pod.taskRoles", role)) return e;
     if (pattern.empty()) return err(f, "empty comm regex");
     if (auto e = check_regex(f, pattern)) return e;
@@ -222,7 +223,7 @@ std::optional<FieldError> validate(const NodeInfo& n) {
 namespace {
 
 std::optional<FieldError> check_policy_ref(const std::string& name, int64_t generation) {
-  if (!valid_object_name(name)) return err("name", "must be a DNS-1123 name, got '" + name + "'");
+  if (!valid_object_name(name)) return err("name", "must be a DNS-1123 name, got '" + echo(name) + "'");
   return check_generation("generation", generation);
 }
 

@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "core/names.hpp"
 #include "host/cgroup.hpp"
 
 namespace c2c::daemon {
@@ -50,8 +51,8 @@ std::vector<node::TaskRow> list_tasks(const Core& core, const TaskFilter& f) {
     auto entry = desired.find(t.key.tid);
     const bool has_entry = entry != desired.end() && entry->second.value.start == t.key.start;
     if (f.matched_only && !has_entry) continue;
-    if (f.comm && !RE2::PartialMatch(t.comm, *f.comm)) continue;
-    if (f.title && !RE2::PartialMatch(t.title, *f.title)) continue;
+    if (f.comm && !name_matches(t.comm, *f.comm)) continue;  // on the name's text (core/names.hpp)
+    if (f.title && !name_matches(t.title, *f.title)) continue;
     auto pod = host::parse_pod_cgroup(t.cgroup);
     node::TaskRow row{t, pod ? pod->pod_uid : std::string(), {}, {}, {}, {}, {}};
     if (has_entry) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cli/structured_output.hpp"
+#include "core/names.hpp"
 #include "rest/intent_body.hpp"
 
 #ifndef C2C_VERSION
@@ -235,8 +236,8 @@ Reply Gateway::list_tasks(Auth a, const std::multimap<std::string, std::string>&
   for (const auto& t : tasks.tasks()) {
     auto h = held.find(t.tid());
     if (only && (h == held.end() || h->second.id != *only)) continue;
-    json row = {{"tid", t.tid()},   {"tgid", t.tgid()},      {"start", t.start()}, {"comm", t.comm()},
-                {"title", t.title()},   {"cgroup", t.cgroup()}, {"podUid", t.pod_uid()}, {"policy", nullptr}, {"policyId", nullptr},
+    json row = {{"tid", t.tid()},   {"tgid", t.tgid()},      {"start", t.start()}, {"comm", name_text(t.comm())},
+                {"title", name_text(t.title())},   {"cgroup", name_text(t.cgroup())}, {"podUid", t.pod_uid()}, {"policy", nullptr}, {"policyId", nullptr},
                 {"strategy", nullptr},  {"applied", false}};
     if (h != held.end()) {
       row["policy"] = h->second.policy;

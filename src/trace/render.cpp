@@ -1,6 +1,7 @@
 #include "trace/render.hpp"
 
 #include "codec/event_codec.hpp"
+#include "core/names.hpp"
 
 namespace c2c::trace {
 
@@ -11,8 +12,8 @@ json to_json(const Lineage& l) {
   for (const auto& c : l.claims) claims.push_back({{"uid", c.uid}, {"generation", c.generation}});
   return {{"claims", claims},
           {"podUID", l.pod_uid},
-          {"cgroup", l.cgroup},
-          {"task", {{"tid", l.task.tid}, {"start", l.task.start}, {"tgid", l.tgid}, {"comm", l.comm}}},
+          {"cgroup", name_text(l.cgroup)},  // names are bytes, JSON is text (core/names.hpp)
+          {"task", {{"tid", l.task.tid}, {"start", l.task.start}, {"tgid", l.tgid}, {"comm", name_text(l.comm)}}},
           {"policy",
            {{"kind", to_string(l.policy_kind)}, {"name", l.policy}, {"generation", l.policy_generation}}},
           {"role", l.role},
@@ -47,7 +48,7 @@ json to_json(const Violation& v) {
 json to_json(const PreviewResult& p) {
   json matched = json::array();
   for (const auto& m : p.matched) {
-    json j{{"tid", m.key.tid}, {"start", m.key.start}, {"tgid", m.tgid}, {"comm", m.comm},
+    json j{{"tid", m.key.tid}, {"start", m.key.start}, {"tgid", m.tgid}, {"comm", name_text(m.comm)},
            {"strategy", to_string(m.strategy)}};
     j["intended"] = m.intended ? codec::encode_value(*m.intended) : json(nullptr);
     j["actual"] = m.actual ? codec::encode_value(*m.actual) : json(nullptr);

@@ -3,6 +3,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/names.hpp"
 #include "trace/render.hpp"
 
 namespace c2c::trace {
@@ -73,11 +74,13 @@ json to_json(const ReplayOutcome& r) {
 
 std::string to_table(const ReplayOutcome& r) {
   std::ostringstream o;
+  // Names are bytes and texts may quote them: on a terminal neither may act (core/names.hpp).
+  auto shown = [](const std::string& s) { return terminal_text(s); };
   o << "steps " << r.steps << "  generation " << r.core.generation() << "  restart epoch " << r.core.restart_epoch()
     << (r.core.loading() ? "  (loading)" : "") << "\n\n";
   o << "DESIRED TABLE (" << r.core.desired_size() << " entries)\n";
   for (const auto& l : r.core.desired_table()) {
-    o << "  tid " << l.task.tid << " (start " << l.task.start << ", tgid " << l.tgid << ", comm '" << l.comm
+    o << "  tid " << l.task.tid << " (start " << l.task.start << ", tgid " << l.tgid << ", comm '" << shown(l.comm)
       << "')  " << to_string(l.value.exec_class) << " slice " << l.value.slice_ns / 1000 << "us";
     if (l.value.flags & kFlagBoost) o << " boost-until " << l.value.boost_until;
     if (l.value.flags & kFlagAllowedCpus) o << " cpus " << l.value.allowed.to_string();
@@ -85,7 +88,7 @@ std::string to_table(const ReplayOutcome& r) {
     o << "  gen " << l.value.generation << "\n    lineage: ";
     for (const auto& c : l.claims) o << "claim " << c.uid << "@" << c.generation << " -> ";
     if (!l.pod_uid.empty()) o << "pod " << l.pod_uid << " -> ";
-    if (!l.cgroup.empty()) o << "cgroup " << l.cgroup << " -> ";
+    if (!l.cgroup.empty()) o << "cgroup " << shown(l.cgroup) << " -> ";
     o << "task " << l.task.tid << " -> ";
     if (!l.role_source.empty()) o << l.role_source << " -> ";  // "registered role decode"
     o << to_string(l.policy_kind) << "/" << l.policy << "@" << l.policy_generation;
@@ -96,7 +99,7 @@ std::string to_table(const ReplayOutcome& r) {
   o << "\nRECONCILE PLAN (" << p.ops.size() << " ops";
   if (!p.deferred_deletes.empty()) o << ", " << p.deferred_deletes.size() << " deletes deferred while loading";
   o << ")\n";
-  for (const auto& op : p.ops) o << "  " << to_string(op.kind) << " tid " << op.tid << ": " << op.reason << "\n";
+  for (const auto& op : p.ops) o << "  " << to_string(op.kind) << " tid " << op.tid << ": " << shown(op.reason) << "\n";
   auto conflicts = r.core.conflicts();
   if (!conflicts.empty()) {
     o << "\nCONFLICTS\n";
@@ -112,10 +115,10 @@ std::string to_table(const ReplayOutcome& r) {
   for (const char* id : kInvariantIds) o << "  " << id << "  " << (broken.count(id) ? "VIOLATED" : "holds") << "\n";
   for (const auto& v : r.violations)
     o << "  step " << v.step << " (line " << v.line << ", " << v.event_kind << "): " << v.violation.invariant << ": "
-      << v.violation.message << "\n";
+      << shown(v.violation.message) << "\n";
   if (!r.ignored.empty()) {
     o << "\nIGNORED INPUTS\n";
-    for (const auto& n : r.ignored) o << "  line " << n.line << " (" << n.event_kind << "): " << n.message << "\n";
+    for (const auto& n : r.ignored) o << "  line " << n.line << " (" << n.event_kind << "): " << shown(n.message) << "\n";
   }
   if (r.invalid) o << "\nINVALID INPUT\n  " << r.invalid->to_string() << "\n";
   return o.str();

@@ -430,7 +430,7 @@ class PolicyToMap(DaemonCase):
             pv = wait_for(lambda: (lambda r: r if len(r.matched) == 2 else None)(
                 d.call("Preview", pb.PreviewRequest(policy=pol))))
             self.assertEqual(sorted(m.tid for m in pv.matched), sorted(t.tids))
-            self.assertEqual({m.comm for m in pv.matched}, {"c2c-it-match"})
+            self.assertEqual({m.comm for m in pv.matched}, {b"c2c-it-match"})  # names are bytes (spec/daemon.md)
             self.assertTrue(all(m.tgid == t.tgid and m.HasField("intended") and not m.HasField("actual")
                                 for m in pv.matched))
             r = d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=pol))

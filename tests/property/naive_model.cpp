@@ -4,6 +4,8 @@
 
 #include <re2/re2.h>
 
+#include "core/names.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <memory>
@@ -39,10 +41,11 @@ const RE2* compiled(const std::string& pattern) {
 bool regex_ok(const std::string& pattern) {
   return pattern.size() <= 1024 && compiled(pattern)->ok();
 }
-// §3: RE2, unanchored unless the pattern anchors itself.
-bool matches(const std::string& pattern, const std::string& text) {
+// §3: RE2, unanchored unless the pattern anchors itself, on the name's text (a name that is not
+// UTF-8 with U+FFFD for each ill-formed part).
+bool matches(const std::string& pattern, const std::string& name) {
   const RE2* re = compiled(pattern);
-  return re->ok() && RE2::PartialMatch(text, *re);
+  return re->ok() && RE2::PartialMatch(c2c::name_text(name), *re);
 }
 
 // §3: a selector's commandRegex (on the comm) and processRegex (on the process title) are ANDed;

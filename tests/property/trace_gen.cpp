@@ -9,7 +9,7 @@ namespace c2c::property {
 namespace {
 
 constexpr uint32_t kTids = 7;
-const char* const kComms[] = {"EngineCore",  "EngineCore_DP1", "EngineCore_x", "python3",
+const char* const kComms[] = {"EngineCore",  "EngineCore_DP1", "EngineCore_\xff", "python3",
                               "NCCL-proxy",  "VLLM::EngineCor"};
 // Pod p1 may sit inside p0's cgroup; p2's "/kp/p10" is a string prefix trap for "/kp/p1".
 const char* const kPodCgroups[3][2] = {{"/kp/p0", "/kp/p0"},

@@ -1,9 +1,13 @@
 // -o json / -o yaml / -o table of the daemon's replies, without a daemon.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <sstream>
+
 #include "api/convert.hpp"
 #include "cli/structured_output.hpp"
 #include "cli/tables.hpp"
+#include "cli/listing.hpp"
 #include "codec/yaml_json.hpp"
 
 namespace c2c::cli {
@@ -211,6 +215,85 @@ TEST(CliOutput, PoliciesTableSaysWhyTheNodeIsNotSelected) {
                    "label gpu"),
             std::string::npos)
       << t;
+}
+
+// Names are bytes (issue 42): a thread named with bytes that are not UTF-8, or with control
+// characters, is printed as text (-o json/yaml: U+FFFD) and escaped in tables (\xNN), so neither
+// the output nor the terminal breaks.
+pb::ListTasksResponse odd_tasks() {
+  pb::ListTasksResponse r;
+  auto* t = r.add_tasks();
+  t->set_tid(4107);
+  t->set_tgid(4101);
+  t->set_comm("EngineCore\xff");
+  t->set_title("evil\x1b[2J\tcol\nrow");
+  t->set_cgroup("/user.slice/\xfe");
+  auto* u = r.add_tasks();
+  u->set_tid(4108);
+  u->set_tgid(4101);
+  u->set_comm("d\xc3\xa9""code");
+  return r;
+}
+
+TEST(CliOutput, NamesThatAreNotUtf8PrintAsTextInJsonAndYaml) {
+  const auto r = odd_tasks();
+  json j = proto_to_json(r);
+  std::string text;
+  ASSERT_NO_THROW(text = j.dump()) << "nlohmann refuses raw invalid UTF-8";
+  EXPECT_EQ(j["tasks"][0]["comm"], "EngineCore\xef\xbf\xbd");
+  EXPECT_EQ(j["tasks"][0]["cgroup"], "/user.slice/\xef\xbf\xbd");
+  EXPECT_EQ(j["tasks"][1]["comm"], "d\xc3\xa9""code");
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << "JSON escapes control characters";
+  for (auto f : {GetFormat::Json, GetFormat::Yaml}) {
+    std::string out;
+    ASSERT_NO_THROW(out = render_listing(tasks_listing(r), f));
+    EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+    EXPECT_EQ(out.find('\xff'), std::string::npos) << out;
+    EXPECT_NE(out.find("EngineCore\xef\xbf\xbd"), std::string::npos) << out;
+  }
+}
+
+TEST(CliOutput, NamesInTablesCannotMoveTheCursorOrAddAColumn) {
+  const std::string t = render_listing(tasks_listing(odd_tasks()), GetFormat::Wide);
+  EXPECT_EQ(t.find('\x1b'), std::string::npos) << t;
+  EXPECT_EQ(t.find('\t'), std::string::npos) << t;
+  EXPECT_EQ(t.find('\xff'), std::string::npos) << t;
+  EXPECT_NE(t.find("EngineCore\\xff"), std::string::npos) << t;
+  EXPECT_NE(t.find("evil\\x1b[2J\\x09col\\x0arow"), std::string::npos) << t;
+  EXPECT_EQ(std::count(t.begin(), t.end(), '\n'), 3) << "a header and two rows:\n" << t;
+  // Columns line up: the TGID column starts at the same offset on every line.
+  std::istringstream lines(t);
+  std::string header, row1, row2;
+  std::getline(lines, header), std::getline(lines, row1), std::getline(lines, row2);
+  auto col_of = [](const std::string& l, const std::string& what) {
+    size_t bytes = l.find(what), cols = 0;
+    for (size_t i = 0; i < bytes; ++i) cols += (static_cast<unsigned char>(l[i]) & 0xc0) != 0x80;
+    return cols;
+  };
+  EXPECT_EQ(col_of(header, "TITLE"), col_of(row1, "evil"));
+  EXPECT_EQ(col_of(header, "TITLE"), col_of(row2, "-"));  // "décode" is 6 columns, 7 bytes
+}
+
+TEST(CliOutput, ExplainAndPreviewEscapeNames) {
+  pb::ExplainResponse e;
+  e.set_found(true);
+  auto* l = e.mutable_lineage();
+  l->set_tid(9);
+  l->set_comm("\x1b]0;pwned\x07");
+  l->set_title("t\xff");
+  l->set_cgroup("/a\nb");
+  const std::string x = render_explain(9, e);
+  EXPECT_NE(x.find("comm '\\x1b]0;pwned\\x07'"), std::string::npos) << x;
+  EXPECT_NE(x.find("title:    t\\xff"), std::string::npos) << x;
+  EXPECT_NE(x.find("cgroup:   /a\\x0ab"), std::string::npos) << x;
+  pb::PreviewResponse p;
+  auto* m = p.add_matched();
+  m->set_tid(9);
+  m->set_comm("\x1b[31mred");
+  p.add_warnings("e.g. 'x\x1b[2J'");
+  const std::string y = render_preview(p);
+  EXPECT_EQ(y.find('\x1b'), std::string::npos) << y;
+  EXPECT_NE(y.find("\\x1b[31mred"), std::string::npos) << y;
 }
 
 }  // namespace

@@ -3,6 +3,7 @@ add_executable(core_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/core_invariant_scenarios_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_restart_bounds_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_process_title_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/core_names_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_task_role_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_cpuset_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_incremental_test.cpp

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "claim2core_abi.hpp"
+#include "core/names.hpp"
 #include "host/cgroup.hpp"
 #include "host/task_cgroup.hpp"
 #include "host/task_events.hpp"
@@ -19,14 +20,17 @@
 #include "host/topology.hpp"
 
 using namespace c2c::host;
+using c2c::name_matches;
+using c2c::name_text;
 using nlohmann::json;
 
 namespace {
 
 json task_json(const TaskInfo& t) {
-  json j = {{"tid", t.tid}, {"tgid", t.tgid}, {"start_ticks", t.start_ticks}, {"comm", t.comm}};
+  // Names are bytes, JSON is text (core/names.hpp).
+  json j = {{"tid", t.tid}, {"tgid", t.tgid}, {"start_ticks", t.start_ticks}, {"comm", name_text(t.comm)}};
   if (t.cgroup_id != 0) j["cgroup_id"] = t.cgroup_id;
-  if (!t.cgroup.empty()) j["cgroup"] = t.cgroup;
+  if (!t.cgroup.empty()) j["cgroup"] = name_text(t.cgroup);
   if (t.cpuset) j["cpuset"] = t.cpuset->to_string();
   return j;
 }
@@ -86,7 +90,7 @@ int cmd_events(const std::string& comm_regex, int count, int timeout_ms, const s
   while ((count <= 0 || seen < count) && (timeout_ms <= 0 || std::chrono::steady_clock::now() < end)) {
     const int rc = stream->poll(100, [&](const TaskEvent& e) {
       if (count > 0 && seen >= count) return;
-      if (!RE2::PartialMatch(e.task.comm, re)) return;
+      if (!name_matches(e.task.comm, re)) return;
       json j = task_json(e.task);
       j["event"] = to_string(e.kind);
       if (e.kind == TaskEventKind::Exec) j["old_tid"] = e.old_tid;
