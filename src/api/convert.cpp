@@ -404,6 +404,15 @@ std::string binding_field_of(std::string f) {
   return f;
 }
 
+std::string pod_field_of(const std::string& core_field) {
+  const std::string f = core_field.rfind("pod.", 0) == 0 ? core_field.substr(4) : core_field;
+  const size_t key = f.find('[');
+  const std::string name = f.substr(0, key), rest = key == std::string::npos ? "" : f.substr(key);
+  if (name == "taskRoles") return "task_roles" + rest;
+  if (name == "cpuset") return "cpus" + rest;
+  return f;
+}
+
 std::vector<pb::ClaimDeviceBinding> bindings_from_claim(const Claim& c) {
   std::vector<pb::ClaimDeviceBinding> out;
   std::vector<std::string> pods = c.reserved_for;
@@ -454,10 +463,7 @@ Converted<Pod> from_proto(const pb::PodInfo& p, const std::string& path) {
   if (!cpus.ok()) return fail<Pod>(cpus.error.field, cpus.error.message);
   if (*cpus.value && (*cpus.value)->empty()) return fail<Pod>(at(path, "cpus"), "an effective cpuset is never empty");
   o.cpuset = *cpus.value;
-  if (auto e = validate(o)) {
-    std::string f = e->field.rfind("pod.", 0) == 0 ? e->field.substr(4) : e->field;
-    return fail<Pod>(at(path, f), e->message);
-  }
+  if (auto e = validate(o)) return fail<Pod>(at(path, pod_field_of(e->field)), e->message);
   return ok(std::move(o));
 }
 

@@ -70,6 +70,10 @@ Converted<std::vector<Claim>> claims_from_bindings(
 // A core refusal of a claim ("claim.generation", "claim.devices[0].pool") as the field of the
 // ClaimDeviceBinding it came from ("claim_generation", "pool"): bindings are flat.
 std::string binding_field_of(std::string core_field);
+// A core pod field ("pod.taskRoles[decode]", "pod.cpuset") as PodInfo's proto field
+// ("task_roles[decode]", "cpus"; a map key in brackets kept as it is). Before, the core's name
+// reached the client: "pods[0].taskRoles".
+std::string pod_field_of(const std::string& core_field);
 // One binding per (device, reserved pod), or per device with an empty pod_uid when the claim
 // is reserved for no pod.
 std::vector<pb::ClaimDeviceBinding> bindings_from_claim(const Claim& c);

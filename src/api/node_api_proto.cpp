@@ -79,7 +79,7 @@ std::string request_field(const node::Refusal& r, const std::vector<int>& bindin
       return "bindings[" + std::to_string(at) + "]." + binding_field_of(r.field);
     }
     case S::Pod:
-      return "pods[" + std::to_string(r.index) + "]." + strip(r.field, "pod.");
+      return "pods[" + std::to_string(r.index) + "]." + pod_field_of(r.field);
     case S::ClaimRef:
       return r.field == "uid" ? "claim_uid" : r.field == "generation" ? "claim_generation" : r.field;
     case S::Acknowledge:

@@ -318,6 +318,11 @@ class InvalidInput(DaemonCase):
              "bindings[0].claim_generation", None),
             ("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[binding], pods=[
                 pb.PodInfo(uid="pod-1", cgroup="relative")]), "pods[0].cgroup", None),
+            # The proto's field path, not the core's ("pods[0].taskRoles", issue 42).
+            ("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[binding], pods=[
+                pb.PodInfo(uid="pod-1", task_roles={"a b": "^x$"})]), "pods[0].task_roles", None),
+            ("UpsertClaimBinding", pb.UpsertClaimBindingRequest(bindings=[binding], pods=[
+                pb.PodInfo(uid="pod-1", task_roles={"decode": "(("})]), "pods[0].task_roles[decode]", None),
             ("DeleteClaimBinding", pb.DeleteClaimBindingRequest(), "claim_uid", None),
             ("DeleteClaimBinding", pb.DeleteClaimBindingRequest(claim_uid="claim-1", claim_generation=-2),
              "claim_generation", None),

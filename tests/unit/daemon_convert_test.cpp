@@ -221,6 +221,13 @@ TEST(DaemonConvert, PodRoundTripsAndNamesBadFields) {
   bad = to_proto(p);
   (*bad.mutable_claims())["gpu"] = "";
   EXPECT_EQ(from_proto(bad, "pods[0]").error.field, "pods[0].claims");
+  // The proto's field path of the task roles, not the core's "taskRoles" (issue 42).
+  bad = to_proto(p);
+  (*bad.mutable_task_roles())["a b"] = "^x$";
+  EXPECT_EQ(from_proto(bad, "pods[0]").error.field, "pods[0].task_roles");
+  bad = to_proto(p);
+  (*bad.mutable_task_roles())["decode"] = "((";
+  EXPECT_EQ(from_proto(bad, "pods[3]").error.field, "pods[3].task_roles[decode]");
 }
 
 RuntimeValue sample_value() {

@@ -28,6 +28,13 @@ TEST(DaemonNodeApi, RefusalsAreNamedAsTheRequestNamesThem) {
   EXPECT_EQ(request_field(refusal(S::Claim, "claim.generation", 1), {0, 3}), "bindings[3].claim_generation");
   EXPECT_EQ(request_field(refusal(S::Claim, "claim.devices[0].pool", 1), {0, 3}), "bindings[3].pool");
   EXPECT_EQ(request_field(refusal(S::Pod, "pod.cgroup", 2)), "pods[2].cgroup");
+  // The core's names of PodInfo's fields that the proto spells otherwise (issue 42: they read
+  // "pods[0].taskRoles"); a map key in brackets stays as it was.
+  EXPECT_EQ(request_field(refusal(S::Pod, "pod.taskRoles", 0)), "pods[0].task_roles");
+  EXPECT_EQ(request_field(refusal(S::Pod, "pod.taskRoles[Decode]", 1)), "pods[1].task_roles[Decode]");
+  EXPECT_EQ(request_field(refusal(S::Pod, "pod.cpuset", 0)), "pods[0].cpus");
+  EXPECT_EQ(request_field(refusal(S::Pod, "pod.labels[app.kubernetes.io/name]", 0)),
+            "pods[0].labels[app.kubernetes.io/name]");
   EXPECT_EQ(request_field(refusal(S::ClaimRef, "uid")), "claim_uid");
   EXPECT_EQ(request_field(refusal(S::ClaimRef, "generation")), "claim_generation");
   EXPECT_EQ(request_field(refusal(S::Acknowledge, "policy")), "acknowledge");
