@@ -165,6 +165,7 @@ void Engine::note_applied(const Event& e, const ApplyResult& r) {
     changes_.push_back(Change{event_kind(e), r.changed_tids, event_fields(e)});
     if (!std::holds_alternative<TimeAdvance>(e)) turn_changed_ = true;
   }
+  if (std::holds_alternative<NodeLabels>(e) && r.status == ApplyResult::Status::Applied) labels_changed_ = true;
   if (r.status == ApplyResult::Status::Invalid && is_host_or_internal(e))
     spdlog::debug("{} refused by the core: {}: {}", event_kind(e), r.field, r.message);
 }
@@ -276,9 +277,8 @@ bool Engine::startup(std::string* err) {
   // The Node object's labels the feed last sent select node policies from the first turn on, as
   // before the restart; the feed resends them when it reconnects.
   if (durable_.node_object_labels) {
-    node_object_labels_ = durable_.node_object_labels;
     if (auto r = core_.apply(NodeLabels{node_labels()}); !r.ok()) {
-      node_object_labels_.reset();
+      durable_.node_object_labels.reset();
       spdlog::error("restoring the Node object's labels: refused by the core ({}: {}); the config's apply", r.field,
                     r.message);
     }
@@ -592,9 +592,12 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     batch_changes_.clear();  // (changes of a batch that changed no durable input: none worth a record)
     before_batch_.reset();
     batch_reserved_ = false;
-    // A policy, claim or pod changed: which policies select this node and why an intent has fewer
-    // entries than tasks may have changed with it (refused batches were rolled back: nothing to do).
-    if (durable_changed && persist_error_.empty()) refresh_intents();
+    // A policy, claim, pod or the node's labels changed: which policies select this node and why an
+    // intent has fewer entries than tasks may have changed with it, so the intents follow in this
+    // turn (then Sent by the write below, Applied by the short read-back), not at the next full
+    // read-back. Refused batches were rolled back: nothing to do.
+    if ((durable_changed || labels_changed_) && persist_error_.empty()) refresh_intents();
+    labels_changed_ = false;
     reconcile();
     cover_generation();
     for (auto& c : cmds) {

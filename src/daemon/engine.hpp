@@ -183,7 +183,6 @@ class Engine {
   DaemonConfig cfg_;
   Metrics& metrics_;
   std::string node_name_;
-  std::optional<NodeLabelMap> node_object_labels_;  // from SetNodeLabels; none: the config's
   Core core_;
   DurableState durable_;
   IntentTable intents_;
@@ -250,6 +249,9 @@ class Engine {
   WrittenKeys written_;  // the keys the next short read-back reads (confirm_pass.hpp)
   HeapTrim heap_trim_;   // freed heap back to the kernel after mass exits and large writes (heap_trim.hpp)
   bool turn_changed_ = false;  // an input changed the core in this turn
+  // The node's labels changed (SetNodeLabels, SIGHUP's node.labels): which node policies select
+  // this node may have changed, so the intents are refreshed in the same turn (refresh_intents).
+  bool labels_changed_ = false;
   std::vector<uint32_t> violations_seen_;  // count of violations by INV id last turn (log once)
   std::vector<std::string> last_violations_;
   std::string last_apply_error_;

@@ -290,7 +290,7 @@ std::map<std::string, std::string> Engine::node_policies_not_selected() const {
 }
 
 NodeLabelMap Engine::node_labels() const {
-  return effective_node_labels(node_name_, cfg_.node_labels, node_object_labels_);
+  return effective_node_labels(node_name_, cfg_.node_labels, durable_.node_object_labels);
 }
 
 node::Write Engine::set_node_labels(const NodeLabelMap& labels) {
@@ -300,11 +300,11 @@ node::Write Engine::set_node_labels(const NodeLabelMap& labels) {
     w.refused = refusal(Subject::Request, r.field, r.message);
     return w;
   }
-  if (node_object_labels_ != labels) {
+  // One copy, the durable state's: a batch that cannot be made durable takes it back with the rest.
+  if (durable_.node_object_labels != labels) {
     record(PutNodeLabels{labels});  // a restart starts from them, not from the config (INV-7)
     w.durable = true;
   }
-  node_object_labels_ = labels;
   w.warnings = r.warnings;
   w.ignored = r.status == ApplyResult::Status::Ignored;
   w.message = r.message;

@@ -522,7 +522,10 @@ grpc::ServerUnaryReactor* Service::SetNodeLabels(Ctx* ctx, const Buf* in, Buf* o
           return false;
         }
         call->resp.set_ignored(w.ignored);
-        return false;  // not durable: the feed resends them when it reconnects
+        // Changed labels are logged with the batch (a restart selects the same node policies
+        // before the feed reconnects, INV-7); before, the record was dropped unless another
+        // durable change shared the batch.
+        return w.durable;
       },
       [call](Engine& e) {
         call->resp.set_node_generation(e.reported_generation());

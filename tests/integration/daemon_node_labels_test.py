@@ -108,6 +108,57 @@ class NodeLabels(unittest.TestCase):
         time.sleep(1.5)  # past a read-back pass (readback_interval 1s): nothing pruned it
         self.assertTrue(self.has_entry(), "the entry stayed across the restart")
 
+    def test_the_node_objects_labels_survive_kill_9(self):
+        # They are logged with SetNodeLabels' batch (before, the record was dropped unless another
+        # durable change shared the batch: only a clean stop's snapshot kept them).
+        d = self.d
+        pol = by_label("by-pool", "c2c-it-label", [("claim2core.io/pool", "In", ["batch"])])
+        d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=pol))
+        d.call("SetNodeLabels", pb.SetNodeLabelsRequest(labels={"claim2core.io/pool": "batch"}))
+        self.assertTrue(wait_for(self.has_entry))
+        d.kill9()
+        d.start()
+        pv = d.call("Preview", pb.PreviewRequest(policy=pol))
+        self.assertFalse([w for w in pv.warnings if "node not selected" in w],
+                         "after kill -9 the Node object's labels still select it: %s" % list(pv.warnings))
+
+    def test_a_label_change_brings_the_intent_in_the_same_turn(self):
+        # A long read-back interval: only the short read-back after the write confirms in time.
+        # Before, the intent of a node policy that SetNodeLabels made apply appeared only at the
+        # next full read-back (none after 30 s), while its entries were written at once.
+        self.d.cleanup()
+        self.d = d = Daemon("labels60", extra=CONFIG_LABELS, readback="60s").start()
+        pol = by_label("by-zone", "c2c-it-label", match={"zone": "b"})
+        d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=pol))
+        intents = lambda: list(d.call("ListIntents", pb.ListIntentsRequest(policy="by-zone")).intents)
+        self.assertEqual(intents(), [], "zone=a: the policy does not select this node")
+        d.call("SetNodeLabels", pb.SetNodeLabelsRequest(labels={"zone": "b"}))
+        now = intents()
+        self.assertEqual([(i.policy, i.state) for i in now], [("by-zone", pb.SENT)],
+                         "the intent comes with the reply, its entry written: %s" % now)
+        self.assertTrue(self.has_entry())
+        self.assertTrue(wait_for(lambda: [i for i in intents() if i.state == pb.APPLIED], timeout=5),
+                        "Applied by the short read-back: %s" % intents())
+        d.call("SetNodeLabels", pb.SetNodeLabelsRequest(labels={"zone": "a"}))
+        self.assertEqual(intents(), [], "and it leaves with the label")
+
+    def test_a_refused_label_is_echoed_short(self):
+        # A 10 KB key echoed in full made the status exceed the client's metadata limit: the
+        # client saw RESOURCE_EXHAUSTED instead of the reason. No task discovery: the host's other
+        # processes must not change the digest between the calls.
+        self.d.cleanup()
+        self.d = d = Daemon("labelsecho", task_discovery="off", extra=CONFIG_LABELS).start()
+        before = d.status().state_digest
+        for labels in ({"k" * 10_000: "v"}, {"zone": "v" * 10_000}):
+            with self.assertRaises(grpc.RpcError) as cm:
+                d.call("SetNodeLabels", pb.SetNodeLabelsRequest(labels=labels))
+            details = cm.exception.details()
+            self.assertEqual(cm.exception.code(), grpc.StatusCode.INVALID_ARGUMENT, details[:300])
+            self.assertTrue(details.startswith("labels"), details)
+            self.assertIn("... (10000 bytes)", details)
+            self.assertLess(len(details), 400, details)
+        self.assertEqual(d.status().state_digest, before)
+
     def test_a_reload_applies_new_config_labels(self):
         d = self.d
         d.call("UpsertPolicy", pb.UpsertPolicyRequest(
