@@ -19,6 +19,7 @@
 #include "daemon/confirm_pass.hpp"
 #include "daemon/event_log.hpp"
 #include "daemon/intent_reasons.hpp"
+#include "daemon/lease_hold.hpp"
 #include "daemon/realtime_budget.hpp"
 #include "host/durable_file.hpp"
 #include "daemon/durable_load.hpp"
@@ -828,14 +829,18 @@ void Engine::reconcile() {
     if (settle() || open_intents) settle_intents(nullptr, retry_.empty() ? "" : last_apply_error_);
     return;
   }
+  std::string held;  // why writes wait (the generation lease), if they do
   if (auto e = lease_->cover(core_.generation()); !e.empty()) {
-    if (e != last_lease_error_) spdlog::error("generation lease: {} (nothing written: INV-4)", e);
+    if (e != last_lease_error_) spdlog::error("generation lease: {} (nothing above the ceiling written: INV-4)", e);
     last_lease_error_ = e;
-    last_apply_error_ = "generation lease: " + e;
-    for (const auto& op : plan.ops) retry_.failed(op.tid, now);  // written once the lease extends
-    settle();
-    settle_intents(nullptr, "generation lease: " + e);
-    return;
+    held = last_apply_error_ = "generation lease: " + e;
+    // Deletes are written now; adds and updates carry G and wait until the lease covers it.
+    for (uint32_t tid : hold_for_lease(plan)) retry_.failed(tid, now);
+    if (plan.ops.empty()) {
+      settle();
+      settle_intents(nullptr, held);
+      return;
+    }
   }
   auto t0 = std::chrono::steady_clock::now();
   auto report = applier_->apply(plan);
@@ -867,7 +872,7 @@ void Engine::reconcile() {
     }
   }
   settle();
-  settle_intents(&report, report.ok() ? "" : error);
+  settle_intents(&report, !held.empty() ? held : report.ok() ? "" : error);
 }
 
 std::map<PolicyId, PolicyApplyFacts> Engine::intent_facts(const mirror::ApplyReport* report) const {

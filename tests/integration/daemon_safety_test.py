@@ -348,6 +348,48 @@ class FullDisk(unittest.TestCase):
         self.assertGreater(restarted, highest, "INV-4: a restart could reuse a generation")
 
 
+    def test_dead_tasks_leave_the_map_while_the_lease_cannot_be_extended(self):
+        # Issue 42: ~50 dead-TID entries stayed in the map while the disk was full. Every write
+        # waited for the lease, deletes too; a delete writes no generation and never widens
+        # anything, while a dead task's entry explains nothing (INV-1, INV-5).
+        d = self.d
+        d.start()
+        d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("dead", "^c2c-dead$")))
+        d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("churn", "^c2c-full-")))
+        held = dt.Threads("c2c-dead", 50)
+        try:
+            self.assertTrue(wait_for(lambda: set(held.tids) <= set(d.map_entries()), timeout=10))
+            self.fill()
+            # New matched threads move the generation past the durable ceiling, which cannot be
+            # extended now: from then on nothing carrying a generation is written (INV-4).
+            churn = subprocess.Popen([dt.CHURN, "churn", "c2c-full-", "3000", "4", "50"], stdout=subprocess.PIPE,
+                                     text=True)
+            failed = lambda: [i for i in d.call("ListIntents", pb.ListIntentsRequest()).intents
+                              if i.state == pb.FAILED and "generation lease" in i.reason]
+            blocked = wait_for(failed, timeout=30)
+            churn.communicate()
+            self.assertTrue(blocked, "the churn exhausted the lease")
+            st = d.status()
+        finally:
+            held.end()
+        left = wait_for(lambda: not (set(held.tids) & set(d.map_entries())), timeout=5)
+        self.assertTrue(left, "entries of dead tasks left in the map: %s" % sorted(set(held.tids) & set(d.map_entries())))
+        now = d.status()
+        self.assertEqual((now.durable_generation, now.node_generation), (st.durable_generation, st.durable_generation),
+                         "the ceiling has not moved and the generation is at it: the deletes were written without it")
+        entries = d.map_entries()
+        self.assertTrue(all(g <= st.durable_generation for _, g in entries.values()), "INV-4: above the ceiling")
+        # The durable state is right at the next successful write, and the restart rebuilds from it.
+        os.unlink(self.filler)
+        r = d.call("UpsertPolicy", pb.UpsertPolicyRequest(policy=node_policy("after", "^c2c-after$")))
+        self.assertFalse(r.ignored)
+        d.kill9()
+        d.start()
+        self.assertEqual({p.node.name for p in d.call("ListPolicies", pb.ListPoliciesRequest()).policies},
+                         {"dead", "churn", "after"})
+        self.assertFalse(set(held.tids) & set(d.map_entries()))
+
+
 class GenerationFile(DaemonCase):
     discovery = "off"
 

@@ -5,6 +5,7 @@ if(TARGET c2c_core)
   add_executable(daemon_intents_tests ${CMAKE_CURRENT_LIST_DIR}/daemon_intents_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_confirm_pass_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_batch_reservation_test.cpp
+                                      ${CMAKE_CURRENT_LIST_DIR}/daemon_lease_hold_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_task_event_pacing_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_realtime_priority_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_realtime_budget_test.cpp
