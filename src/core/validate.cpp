@@ -18,12 +18,13 @@ std::optional<FieldError> check_text(const std::string& field, const std::string
   return std::nullopt;
 }
 
-// A comm as the kernel keeps it: at most TASK_COMM_LEN - 1 bytes, never a NUL or a newline
-// (comm is read line-wise from /proc).
+// A comm as the kernel keeps it: at most TASK_COMM_LEN - 1 bytes, never a NUL. Any other byte
+// may be in it (names are bytes, names.hpp): prctl(PR_SET_NAME, "x\ny") keeps the newline. (A
+// newline was refused, so a rename to such a name left the task with the entry its former name
+// had earned.)
 std::optional<FieldError> check_comm(const std::string& field, const std::string& comm) {
   if (comm.size() > 15) return err(field, "longer than 15 bytes (TASK_COMM_LEN - 1)");
   if (comm.find('\0') != std::string::npos) return err(field, "must not contain a NUL byte");
-  if (comm.find('\n') != std::string::npos) return err(field, "must not contain a newline");
   return std::nullopt;
 }
 

@@ -59,7 +59,7 @@ NAMES = {
     "invalid": b"EngineCore\xff",          # not UTF-8: one ill-formed byte
     "twice": b"EngineCore\xff\xfe",        # two
     "valid": "EngineCoreé".encode(),       # UTF-8, a 2-byte character
-    "control": b"\x1b[2J\tc2c-esc",        # clears the screen and adds a column if printed raw
+    "control": b"\x1b[2J\tc2c\nesc",       # clears the screen, adds a column and a row if printed raw
 }
 
 
@@ -142,7 +142,7 @@ class NamesAreBytes(unittest.TestCase):
         self.assertIn(b"EngineCore\\xff ", out)
         self.assertIn(b"EngineCore\\xff\\xfe", out)
         self.assertIn("EngineCoreé".encode(), out)
-        self.assertIn(b"\\x1b[2J\\x09c2c-esc", out)
+        self.assertIn(b"\\x1b[2J\\x09c2c\\x0aesc", out)
         self.assertIn(b"VLLM::Engine\\xfe", out)
         self.assertEqual(out.count(b"\n"), 1 + len(NAMES) + 1, out)  # header, the threads, the main thread
         for fmt, load in (("json", json.loads), ("yaml", yaml.safe_load)):
@@ -153,7 +153,7 @@ class NamesAreBytes(unittest.TestCase):
             self.assertEqual(items[tid["invalid"]]["comm"], "EngineCore" + FFFD, fmt)
             self.assertEqual(items[tid["twice"]]["comm"], "EngineCore" + FFFD + FFFD, fmt)
             self.assertEqual(items[tid["valid"]]["comm"], "EngineCoreé", fmt)
-            self.assertEqual(items[tid["control"]]["comm"], "\x1b[2J\tc2c-esc", fmt)
+            self.assertEqual(items[tid["control"]]["comm"], "\x1b[2J\tc2c\nesc", fmt)
             self.assertEqual(items[tid["invalid"]]["title"], "VLLM::Engine" + FFFD, fmt)
         code, out, err = self.cli("explain", str(tid["invalid"]))
         self.assertEqual(code, 0, err)

@@ -61,7 +61,7 @@ bool dns1123(const std::string& name) {
   return RE2::FullMatch(name, re);
 }
 
-// §5 validation: no NUL byte in any name or text field; a comm has no newline either.
+// §5 validation: no NUL byte in any name or text field.
 bool has_nul(const std::string& s) { return s.find('\0') != std::string::npos; }
 
 // §5: a role is 1..63 bytes, none of them whitespace or control characters.
@@ -71,7 +71,7 @@ bool bad_role(const std::string& r) {
     if (c <= ' ' || c == 0x7f) return true;
   return false;
 }
-bool bad_comm(const std::string& c) { return c.size() > 15 || has_nul(c) || c.find('\n') != std::string::npos; }
+bool bad_comm(const std::string& c) { return c.size() > 15 || has_nul(c); }
 // §4 bounds: generations are at most 2^53.
 constexpr int64_t kGenBound = int64_t{1} << 53;
 bool bad_generation(int64_t g) { return g < 0 || g > kGenBound; }
@@ -324,7 +324,7 @@ Outcome NaiveModel::on(const PodRemoved& e) {
 Outcome NaiveModel::on(const TaskSeen& e) {
   const Task& t = e.task;
   if (t.key.tid == 0) return invalid("task.tid", "zero");
-  if (bad_comm(t.comm)) return invalid("task.comm", "longer than 15 bytes, NUL or newline");
+  if (bad_comm(t.comm)) return invalid("task.comm", "longer than 15 bytes or NUL");
   if (has_nul(t.cgroup)) return invalid("task.cgroup", "NUL byte");
   if (!t.role.empty() && bad_role(t.role)) return invalid("task.role", "bad role");
   if (t.title.size() > 256 || has_nul(t.title)) return invalid("task.title", "longer than 256 bytes or NUL byte");
@@ -344,7 +344,7 @@ Outcome NaiveModel::on(const TaskSeen& e) {
 }
 
 Outcome NaiveModel::on(const TaskRenamed& e) {
-  if (bad_comm(e.comm)) return invalid("comm", "longer than 15 bytes, NUL or newline");
+  if (bad_comm(e.comm)) return invalid("comm", "longer than 15 bytes or NUL");
   auto it = tasks_.find(e.key.tid);
   if (it == tasks_.end() || it->second.key != e.key) return ignored("not the live task");
   if (it->second.comm == e.comm) return ignored("duplicate");

@@ -115,6 +115,21 @@ TEST_F(NamesAreBytes, TheStoredPolicyMatchesAsThePreviewDoes) {
   for (const auto& op : core.plan().ops) EXPECT_TRUE(is_utf8(op.reason)) << "a reason is text";
 }
 
+// The kernel keeps a newline in a comm (prctl(PR_SET_NAME, "x\ny") reads back from
+// /proc/<tid>/comm as "x\ny\n"). The core refused such a name, so a rename to it was Invalid and
+// the task kept the entry its former name had earned, explained by a name it no longer had.
+TEST_F(NamesAreBytes, ANewlineIsAByteLikeAnyOther) {
+  applied(NodePolicyUpsert{engine_policy()});  // ^EngineCore(_DP[0-9]+)?$
+  applied(TaskSeen{task(400, 400, 4000, "EngineCore_DP0")});
+  ASSERT_TRUE(core.desired().count(400));
+  applied(TaskRenamed{{400, 4000}, "x\nEngineCore"});
+  EXPECT_FALSE(core.desired().count(400)) << "the entry leaves with the name that earned it";
+  applied(TaskSeen{task(401, 401, 4001, "EngineCore\n")});
+  EXPECT_FALSE(core.desired().count(401)) << "$ does not match before a trailing newline in RE2";
+  EXPECT_EQ(matched("^EngineCore\n$"), (std::set<uint32_t>{401}));
+  EXPECT_EQ(terminal_text("x\nEngineCore"), "x\\x0aEngineCore");
+}
+
 TEST_F(NamesAreBytes, ProcessTitlesAreMatchedTheSameWay) {
   Task t = task(200, 200, 2000, "python3");
   t.title = "VLLM::EngineCore_DP0\xff";
@@ -180,6 +195,10 @@ TEST(TraceNames, AMalformedHexNameNamesItsField) {
     EXPECT_EQ(std::get<codec::ParseError>(r).field, field) << line;
     EXPECT_EQ(std::get<codec::ParseError>(r).line, 5u);
   }
+  // A newline is a byte of a name like any other (JSON escapes it).
+  auto nl = codec::parse_line(R"({"v":1,"kind":"task_renamed","tid":5,"start":1,"comm":"two\nlines"})", 6);
+  ASSERT_TRUE(std::holds_alternative<Event>(nl));
+  EXPECT_EQ(std::get<TaskRenamed>(std::get<Event>(nl)).comm, "two\nlines");
 }
 
 TEST(TraceNames, ATraceWithSuchANameReplaysAndRenders) {
