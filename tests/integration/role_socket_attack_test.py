@@ -27,6 +27,7 @@ usage: role_socket_attack_test.py SOURCE_DIR CLAIM2CORED
 import json
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -56,6 +57,36 @@ os.chmod(work, 0o755)
 os.chmod(shared, 0o777)
 ATTACKER = os.path.join(SRC, "tests", "integration", "role_attacker.py")
 
+
+
+class ForkedProcess:
+    """A child made with os.fork() (the pid-reuse victim), stoppable like a subprocess.Popen by
+    c2c_it.stop_processes."""
+
+    def __init__(self, pid):
+        self.pid, self.returncode = pid, None
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid == self.pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def send_signal(self, sig):
+        if self.poll() is None:
+            os.kill(self.pid, sig)
+
+    def kill(self):
+        self.send_signal(signal.SIGKILL)
+
+    def wait(self, timeout=None):
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired("sleep", timeout)
+            time.sleep(0.01)
+        return self.returncode
 
 def as_uid(uid):
     return ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "/usr/bin/python3", ATTACKER, role_sock]
@@ -247,19 +278,27 @@ try:
     attacker = subprocess.Popen(as_uid(65534) + ["reuse", shared], stdout=subprocess.PIPE, text=True)
     gone_pid = json.loads(attacker.stdout.readline())["pid"]
     attacker.wait(timeout=10)  # reaped: its pid may be reused from now on
+    # Steered with plain fork(), a millisecond a try: the child's connection must still be within
+    # role_limits.idle_timeout (3 s here) when it asks, or the daemon closes it as idle first
+    # (a subprocess.Popen a try took seconds on a loaded machine).
     victim = None
+    steer_start = time.monotonic()
     for attempt in range(300):
         try:
             with open("/proc/sys/kernel/ns_last_pid", "w") as f:
                 f.write(str(gone_pid - 1))
         except OSError:
             break
-        p = subprocess.Popen(["sleep", "30"])
-        if p.pid == gone_pid:
-            victim = p
+        pid = os.fork()
+        if pid == 0:
+            if os.getpid() == gone_pid:
+                os.execvp("sleep", ["sleep", "30"])
+            os._exit(0)
+        if pid == gone_pid:
+            victim = ForkedProcess(pid)
             break
-        p.kill()
-        p.wait()
+        os.waitpid(pid, 0)
+    print(f"     pid steering: {attempt + 1} forks in {time.monotonic() - steer_start:.3f} s", flush=True)
     procs.append(victim)
     if victim is None and os.path.exists(f"/proc/{gone_pid}"):
         print(f"     pid {gone_pid} was taken by another process: it is the target", flush=True)
