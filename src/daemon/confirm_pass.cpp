@@ -19,4 +19,15 @@ size_t drift_among(const std::vector<uint32_t>& keys, const std::vector<ActualEn
   return drift;
 }
 
+size_t whole_map_drift(const std::vector<ActualEntry>& read, const Core::ActualTable& known) {
+  size_t drift = 0;
+  for (const auto& e : read) {
+    const auto held = known.find(e.tid);
+    const bool as_believed = held != known.end() && held->second == e.value;
+    if (!as_believed) ++drift;
+  }
+  if (read.size() < known.size()) drift += known.size() - read.size();  // at least this many gone
+  return drift;
+}
+
 }  // namespace c2c::daemon

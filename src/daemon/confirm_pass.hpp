@@ -44,4 +44,10 @@ class WrittenKeys {
 size_t drift_among(const std::vector<uint32_t>& keys, const std::vector<ActualEntry>& read,
                    const Core::ActualTable& known);
 
+// The whole-map read-back's comparison: the map's entries (`read`: every key it holds) that the
+// core does not believe it holds, or holds with another value (present is not equal), plus the
+// keys missing from the map when it holds fewer than the core believes. Zero exactly when the
+// map is the core's actual table.
+size_t whole_map_drift(const std::vector<ActualEntry>& read, const Core::ActualTable& known);
+
 }  // namespace c2c::daemon

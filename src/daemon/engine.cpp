@@ -153,7 +153,7 @@ bool Engine::reserve_batch(const std::vector<Command>& cmds) {
 }
 
 void Engine::note_applied(const Event& e, const ApplyResult& r) {
-  dirty_.insert(dirty_.end(), r.changed_tids.begin(), r.changed_tids.end());
+  facts_.touched(r.changed_tids);
   // A registered role leaves with its task (the core dropped it already): the durable copy goes
   // too, in memory, and with the next snapshot on disk; a restart drops any left in the log.
   if (std::holds_alternative<TaskExited>(e) || std::holds_alternative<TaskSeen>(e)) {
@@ -667,7 +667,7 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     else readback(false);
   }
   bool retry_due = retry_.next_due() && *retry_.next_due() <= now;
-  if (turn_changed_ || retry_due || !dirty_.empty()) {
+  if (turn_changed_ || retry_due || facts_.has_touched()) {
     advance_time(false);
     reconcile();
     cover_generation();
@@ -766,19 +766,6 @@ void Engine::keep_lease_ahead() {
   next_ahead_try_ns_ = e.empty() ? 0 : now + 1'000'000'000ull;
 }
 
-void Engine::refresh_preview_waits() {
-  for (const auto& p : durable_.policies) {
-    const auto* d = std::get_if<DraExecutionPolicy>(&p);
-    if (!d || !d->require_preview) continue;
-    auto it = durable_.preview_acks.find({PolicyKind::Dra, d->name});
-    if (it != durable_.preview_acks.end() && it->second == d->generation) continue;
-    intents_.waiting(PolicyKind::Dra, d->name,
-                     "requirePreview: waiting for an acknowledged preview of generation " +
-                         std::to_string(d->generation) + " (Preview with acknowledge=true)",
-                     now_unix_ms());
-  }
-}
-
 // The op that makes the map hold what the core wants for `tid` now, if any (a queued retry is
 // rebuilt from the current tables, so it never writes a value that has since changed).
 std::optional<PlanOp> Engine::retry_op(uint32_t tid) const {
@@ -798,7 +785,7 @@ std::optional<PlanOp> Engine::retry_op(uint32_t tid) const {
 // changed since the last call (take_plan_delta), plus the queued retries that are due; the
 // intents' counts follow the TIDs touched. The full plan runs only in readback().
 void Engine::reconcile() {
-  refresh_preview_waits();
+  refresh_preview_waits(durable_, intents_, now_unix_ms());
   const uint64_t now = boottime_ns();
   Plan plan = core_.take_plan_delta();
   if (!retry_.empty()) {
@@ -812,19 +799,12 @@ void Engine::reconcile() {
         retry_.resolved(tid);
     }
   }
-  for (const auto& op : plan.ops) dirty_.push_back(op.tid);
+  for (const auto& op : plan.ops) facts_.touched(op.tid);
   bool open_intents = intents_.count(IntentState::Pending) + intents_.count(IntentState::Sent) +
                           intents_.count(IntentState::Failed) > 0;
   // APPLIED only ever comes from a read-back pass (readback): a write alone makes an intent SENT.
   // The counts after this turn's changes (and after the write, below).
-  auto settle = [&] {
-    bool moved = recount_;
-    if (recount_) facts_.recount(core_);
-    else moved = facts_.update(core_, dirty_);
-    recount_ = false;
-    dirty_.clear();
-    return moved;
-  };
+  auto settle = [&] { return facts_.settle(core_); };
   if (plan.ops.empty()) {
     if (settle() || open_intents) settle_intents(nullptr, retry_.empty() ? "" : last_apply_error_);
     return;
@@ -867,7 +847,7 @@ void Engine::reconcile() {
     // map is read back instead; retry_ writes the rest when due.
     if (auto actual = applier_->read_actual(); actual) {
       core_.apply(BpfObserved{actual->entries});
-      recount_ = true;
+      facts_.observed();
       if (sliced_) sliced_->observed();
     }
   }
@@ -875,48 +855,11 @@ void Engine::reconcile() {
   settle_intents(&report, !held.empty() ? held : report.ok() ? "" : error);
 }
 
-std::map<PolicyId, PolicyApplyFacts> Engine::intent_facts(const mirror::ApplyReport* report) const {
-  auto f = facts_.facts();
-  if (report)
-    for (const auto& op : report->ops) {
-      if (op.success()) continue;
-      auto it = core_.desired().find(op.tid);
-      if (it == core_.desired().end() || !it->second.origin) continue;
-      auto& x = f[{it->second.origin->kind, it->second.origin->policy}];
-      if (x.failure.empty()) x.failure = mirror::describe(op);
-    }
-  return f;
-}
-
 void Engine::settle_intents(const mirror::ApplyReport* report, const std::string& owed_error) {
-  refresh_preview_waits();  // a policy still waiting for its preview stays PENDING, saying so
-  intents_.settled(intent_facts(report), owed_error, now_unix_ms());
+  daemon::settle_intents(intents_, durable_, facts_.facts(core_, report), owed_error, now_unix_ms());
 }
 
-bool Engine::selects_this_node(const AnyPolicy& p, std::string* why) const {
-  const auto* n = std::get_if<NodeSchedulingPolicy>(&p);
-  if (!n) return true;  // a DRA policy reaches the node through its pods
-  auto no = core_.node_not_selected(*n);
-  if (no && why) *why = *no;
-  return !no;
-}
-
-void Engine::refresh_intents() {
-  const auto lost = lost_conflicts(core_.conflicts());
-  for (const auto& p : durable_.policies) {
-    auto [kind, name] = policy_id(p);
-    const auto* in = intents_.find(kind, name);
-    if (!selects_this_node(p, nullptr)) {
-      if (in) intents_.removed(kind, name);
-      continue;
-    }
-    if (!in || in->generation != policy_generation(p))
-      intents_.accepted(kind, name, policy_generation(p), node_name_, {}, now_unix_ms());
-    std::vector<std::string> stale;
-    if (const auto* d = std::get_if<DraExecutionPolicy>(&p)) stale = core_.stale_claims(*d);
-    intents_.diagnosed(kind, name, intent_diagnosis(std::string(to_string(kind)) + "/" + name, stale, lost));
-  }
-}
+void Engine::refresh_intents() { daemon::refresh_intents(intents_, core_, durable_, node_name_, now_unix_ms()); }
 
 // Kernel state that vanished (spec/daemon.md, "Kernel state that vanishes or lingers"): a pin
 // deleted (or the pin root) or replaced gets the held map back; the read-back that follows then
@@ -940,12 +883,7 @@ void Engine::restore_pins() {
 
 // The map holds what the core believes it holds: every entry in it as desired is read back
 // (counted from the current tables first; the reconcile that follows re-derives the same TIDs).
-void Engine::confirm_read_back() {
-  if (recount_) facts_.recount(core_);
-  else facts_.update(core_, dirty_);
-  recount_ = false;
-  facts_.confirm();
-}
+void Engine::confirm_read_back() { facts_.confirm(core_); }
 
 void Engine::readback(bool full) {
   next_confirm_ns_ = UINT64_MAX;
@@ -970,23 +908,13 @@ void Engine::readback(bool full) {
     metrics_.readback("whole_map");
     heap_trim_.changed(boottime_ns(), r->entries.size());  // its transient copies of the map, freed below
     written_.clear();
-    const auto& known = core_.actual();
-    size_t drift = 0;
-    for (const auto& e : r->entries) {
-      auto it = known.find(e.tid);
-      if (it == known.end() || !(it->second == e.value)) ++drift;
-    }
-    if (r->entries.size() < known.size()) drift += known.size() - std::min(known.size(), r->entries.size());
+    const size_t drift = whole_map_drift(r->entries, core_.actual());
     metrics_.set_drift_now(static_cast<double>(drift));
     if (drift) {
       metrics_.add_drift(static_cast<double>(drift));
       spdlog::warn("policy map drifted from what was written ({} entries): re-observing and fixing (INV-5)", drift);
       core_.apply(BpfObserved{r->entries});
-      // At once, not at the repair's settle: an entry the map lost or changed is no longer read
-      // back, and its rewrite must be read back before its intent is APPLIED again (the recount
-      // after the rewrite would carry the old confirmation over; issue 45).
-      facts_.recount(core_);
-      recount_ = true;
+      facts_.drifted(core_);  // at once, not at the repair's settle (issue 45; intent_settling.hpp)
       turn_changed_ = true;  // the plan must run now to repair it
     } else {
       confirm_read_back();

@@ -26,7 +26,7 @@
 #include "daemon/intents.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/node_labels.hpp"
-#include "daemon/policy_facts.hpp"
+#include "daemon/node_state/intent_settling.hpp"
 #include "daemon/confirm_pass.hpp"
 #include "daemon/full_pass_pacing.hpp"
 #include "daemon/sliced_read_back.hpp"
@@ -154,15 +154,10 @@ class Engine {
   size_t write_missed(const Plan& full_plan);
   void report_violations(const std::vector<Violation>& found);
   void refresh_scheduler_metrics();
-  // The intents' facts from the counts and, after an apply, its failed ops.
-  std::map<PolicyId, PolicyApplyFacts> intent_facts(const mirror::ApplyReport* report) const;
+  // The intents from the facts (node_state/intent_settling.hpp: the code the node-state model
+  // test runs too); report: the apply's, for its failed ops.
   void settle_intents(const mirror::ApplyReport* report, const std::string& owed_error);
-  // One intent per live policy that selects this node (a node policy whose nodeNames, nodeSelectors
-  // or draSelectors leave this node out gets none), each with the reason it has fewer entries
-  // than tasks (intent_reasons.hpp).
   void refresh_intents();
-  // DRA policies always; a node policy when the core says its selectors pick this node (else *why).
-  bool selects_this_node(const AnyPolicy& p, std::string* why) const;
   void rescan();
   // Rewrites the snapshot (state.json: everything, intents included) and empties the log. ""
   // or the error; also kept in persist_error_.
@@ -177,7 +172,6 @@ class Engine {
   uint64_t boottime_ns() const;
   void advance_time(bool renew);
   void publish_changes();
-  void refresh_preview_waits();
   void start_scheduler();
 
   DaemonConfig cfg_;
@@ -239,12 +233,10 @@ class Engine {
   uint64_t waited_ns_ = 0;  // how long the loop's last epoll_wait slept
   void read_task_events(uint64_t now);
   void watch_task_events(bool on);
-  // Incremental reconcile (spec/daemon.md, "Incremental reconcile"): the TIDs this turn changed
-  // (changed_tids of every apply, ops written), the per-policy counts kept from them, and the
-  // writes to retry. recount_ asks for a full recount (the actual table was re-observed).
-  std::vector<uint32_t> dirty_;
-  PolicyFacts facts_;
-  bool recount_ = true;
+  // Incremental reconcile (spec/daemon.md, "Incremental reconcile"): the per-policy counts kept
+  // from the TIDs this turn changed (changed_tids of every apply, ops written), and the writes to
+  // retry.
+  IntentFacts facts_;
   RetryQueue retry_{mirror::RetryPolicy{1, std::chrono::milliseconds(1), std::chrono::seconds(1)}};
   WrittenKeys written_;  // the keys the next short read-back reads (confirm_pass.hpp)
   HeapTrim heap_trim_;   // freed heap back to the kernel after mass exits and large writes (heap_trim.hpp)

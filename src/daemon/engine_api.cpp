@@ -58,7 +58,7 @@ node::Write Engine::upsert_policy(const AnyPolicy& policy) {
   if (!stored) return w;
   record(PutPolicy{*stored});
   std::string why;
-  if (selects_this_node(*stored, &why)) {
+  if (selects_this_node(core_, *stored, &why)) {
     intents_.accepted(kind, name, policy_generation(*stored), node_name_, r.warnings, now_unix_ms());
     if (const auto* in = intents_.find(kind, name)) record(PutIntent{*in});
   } else {

@@ -32,6 +32,22 @@ TEST(ConfirmPass, DriftAmongTheWrittenKeysOnly) {
   EXPECT_EQ(drift_among({7}, {}, known), 0u) << "7 deleted, and absent on both sides";
 }
 
+// The whole-map read-back: the map is compared with everything the core believes it holds;
+// present is not equal (a key with another value is drift), and keys gone count.
+TEST(ConfirmPass, WholeMapDriftIsZeroExactlyWhenTheMapIsAsBelieved) {
+  RuntimeValue a, b;
+  a.slice_ns = 1'000'000;
+  b.slice_ns = 2'000'000;
+  const Core::ActualTable known{{1, a}, {2, a}, {3, a}};
+  EXPECT_EQ(whole_map_drift({{1, a}, {2, a}, {3, a}}, known), 0u);
+  EXPECT_EQ(whole_map_drift({}, {}), 0u);
+  EXPECT_EQ(whole_map_drift({{1, a}, {2, b}, {3, a}}, known), 1u) << "2 holds another (older) value";
+  EXPECT_EQ(whole_map_drift({{1, a}, {2, a}}, known), 1u) << "3 is gone from the map";
+  EXPECT_EQ(whole_map_drift({}, known), 3u) << "the map was emptied";
+  EXPECT_EQ(whole_map_drift({{1, a}, {2, a}, {3, a}, {9, a}}, known), 1u) << "9 is in the map, not in the core";
+  EXPECT_EQ(whole_map_drift({{1, a}}, {}), 1u) << "the core believes the map empty";
+}
+
 TEST(ConfirmPass, WrittenKeysGiveUpBeyondTheirLimit) {
   WrittenKeys w(3);
   EXPECT_TRUE(w.empty());

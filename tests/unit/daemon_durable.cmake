@@ -16,6 +16,8 @@ if(TARGET c2c_mirror AND TARGET c2c_codec)
                                       ${PROJECT_SOURCE_DIR}/src/daemon/generation_guard.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/intents.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/policy_facts.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/intent_reasons.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/node_state/intent_settling.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/confirm_pass.cpp)
   target_include_directories(daemon_durable_tests PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_LIST_DIR})
   target_link_libraries(daemon_durable_tests PRIVATE c2c_mirror c2c_codec spdlog::spdlog ZLIB::ZLIB rapidcheck rapidcheck_gtest

@@ -6,11 +6,13 @@
 // outlives the daemon.
 //
 // The system under test is the daemon's own units (Core, DurableState with its log and loader, the
-// generation lease and its guard, IntentTable, PolicyFacts, the read-back comparison, the Applier)
+// generation lease and its guard, IntentTable, the intents' facts and their settling
+// (node_state/intent_settling.hpp), the read-back comparisons (confirm_pass.hpp), the Applier)
 // composed in the order engine.cpp composes them (startup, the command batch, group commit,
-// reconcile, the read-backs): the Engine itself needs pinned BPF maps, sysfs and a loop thread,
-// so its glue is mirrored here, not run: a bug in engine.cpp's own lines (the whole-map drift
-// count, the order of its calls) is out of this test's reach (spec/daemon.md, "Tests and figures").
+// reconcile, the read-backs). The code that turns counts into intent states and compares the map
+// with the core is the engine's own, called, not copied (issue 45); the Engine itself needs pinned
+// BPF maps, sysfs and a loop thread, so the order of its calls is mirrored here: a bug in that
+// order is out of this test's reach (spec/daemon.md, "Intents").
 //
 // What the reference model promises, from spec/daemon.md "Intents" and spec/state-machine.md:
 //  * replies: the generation rules (INV-3) of upsert and delete, exactly;
@@ -36,7 +38,7 @@
 #include "daemon/durable_load.hpp"
 #include "daemon/generation_guard.hpp"
 #include "daemon/intents.hpp"
-#include "daemon/policy_facts.hpp"
+#include "daemon/node_state/intent_settling.hpp"
 #include "mirror/applier.hpp"
 #include "mirror/policy_value.hpp"
 #include "mirror_fake_map.hpp"
@@ -166,7 +168,7 @@ class Node {
     core_.apply(SyncComplete{});
     intents_.restore(durable_.intents);
     refresh_intents();
-    recount_ = true;
+    facts_.observed();
     reconcile();
     if (auto e = compact(); !e.empty()) return *err = e, false;
     return true;
@@ -215,17 +217,9 @@ class Node {
       confirm_read_back();
     } else if (auto r = applier_.read_actual()) {
       written_.clear();
-      const auto& known = core_.actual();
-      size_t drift = 0;
-      for (const auto& e : r->entries) {
-        auto it = known.find(e.tid);
-        if (it == known.end() || !(it->second == e.value)) ++drift;
-      }
-      if (r->entries.size() < known.size()) drift += known.size() - r->entries.size();
-      if (drift) {
+      if (whole_map_drift(r->entries, core_.actual())) {
         core_.apply(BpfObserved{r->entries});
-        facts_.recount(core_);  // engine.cpp's readback: the drifted entries lose their confirmation
-        recount_ = true;
+        facts_.drifted(core_);
         changed_ = true;
       } else {
         confirm_read_back();
@@ -265,7 +259,7 @@ class Node {
   }
   ApplyResult apply(const Event& e) {
     ApplyResult r = core_.apply(e);
-    dirty_.insert(dirty_.end(), r.changed_tids.begin(), r.changed_tids.end());
+    facts_.touched(r.changed_tids);
     if (r.status == ApplyResult::Status::Applied && !r.changed_tids.empty()) changed_ = true;
     return r;
   }
@@ -294,36 +288,12 @@ class Node {
     reconcile();
     return Reply::Applied;
   }
-  void settle_facts() {
-    if (recount_) facts_.recount(core_);
-    else facts_.update(core_, dirty_);
-    recount_ = false;
-    dirty_.clear();
+  void settle_facts() { facts_.settle(core_); }
+  void confirm_read_back() { facts_.confirm(core_); }
+  void settle_intents(const mirror::ApplyReport* report) {
+    daemon::settle_intents(intents_, durable_, facts_.facts(core_, report), owed_, now_++);
   }
-  void confirm_read_back() {
-    settle_facts();
-    facts_.confirm();
-  }
-  std::map<PolicyId, PolicyApplyFacts> intent_facts(const mirror::ApplyReport* report) const {
-    auto f = facts_.facts();
-    if (report)
-      for (const auto& op : report->ops) {
-        if (op.success()) continue;
-        auto it = core_.desired().find(op.tid);
-        if (it == core_.desired().end() || !it->second.origin) continue;
-        auto& x = f[{it->second.origin->kind, it->second.origin->policy}];
-        if (x.failure.empty()) x.failure = mirror::describe(op);
-      }
-    return f;
-  }
-  void settle_intents(const mirror::ApplyReport* report) { intents_.settled(intent_facts(report), owed_, now_++); }
-  void refresh_intents() {
-    for (const auto& p : durable_.policies) {
-      auto [kind, name] = policy_id(p);
-      const auto* in = intents_.find(kind, name);
-      if (!in || in->generation != policy_generation(p)) intents_.accepted(kind, name, policy_generation(p), kNode, {}, now_++);
-    }
-  }
+  void refresh_intents() { daemon::refresh_intents(intents_, core_, durable_, kNode, now_++); }
   // engine.cpp's reconcile: the plan's delta (the full plan while writes are owed: the engine's
   // retry queue rebuilds each owed op from the tables), the lease, the apply, BpfSynced when
   // everything landed, the intents settled.
@@ -331,7 +301,7 @@ class Node {
     changed_ = false;
     Plan plan = core_.take_plan_delta();
     if (!owed_.empty()) plan = core_.plan();
-    for (const auto& op : plan.ops) dirty_.push_back(op.tid);
+    for (const auto& op : plan.ops) facts_.touched(op.tid);
     if (plan.ops.empty()) {
       settle_facts();
       settle_intents(nullptr);
@@ -361,14 +331,13 @@ class Node {
   Core core_;
   DurableState durable_;
   IntentTable intents_;
-  PolicyFacts facts_;
+  IntentFacts facts_;
   std::optional<mirror::GenerationLease> lease_;
   std::unique_ptr<StateLog> log_;
   mirror::Applier applier_;
   WrittenKeys written_;
   std::vector<StateChange> batch_;
-  std::vector<uint32_t> dirty_;
-  bool recount_ = false, changed_ = false;
+  bool changed_ = false;
   std::string owed_;
   int64_t now_ = 1;
 };
