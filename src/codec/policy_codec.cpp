@@ -16,6 +16,64 @@ std::optional<PolicyKind> policy_kind_from_string(const std::string& s) {
 
 namespace {
 
+uint64_t required_duration(const Reader& r, const char* key) {
+  if (!r.has(key)) r.fail(key, "is required");
+  return r.duration_ns_or(key, 0);
+}
+
+// spec.controller (issue 46; core/controller.hpp). Every duration but the slice's is required: a
+// controller acts on its own, so nothing about its pace is left to a default the operator did not
+// read. The core's validation then checks the combinations (decode_policy).
+std::optional<ControllerSpec> decode_controller(const Reader& spec) {
+  auto c = spec.opt_child("controller");
+  if (!c) return std::nullopt;
+  c->only({"role", "target", "actions", "cooldown", "hysteresis", "maxRaised", "window", "windowsWithoutSignal"});
+  ControllerSpec s;
+  s.role = c->str_or("role", "");
+  Reader target = c->child("target");
+  target.only({"runDelayP99", "stepP99"});
+  const bool run_delay = target.has("runDelayP99");
+  if (run_delay == target.has("stepP99")) c->fail("target", "set exactly one of runDelayP99 or stepP99");
+  s.target = run_delay ? ControllerTarget::RunDelayP99 : ControllerTarget::StepP99;
+  s.target_ns = required_duration(target, run_delay ? "runDelayP99" : "stepP99");
+  Reader actions = c->child("actions");
+  actions.only({"boost", "slice", "preferredCPUs"});
+  s.boost = actions.boolean_or("boost", false);
+  if (auto slice = actions.opt_child("slice")) {
+    slice->only({"from", "to", "step"});
+    s.slice = ControllerSlice{required_duration(*slice, "from"), required_duration(*slice, "to"),
+                              required_duration(*slice, "step")};
+  }
+  s.preferred_cpus = actions.cpus("preferredCPUs");
+  s.cooldown = required_duration(*c, "cooldown");
+  s.hysteresis = required_duration(*c, "hysteresis");
+  s.max_raised = required_duration(*c, "maxRaised");
+  s.window = required_duration(*c, "window");
+  const int64_t silent = c->i64_or("windowsWithoutSignal", 3);
+  if (silent < 1 || silent > kControllerMaxSilentWindows) c->fail("windowsWithoutSignal", "must be between 1 and 1000");
+  s.windows_without_signal = static_cast<uint32_t>(silent);
+  return s;
+}
+
+json encode_controller(const ControllerSpec& s) {
+  json actions = json::object();
+  if (s.boost) actions["boost"] = true;
+  if (s.slice)
+    actions["slice"] = {{"from", format_duration(s.slice->from)},
+                        {"to", format_duration(s.slice->to)},
+                        {"step", format_duration(s.slice->step)}};
+  if (s.preferred_cpus) actions["preferredCPUs"] = s.preferred_cpus->to_string();
+  json c{{"target", {{to_string(s.target), format_duration(s.target_ns)}}},
+         {"actions", actions},
+         {"cooldown", format_duration(s.cooldown)},
+         {"hysteresis", format_duration(s.hysteresis)},
+         {"maxRaised", format_duration(s.max_raised)},
+         {"window", format_duration(s.window)},
+         {"windowsWithoutSignal", s.windows_without_signal}};
+  if (!s.role.empty()) c["role"] = s.role;
+  return c;
+}
+
 void read_metadata(const Reader& root, std::string& name, int64_t& generation) {
   Reader md = root.child("metadata");  // other metadata (labels, uid, ...) is Kubernetes' business
   name = md.str("name");
@@ -27,7 +85,7 @@ DraExecutionPolicy decode_dra(const Reader& root) {
   DraExecutionPolicy p;
   read_metadata(root, p.name, p.generation);
   Reader spec = root.child("spec");
-  spec.only({"workloadSelector", "resourceClaims", "topology", "taskRoles", "safety"});
+  spec.only({"workloadSelector", "resourceClaims", "topology", "taskRoles", "safety", "controller"});
   if (auto ws = spec.opt_child("workloadSelector")) {
     ws->only({"matchLabels"});
     p.match_labels = ws->string_map("matchLabels");
@@ -64,6 +122,7 @@ DraExecutionPolicy decode_dra(const Reader& root) {
     p.fail_closed_on_stale_claim = safety->boolean_or("failClosedOnStaleClaim", true);
     p.fallback = safety->str_or("fallback", p.fallback);
   }
+  p.controller = decode_controller(spec);
   return p;
 }
 
@@ -99,7 +158,8 @@ NodeSchedulingPolicy decode_node(const Reader& root) {
   NodeSchedulingPolicy p;
   read_metadata(root, p.name, p.generation);
   Reader spec = root.child("spec");
-  spec.only({"nodeNames", "nodeSelectors", "draSelectors", "commandRegex", "processRegex", "priority", "executionTime"});
+  spec.only({"nodeNames", "nodeSelectors", "draSelectors", "commandRegex", "processRegex", "priority", "executionTime",
+             "controller"});
   p.node_names = spec.strings("nodeNames");
   decode_node_selectors(spec, p);
   for (const Reader& d : spec.array("draSelectors")) {
@@ -114,6 +174,7 @@ NodeSchedulingPolicy decode_node(const Reader& root) {
   int64_t slice = spec.i64_or("executionTime", 0);
   if (slice < 0) spec.fail("executionTime", "must not be negative (nanoseconds)");
   p.execution_time = static_cast<Nanos>(slice);
+  p.controller = decode_controller(spec);
   return p;
 }
 
@@ -156,7 +217,7 @@ json encode_policy(const DraExecutionPolicy& p) {
     if (!r.process_regex.empty()) sel["processRegex"] = r.process_regex;
     roles.push_back({{"name", r.name}, {"selector", sel}, {"executionClass", to_string(r.exec_class)}});
   }
-  return {{"apiVersion", kPolicyApiVersion},
+  json out = {{"apiVersion", kPolicyApiVersion},
           {"kind", "DRAExecutionPolicy"},
           {"metadata", {{"name", p.name}, {"generation", p.generation}}},
           {"spec",
@@ -172,6 +233,8 @@ json encode_policy(const DraExecutionPolicy& p) {
               {"maxBoostDuration", format_duration(p.max_boost)},
               {"failClosedOnStaleClaim", p.fail_closed_on_stale_claim},
               {"fallback", p.fallback}}}}}};
+  if (p.controller) out["spec"]["controller"] = encode_controller(*p.controller);
+  return out;
 }
 
 json encode_policy(const NodeSchedulingPolicy& p) {
@@ -199,6 +262,7 @@ json encode_policy(const NodeSchedulingPolicy& p) {
     spec["nodeSelectors"] = p.node_selectors;
   }
   if (!dra.empty()) spec["draSelectors"] = dra;
+  if (p.controller) spec["controller"] = encode_controller(*p.controller);
   return {{"apiVersion", kPolicyApiVersion},
           {"kind", "NodeSchedulingPolicy"},
           {"metadata", {{"name", p.name}, {"generation", p.generation}}},

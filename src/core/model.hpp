@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/controller.hpp"
 #include "core/cpuset.hpp"
 #include "core/label_selector.hpp"
 
@@ -161,6 +162,8 @@ struct DraExecutionPolicy {
   Nanos max_boost = 30'000'000'000ull;
   bool fail_closed_on_stale_claim = true;
   std::string fallback = "default-scheduler";
+  // spec.controller (issue 46): off when absent. Acts on the threads of its role (controller.hpp).
+  std::optional<ControllerSpec> controller;
   bool operator==(const DraExecutionPolicy&) const = default;
 };
 
@@ -184,6 +187,8 @@ struct NodeSchedulingPolicy {
   // nodeSelectors.matchExpressions (Kubernetes label-selector semantics), ANDed with the
   // node_selectors map (the simple form or nodeSelectors.matchLabels).
   std::vector<LabelRequirement> node_selector_expressions;
+  // spec.controller (issue 46): off when absent. Acts on the threads the policy matches.
+  std::optional<ControllerSpec> controller;
   bool operator==(const NodeSchedulingPolicy&) const = default;
 };
 

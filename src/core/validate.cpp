@@ -1,6 +1,8 @@
 // Input validation: every rejected input names its field; nothing is applied half-way.
 #include <re2/re2.h>
 
+#include <algorithm>
+
 #include "core/core.hpp"
 #include "core/names.hpp"
 
@@ -109,6 +111,17 @@ std::optional<FieldError> validate(const DraExecutionPolicy& p) {
     return err("spec.safety.maxBoostDuration", "must be between 1ms and 1h");
   if (p.fallback != "default-scheduler")
     return err("spec.safety.fallback", "only 'default-scheduler' is supported, got '" + echo(p.fallback) + "'");
+  if (p.controller) {
+    // A DRA policy's controller measures and acts on one of its task roles: the roles differ in
+    // class, and a level means one thing for one class.
+    const auto& c = *p.controller;
+    if (c.role.empty()) return err("spec.controller.role", "must name one of spec.taskRoles[].name");
+    auto role = std::find_if(p.task_roles.begin(), p.task_roles.end(), [&](const TaskRole& r) { return r.name == c.role; });
+    if (role == p.task_roles.end())
+      return err("spec.controller.role", "'" + echo(c.role) + "' is not a task role of this policy (spec.taskRoles[].name)");
+    if (auto e = validate_controller(c, "spec.controller", class_boosts(role->exec_class), p.max_boost))
+      return err(e->field, e->message);
+  }
   return std::nullopt;
 }
 
@@ -141,6 +154,15 @@ std::optional<FieldError> validate(const NodeSchedulingPolicy& p) {
   if (p.priority < 0 || p.priority > 1000) return err("priority", "must be between 0 and 1000");
   if (p.execution_time != 0 && (p.execution_time < kMinSliceNs || p.execution_time > kMaxSliceNs))
     return err("executionTime", "must be 0 (class default) or between 10000 and 100000000 ns");
+  if (p.controller) {
+    // A node policy's controller acts on the threads the policy matches: there is no role to name.
+    if (!p.controller->role.empty())
+      return err("controller.role", "a node policy's controller acts on the threads the policy matches; role is for "
+                                    "DRA execution policies");
+    // The node's own bound (NodeInfo.defaultMaxBoost) is not known here; the lease still holds it.
+    if (auto e = validate_controller(*p.controller, "controller", p.priority > 0, kMaxBoostNs))
+      return err(e->field, e->message);
+  }
   return std::nullopt;
 }
 
