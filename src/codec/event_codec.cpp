@@ -285,6 +285,12 @@ Event decode_event(const json& j) {
     r.only({"v", "kind"});
     return BpfSynced{};
   }
+  if (kind == "controller_window") {
+    r.only({"v", "kind", "policyKind", "name", "signalNs"});
+    ControllerWindow w{decode_kind(r), r.str("name"), std::nullopt};
+    if (r.has("signalNs")) w.signal = r.u64("signalNs");
+    return w;
+  }
   r.fail("kind", "unknown event kind '" + echo(kind) + "'");
 }
 
@@ -323,6 +329,11 @@ json encode_event(const Event& e) {
           if (ev.max_renewals) j["maxRenewals"] = *ev.max_renewals;
         }
         else if constexpr (std::is_same_v<T, DaemonRestart>) j["persistedGeneration"] = ev.persisted_generation;
+        else if constexpr (std::is_same_v<T, ControllerWindow>) {
+          j["policyKind"] = to_string(ev.kind);
+          j["name"] = ev.policy;
+          if (ev.signal) j["signalNs"] = *ev.signal;  // absent: a window without a signal
+        }
         else if constexpr (std::is_same_v<T, BpfObserved>) {
           json entries = json::array();
           for (const auto& a : ev.entries) {

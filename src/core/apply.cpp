@@ -12,7 +12,8 @@ static bool is_task_event(const Event& e) {
   return std::holds_alternative<TaskSeen>(e) || std::holds_alternative<TaskRenamed>(e) ||
          std::holds_alternative<TaskExited>(e) || std::holds_alternative<TaskRoleSet>(e) ||
          std::holds_alternative<TimeAdvance>(e) || std::holds_alternative<BpfSynced>(e) ||
-         std::holds_alternative<BpfObserved>(e) || std::holds_alternative<SyncComplete>(e);
+         std::holds_alternative<BpfObserved>(e) || std::holds_alternative<SyncComplete>(e) ||
+         std::holds_alternative<ControllerWindow>(e);
 }
 
 ApplyResult CoreImpl::apply(const Event& e) {

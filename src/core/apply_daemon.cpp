@@ -12,11 +12,13 @@ ApplyResult EventHandlers::operator()(const TimeAdvance& ev) {
     return invalid("now", "time went backwards: " + std::to_string(ev.now) + " < " + std::to_string(s.now));
   if (ev.now == s.now) return ignored("time unchanged");
   s.now = ev.now;
+  ApplyResult r;
+  // A raised controller level ends by time too (CTL-4, CTL-5), also when no window comes.
+  s.tick_controllers(r);
   // Leases are renewed at half-life; only live entries hold leases, so a renewal never
   // extends a boost whose lineage is gone (INV-8). A bounded step leaves the later due leases for
   // the next one, unless they have run out (CoreImpl::leases_to_renew).
   const std::vector<uint32_t> due = s.leases_to_renew(s.now, ev.max_renewals);
-  ApplyResult r;
   if (due.empty()) return r;
   ++s.generation;
   for (uint32_t tid : due) {
@@ -76,6 +78,8 @@ ApplyResult EventHandlers::operator()(const DaemonRestart& ev) {
   s.entries_by_origin.clear();
   s.lease_renewals.clear();
   s.conflicts.clear();
+  // The controllers' levels are observed state: every one starts again at the static policy.
+  for (auto& [key, st] : s.controllers) st = ControllerState{};
   for (const auto& [tid, v] : s.actual) s.removal_reasons[tid] = "not re-derived after the restart (INV-7)";
   // Every former entry and every kernel entry has a new op now (deferred deletes, while loading).
   for (uint32_t tid : r.changed_tids) s.touch(tid);

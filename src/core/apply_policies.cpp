@@ -72,6 +72,7 @@ ApplyResult EventHandlers::operator()(const DraPolicyUpsert& ev) {
   }
   s.dra_policies[p.name] = std::move(st);
   s.policy_high_water[policy_key(PolicyKind::Dra, p.name)] = p.generation;
+  s.reset_controller(PolicyKind::Dra, p.name, p.controller);
   ApplyResult r;
   if (p.require_preview) r.warnings.push_back("DRAExecutionPolicy/" + p.name + " generation " +
                                               std::to_string(p.generation) + " waits for a preview (requirePreview)");
@@ -91,6 +92,7 @@ ApplyResult EventHandlers::operator()(const NodePolicyUpsert& ev) {
   std::unordered_set<uint32_t> affected = s.tasks_matching(res);
   s.node_policies[p.name] = std::move(st);
   s.policy_high_water[policy_key(PolicyKind::Node, p.name)] = p.generation;
+  s.reset_controller(PolicyKind::Node, p.name, p.controller);
   ApplyResult r;
   if (affected.empty()) r.warnings.push_back("NodeSchedulingPolicy/" + p.name + ": matches no task");
   s.rederive(affected, r, "NodeSchedulingPolicy/" + p.name + " changed");
@@ -122,6 +124,7 @@ ApplyResult EventHandlers::operator()(const PolicyDelete& ev) {
   }
   auto& hw = s.policy_high_water[key];
   hw = std::max({hw, current, ev.generation});
+  s.reset_controller(ev.kind, ev.name, std::nullopt);
   ApplyResult r;
   s.rederive(affected, r, key + " deleted");
   return r;

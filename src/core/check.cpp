@@ -263,13 +263,45 @@ void kernel_inv4(const CoreImpl& s, const std::vector<uint32_t>& tids, const Rep
 
 }  // namespace
 
+// The controller's state predicates (spec/state-machine.md, "The controller"): the level within
+// its bounds (CTL-1), a raised level younger than maxRaised (CTL-4) and fed by a signal within
+// windowsWithoutSignal windows (CTL-5). The transition properties (CTL-2, CTL-3, CTL-6) are
+// checked on traces (tests/property/controller_test.cpp).
+void CoreImpl::check_controller(PolicyKind kind, const std::string& name, std::vector<Violation>& out) const {
+  auto it = controllers.find({kind, name});
+  const ControllerSpec* spec = controller_spec(kind, name);
+  const std::string who = std::string(to_string(kind)) + "/" + name + " controller";
+  if (it == controllers.end()) {
+    if (spec) out.push_back({"CTL-1", who + ": the policy has a controller but no state"});
+    return;
+  }
+  if (!spec) {
+    out.push_back({"CTL-1", who + ": a state without a controller (policy gone or without spec.controller)"});
+    return;
+  }
+  const ControllerState& st = it->second;
+  if (st.level > max_level(*spec))
+    out.push_back({"CTL-1", who + ": level " + std::to_string(st.level) + " above the highest " +
+                                std::to_string(max_level(*spec))});
+  if (st.level == 0) return;
+  if (now < st.raised_since || now - st.raised_since >= spec->max_raised)
+    out.push_back({"CTL-4", who + ": level " + std::to_string(st.level) + " raised since " +
+                                std::to_string(st.raised_since) + ", maxRaised passed at " + std::to_string(now)});
+  if (!st.last_signal || now - *st.last_signal >= spec->window * spec->windows_without_signal)
+    out.push_back({"CTL-5", who + ": level " + std::to_string(st.level) + " kept without a signal for " +
+                                std::to_string(spec->windows_without_signal) + " windows"});
+}
+
 std::vector<Violation> CoreImpl::check_scope(const CheckScope& scope) const {
   std::vector<Violation> out;
   const Reporter report{*this, out};
   for (uint32_t tid : scope.tids)
     if (auto e = desired.find(tid); e != desired.end()) check_entry(*this, tid, e->second, report);
   for (const auto& uid : scope.claims) claim_at_high_water(*this, uid, report);
-  for (const auto& [kind, name] : scope.policies) policy_at_high_water(*this, kind, name, report);
+  for (const auto& [kind, name] : scope.policies) {
+    policy_at_high_water(*this, kind, name, report);
+    check_controller(kind, name, out);
+  }
   const bool deferred = kernel_plan_ops(*this, scope.tids, report);
   if (!loading && deferred) report.global("INV-5", "deletes deferred although the desired state is loaded");
   kernel_uncovered(*this, scope.tids, report);

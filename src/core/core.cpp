@@ -24,7 +24,19 @@ PreviewResult Core::preview(const NodeSchedulingPolicy& p) const { return previe
 Plan Core::plan() const { return impl_->plan(); }
 Plan Core::take_plan_delta() { return impl_->take_plan_delta(); }
 std::optional<Nanos> Core::next_deadline() const {
-  return impl_->lease_renewals.earliest();
+  std::optional<Nanos> at = impl_->lease_renewals.earliest();
+  // A raised controller level ends by time (CTL-4, CTL-5) even when no window comes.
+  for (const auto& [key, st] : impl_->controllers)
+    if (const ControllerSpec* spec = impl_->controller_spec(key.first, key.second))
+      if (auto d = controller_deadline(*spec, st)) at = at ? std::min(*at, *d) : *d;
+  return at;
+}
+std::vector<ControllerStatus> Core::controllers() const {
+  std::vector<ControllerStatus> out;
+  for (const auto& [key, st] : impl_->controllers)
+    if (const ControllerSpec* spec = impl_->controller_spec(key.first, key.second))
+      out.push_back({key.first, key.second, st, max_level(*spec)});
+  return out;
 }
 std::vector<Violation> Core::check() const { return impl_->check(); }
 Plan Core::plan_of(std::vector<uint32_t> tids) const { return impl_->plan_of(std::move(tids)); }
@@ -228,11 +240,13 @@ StepContext Core::step_context(const Event& e) const {
                  [&](const NodePolicyUpsert& ev) { c.policies.emplace_back(PolicyKind::Node, ev.policy.name); },
                  [&](const PolicyDelete& ev) { c.policies.emplace_back(ev.kind, ev.name); },
                  [&](const PreviewAck& ev) { c.policies.emplace_back(ev.kind, ev.name); },
+                 [&](const ControllerWindow& ev) { c.policies.emplace_back(ev.kind, ev.policy); },
                  [&](const TimeAdvance& ev) {
                    // The leases the step renews, and those that may have run out by the new time
                    // (a renewal, or its absence, changes them).
                    for (uint32_t tid : s.leases_to_renew(ev.now, ev.max_renewals)) c.tids.push_back(tid);
                    for (uint32_t tid : s.leases_maybe_run_out(ev.now)) c.tids.push_back(tid);
+                   for (const auto& [key, st] : s.controllers) c.policies.push_back(key);  // CTL-4, CTL-5
                  },
              },
              e);
@@ -371,6 +385,14 @@ std::string hex64(uint64_t h) {
   return s;
 }
 
+void put_controller(std::ostream& o, const std::optional<ControllerSpec>& c) {
+  if (!c) return;
+  o << " ctl:" << to_string(c->target) << '=' << c->target_ns << ' ' << c->role << ' ' << c->boost << ' '
+    << (c->slice ? std::to_string(c->slice->from) + ">" + std::to_string(c->slice->to) + "/" + std::to_string(c->slice->step) : "-")
+    << ' ' << (c->preferred_cpus ? c->preferred_cpus->to_string() : "-") << ' ' << c->cooldown << ' ' << c->hysteresis
+    << ' ' << c->max_raised << ' ' << c->window << ' ' << c->windows_without_signal;
+}
+
 void put_value(std::ostream& o, const RuntimeValue& v) {
   o << v.start << ',' << v.generation << ',' << v.slice_ns << ',' << v.boost_until << ',' << v.max_boost << ','
     << v.allowed.to_string() << ',' << v.preferred.to_string() << ',' << v.tgid << ','
@@ -438,6 +460,7 @@ std::string CoreImpl::digest() const {
     for (const auto& r : p.task_roles)
       o << " r:" << r.name << '/' << r.registered_role << '/' << r.comm_regex << '/' << r.process_regex << '/'
         << static_cast<int>(r.exec_class);
+    put_controller(o, p.controller);
     o << '\n';
   }
   for (const auto& [name, st] : node_policies) {
@@ -451,8 +474,13 @@ std::string CoreImpl::digest() const {
       for (const auto& v : r.values) o << ',' << v;
     }
     for (const auto& d : p.dra_selectors) o << " d:" << d.driver << '/' << d.pool << '/' << d.device;
+    put_controller(o, p.controller);
     o << '\n';
   }
+  for (const auto& [key, st] : controllers)
+    o << "ctl " << to_string(key.first) << '/' << key.second << ' ' << st.level << ' '
+      << (st.last_change ? std::to_string(*st.last_change) : "-") << ' ' << st.raised_since << ' '
+      << (st.last_signal ? std::to_string(*st.last_signal) : "-") << '\n';
   put_sorted(o, desired, [&](const DesiredEntry& e) {
     put_value(o, e.value);
     o << ' ' << to_string(e.origin->kind) << '/' << e.origin->policy << '@' << e.origin->policy_generation << ' '

@@ -19,6 +19,26 @@ namespace c2c {
 // Outcome of apply(): Applied (state may have changed), Ignored (a stale or duplicate input that
 // must not change anything, e.g. an older generation: INV-3), Invalid (bad input; the state is
 // unchanged and `field` names the offending field).
+// One decision of a policy's controller (issue 46): what `get decisions` and a replay show.
+struct ControllerDecisionRecord {
+  PolicyKind kind = PolicyKind::Node;
+  std::string policy;
+  Nanos at = 0;                 // the core's time (the window's end, or the tick's)
+  uint32_t from = 0, to = 0;    // levels
+  std::optional<Nanos> signal;  // the window's p99; none for a tick or a window without signal
+  ControllerRule rule = ControllerRule::Silent;
+  std::string reason;
+  bool operator==(const ControllerDecisionRecord&) const = default;
+};
+
+// A policy's controller as the core holds it (Core::controllers()).
+struct ControllerStatus {
+  PolicyKind kind = PolicyKind::Node;
+  std::string policy;
+  ControllerState state;
+  uint32_t max_level = 0;
+};
+
 struct ApplyResult {
   enum class Status : uint8_t { Applied, Ignored, Invalid };
   Status status = Status::Applied;
@@ -26,6 +46,9 @@ struct ApplyResult {
   std::string message;          // for Ignored/Invalid: why
   std::vector<uint32_t> changed_tids;  // desired entries added, updated or removed
   std::vector<std::string> warnings;
+  // Controller decisions this event made: one per controller_window, and the level changes a
+  // time_advance forced (expiry, fallback). Holds are reported for windows only.
+  std::vector<ControllerDecisionRecord> decisions;
   bool ok() const { return status != Status::Invalid; }
 };
 
@@ -157,6 +180,8 @@ class Core {
   // ("DRAExecutionPolicy/<name>: claim <uid> stale (fail closed): ..."); O(pods). The daemon's
   // intent reasons use it (spec/daemon.md, "Intents").
   std::vector<std::string> stale_claims(const DraExecutionPolicy& p) const;
+  // The controllers of the stored policies with a spec.controller, by kind then name.
+  std::vector<ControllerStatus> controllers() const;
 
   uint64_t generation() const;
   Nanos now() const;

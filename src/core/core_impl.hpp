@@ -127,6 +127,15 @@ class CoreImpl {
   // its unchanged generation is live again (INV-7 completeness); a deallocated one is not (INV-3).
   std::unordered_map<std::string, int64_t> claim_high_water;   // uid -> highest generation seen
   std::unordered_set<std::string> claim_tombstones;  // deallocated at their high-water generation
+  // The controllers' states (issue 46), one per stored policy with a spec.controller. Observed
+  // state: a restart or a new generation of the policy starts it at level 0 (the static policy).
+  std::map<std::pair<PolicyKind, std::string>, ControllerState> controllers;
+  const ControllerSpec* controller_spec(PolicyKind kind, const std::string& name) const;
+  void reset_controller(PolicyKind kind, const std::string& name, const std::optional<ControllerSpec>& spec);
+  // Every controller's tick at `now` (expiry and fallback, CTL-4/5); level changes go to `out`.
+  void tick_controllers(ApplyResult& out);
+  // CTL-1, CTL-4, CTL-5 as predicates on one policy's controller state (check.cpp).
+  void check_controller(PolicyKind kind, const std::string& name, std::vector<Violation>& out) const;
 
   // ---- observed state (lost on DaemonRestart) ----
   bool loading = false;

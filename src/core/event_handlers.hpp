@@ -68,6 +68,9 @@ struct EventHandlers {
   ApplyResult operator()(const BpfObserved& ev);
   ApplyResult operator()(const BpfSynced&);
   void forget_reasons();
+
+  // apply_controller.cpp
+  ApplyResult operator()(const ControllerWindow& ev);
 };
 
 }  // namespace c2c

@@ -58,10 +58,22 @@ struct TaskRoleSet {
   bool operator==(const TaskRoleSet&) const = default;
 };
 
+// One signal window of a policy's controller (issue 46; spec/state-machine.md, "The controller"):
+// the p99 the window measured for the threads the controller acts on, or none (the source had
+// nothing: no thread ran, the adapter did not report). It ends at the core's current time; the
+// core decides the policy's new level from it (controller.hpp) and reports the decision in
+// ApplyResult::decisions, so a trace of these events replays every decision exactly.
+struct ControllerWindow {
+  PolicyKind kind = PolicyKind::Node;
+  std::string policy;
+  std::optional<Nanos> signal;
+  bool operator==(const ControllerWindow&) const = default;
+};
+
 using Event = std::variant<NodeInfoEvent, ClaimAllocated, ClaimUpdated, ClaimDeallocated, PodBound,
                            PodRemoved, TaskSeen, TaskRenamed, TaskExited, DraPolicyUpsert,
                            NodePolicyUpsert, PolicyDelete, PreviewAck, TimeAdvance, DaemonRestart,
-                           SyncComplete, BpfObserved, BpfSynced, TaskRoleSet, NodeLabels>;
+                           SyncComplete, BpfObserved, BpfSynced, TaskRoleSet, NodeLabels, ControllerWindow>;
 
 // The trace-format name of an event ("claim_allocated", ...).
 const char* event_kind(const Event& e);

@@ -269,6 +269,12 @@ struct EventChecks {
   std::optional<FieldError> operator()(const PolicyDelete& e) const { return check_policy_ref(e.name, e.generation); }
   std::optional<FieldError> operator()(const PreviewAck& e) const { return check_policy_ref(e.name, e.generation); }
   std::optional<FieldError> operator()(const TimeAdvance&) const { return std::nullopt; }
+  std::optional<FieldError> operator()(const ControllerWindow& e) const {
+    if (e.policy.empty()) return err("policy", "must name the policy whose controller the window is for");
+    if (auto x = check_text("policy", e.policy)) return x;
+    if (e.signal && *e.signal > kControllerMaxDurationNs) return err("signal", "must be at most 1h (a p99 in ns)");
+    return std::nullopt;
+  }
   std::optional<FieldError> operator()(const DaemonRestart& e) const {
     if (e.persisted_generation > static_cast<uint64_t>(kMaxGeneration))
       return err("persistedGeneration", "must be at most 2^53 (" + std::to_string(kMaxGeneration) + ")");

@@ -62,6 +62,8 @@ Fields event_fields(const Event& e) {
         } else if constexpr (std::is_same_v<T, TaskRoleSet>) {
           f.emplace_back("TID", std::to_string(ev.key.tid));
           f.emplace_back("ROLE", ev.role.empty() ? "-" : ev.role);
+        } else if constexpr (std::is_same_v<T, ControllerWindow>) {
+          f.emplace_back("POLICY", policy_id(ev.kind, ev.policy));
         } else if constexpr (std::is_same_v<T, NodeLabels>) {
           std::string labels;
           for (const auto& [k, v] : ev.labels) labels += (labels.empty() ? "" : ",") + k + "=" + v;

@@ -26,6 +26,7 @@ ReplayOutcome replay(const std::vector<codec::TraceEvent>& events, bool check_ev
     }
     if (r.status == ApplyResult::Status::Ignored) out.ignored.push_back({te.line, event_kind(te.event), r.message});
     for (const auto& w : r.warnings) out.warnings.push_back({te.line, event_kind(te.event), w});
+    for (const auto& d : r.decisions) out.decisions.push_back({te.line, event_kind(te.event), d});
     // Every step: the incremental check (the keys the event touched), so a replay is linear in
     // its length; the last step also gets the full check().
     if (check_every_step || i + 1 == events.size()) record(i + 1, te, out.core.check_step(before, r));
@@ -68,6 +69,23 @@ json to_json(const ReplayOutcome& r) {
          {"violations", violations},
          {"ignored", notes(r.ignored)},
          {"warnings", notes(r.warnings)}};
+  // Only traces with controllers have decisions: the other replays' output stays as it was.
+  if (!r.decisions.empty()) {
+    json a = json::array();
+    for (const auto& d : r.decisions) {
+      json x{{"line", d.line},
+             {"event", d.event_kind},
+             {"policy", std::string(to_string(d.decision.kind)) + "/" + d.decision.policy},
+             {"atNs", d.decision.at},
+             {"from", d.decision.from},
+             {"to", d.decision.to},
+             {"rule", to_string(d.decision.rule)},
+             {"reason", d.decision.reason}};
+      if (d.decision.signal) x["signalNs"] = *d.decision.signal;
+      a.push_back(x);
+    }
+    j["decisions"] = a;
+  }
   if (r.invalid) j["invalid"] = {{"line", r.invalid->line}, {"field", r.invalid->field}, {"message", r.invalid->message}};
   return j;
 }
@@ -116,6 +134,13 @@ std::string to_table(const ReplayOutcome& r) {
   for (const auto& v : r.violations)
     o << "  step " << v.step << " (line " << v.line << ", " << v.event_kind << "): " << v.violation.invariant << ": "
       << shown(v.violation.message) << "\n";
+  if (!r.decisions.empty()) {
+    o << "\nCONTROLLER DECISIONS\n";
+    for (const auto& d : r.decisions)
+      o << "  line " << d.line << " (" << d.event_kind << ") " << to_string(d.decision.kind) << "/"
+        << shown(d.decision.policy) << " at " << d.decision.at << ": " << d.decision.from << " -> " << d.decision.to
+        << " [" << to_string(d.decision.rule) << "] " << shown(d.decision.reason) << "\n";
+  }
   if (!r.ignored.empty()) {
     o << "\nIGNORED INPUTS\n";
     for (const auto& n : r.ignored) o << "  line " << n.line << " (" << n.event_kind << "): " << shown(n.message) << "\n";

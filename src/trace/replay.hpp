@@ -25,12 +25,20 @@ struct StepNote {
   std::string message;
 };
 
+// A controller decision with the trace line that made it (issue 46).
+struct StepDecision {
+  size_t line = 0;
+  std::string event_kind;
+  ControllerDecisionRecord decision;
+};
+
 struct ReplayOutcome {
   Core core;
   size_t steps = 0;
   std::vector<StepViolation> violations;   // every violation, in step order
   std::vector<StepNote> ignored;           // inputs the core ignored (stale, duplicate)
   std::vector<StepNote> warnings;
+  std::vector<StepDecision> decisions;     // every controller decision, in step order
   std::optional<codec::ParseError> invalid;       // an event the core refused: replay stopped there
 };
 

@@ -256,6 +256,15 @@ Outcome NaiveModel::on(const NodeLabels& e) {
   return applied();
 }
 
+Outcome NaiveModel::on(const ControllerWindow& e) {
+  if (e.policy.empty()) return invalid("policy", "empty");
+  if (e.signal && *e.signal > 3'600'000'000'000ull) return invalid("signal", "above 1h");
+  const bool has = e.kind == PolicyKind::Dra ? dra_.count(e.policy) && dra_.at(e.policy).controller
+                                             : nsp_.count(e.policy) && nsp_.at(e.policy).controller;
+  if (!has) return ignored("no such controller");
+  return applied();
+}
+
 Outcome NaiveModel::on_claim(const Claim& c) {
   if (c.uid.empty()) return invalid("claim.uid", "empty");
   if (has_nul(c.uid)) return invalid("claim.uid", "NUL byte");

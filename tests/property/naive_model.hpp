@@ -117,6 +117,9 @@ class NaiveModel {
   // Event handlers: mutate *this (a scratch copy) and return the outcome.
   Outcome on(const NodeInfoEvent& e);
   Outcome on(const NodeLabels& e);
+  // Controller windows change no entry (the controller's levels are not applied to entries yet):
+  // only the outcome is modelled, the decisions are tests/property/controller_test.cpp's.
+  Outcome on(const ControllerWindow& e);
   Outcome on_claim(const Claim& c);
   Outcome on(const ClaimDeallocated& e);
   Outcome on(const PodBound& e);
