@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <set>
+#include <tuple>
 
 #include "codec/json_reader.hpp"
 #include "core/names.hpp"
@@ -74,6 +75,71 @@ Converted<std::optional<CpuSet>> cpus_from(const std::string& field, const std::
   auto s = CpuSet::parse(text, &why);
   if (!s) return fail<std::optional<CpuSet>>(field, "not a CPU list (\"0-3,8\"): " + why);
   return ok<std::optional<CpuSet>>(*s);
+}
+
+// spec.controller from the proto: the durations parsed here (their fields named), the
+// combinations left to the core's validation, as for a manifest.
+Converted<std::optional<ControllerSpec>> controller_from(bool present, const pb::ControllerSpec& c, const std::string& path) {
+  using R = std::optional<ControllerSpec>;
+  if (!present) return ok<R>(std::nullopt);
+  const std::string f = at(path, "controller");
+  ControllerSpec s;
+  if (auto e = check_string(at(f, "role"), c.role(), 253)) return fail<R>(e->field, e->message);
+  s.role = c.role();
+  auto duration = [&](const std::string& field, const std::string& text, Nanos& out) -> std::optional<FieldError> {
+    if (auto e = check_string(field, text, 64)) return e;
+    auto ns = codec::parse_duration_ns(text);
+    if (!ns) return FieldError{field, "invalid duration '" + echo(text) + "' (use e.g. \"500ms\", \"30s\")"};
+    out = *ns;
+    return std::nullopt;
+  };
+  const bool run_delay = !c.target().run_delay_p99().empty();
+  if (run_delay == !c.target().step_p99().empty())
+    return fail<R>(at(f, "target"), "set exactly one of run_delay_p99 or step_p99");
+  s.target = run_delay ? ControllerTarget::RunDelayP99 : ControllerTarget::StepP99;
+  if (auto e = duration(at(f, run_delay ? "target.run_delay_p99" : "target.step_p99"),
+                        run_delay ? c.target().run_delay_p99() : c.target().step_p99(), s.target_ns))
+    return fail<R>(e->field, e->message);
+  s.boost = c.actions().boost();
+  if (c.actions().has_slice()) {
+    ControllerSlice sl;
+    const auto& ps = c.actions().slice();
+    for (auto [name, text, out] : {std::tuple{"from", &ps.from(), &sl.from}, std::tuple{"to", &ps.to(), &sl.to},
+                                   std::tuple{"step", &ps.step(), &sl.step}})
+      if (auto e = duration(at(f, std::string("actions.slice.") + name), *text, *out)) return fail<R>(e->field, e->message);
+    s.slice = sl;
+  }
+  auto cpus = cpus_from(at(f, "actions.preferred_cpus"), c.actions().preferred_cpus());
+  if (!cpus.ok()) return fail<R>(cpus.error.field, cpus.error.message);
+  s.preferred_cpus = *cpus.value;
+  for (auto [name, text, out] : {std::tuple{"cooldown", &c.cooldown(), &s.cooldown},
+                                 std::tuple{"hysteresis", &c.hysteresis(), &s.hysteresis},
+                                 std::tuple{"max_raised", &c.max_raised(), &s.max_raised},
+                                 std::tuple{"window", &c.window(), &s.window}})
+    if (auto e = duration(at(f, name), *text, *out)) return fail<R>(e->field, e->message);
+  s.windows_without_signal = c.windows_without_signal() == 0 ? 3 : c.windows_without_signal();
+  return ok<R>(std::move(s));
+}
+
+void controller_to(const std::optional<ControllerSpec>& s, pb::ControllerSpec* c) {
+  c->set_role(s->role);
+  if (s->target == ControllerTarget::StepP99)
+    c->mutable_target()->set_step_p99(codec::format_duration(s->target_ns));
+  else
+    c->mutable_target()->set_run_delay_p99(codec::format_duration(s->target_ns));
+  c->mutable_actions()->set_boost(s->boost);
+  if (s->slice) {
+    auto* sl = c->mutable_actions()->mutable_slice();
+    sl->set_from(codec::format_duration(s->slice->from));
+    sl->set_to(codec::format_duration(s->slice->to));
+    sl->set_step(codec::format_duration(s->slice->step));
+  }
+  if (s->preferred_cpus) c->mutable_actions()->set_preferred_cpus(s->preferred_cpus->to_string());
+  c->set_cooldown(codec::format_duration(s->cooldown));
+  c->set_hysteresis(codec::format_duration(s->hysteresis));
+  c->set_max_raised(codec::format_duration(s->max_raised));
+  c->set_window(codec::format_duration(s->window));
+  c->set_windows_without_signal(s->windows_without_signal);
 }
 
 }  // namespace
@@ -171,6 +237,9 @@ Converted<DraExecutionPolicy> from_proto(const pb::DRAExecutionPolicy& p, const 
     if (auto e = check_string(at(path, "fallback"), p.fallback(), 64)) return fail<DraExecutionPolicy>(e->field, e->message);
     d.fallback = p.fallback();
   }
+  auto controller = controller_from(p.has_controller(), p.controller(), path);
+  if (!controller.ok()) return fail<DraExecutionPolicy>(controller.error.field, controller.error.message);
+  d.controller = *controller.value;
   if (auto e = check == Check::Full ? validate(d) : std::nullopt) {
     auto t = translate(*e, path);
     return fail<DraExecutionPolicy>(t.field, t.message);
@@ -223,6 +292,9 @@ Converted<NodeSchedulingPolicy> from_proto(const pb::NodeSchedulingPolicy& p, co
   n.process_regex = p.process_regex();
   n.priority = p.priority();
   n.execution_time = p.execution_time_ns();
+  auto controller = controller_from(p.has_controller(), p.controller(), path);
+  if (!controller.ok()) return fail<NodeSchedulingPolicy>(controller.error.field, controller.error.message);
+  n.controller = *controller.value;
   if (auto e = check == Check::Full ? validate(n) : std::nullopt) {
     auto t = translate(*e, path);
     return fail<NodeSchedulingPolicy>(t.field, t.message);
@@ -274,6 +346,7 @@ pb::DRAExecutionPolicy to_proto(const DraExecutionPolicy& p) {
   o.set_max_boost_duration(codec::format_duration(p.max_boost));
   o.set_fail_closed_on_stale_claim(p.fail_closed_on_stale_claim);
   o.set_fallback(p.fallback);
+  if (p.controller) controller_to(p.controller, o.mutable_controller());
   return o;
 }
 
@@ -299,6 +372,7 @@ pb::NodeSchedulingPolicy to_proto(const NodeSchedulingPolicy& p) {
   o.set_process_regex(p.process_regex);
   o.set_priority(p.priority);
   o.set_execution_time_ns(p.execution_time);
+  if (p.controller) controller_to(p.controller, o.mutable_controller());
   return o;
 }
 

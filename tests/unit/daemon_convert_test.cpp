@@ -380,3 +380,46 @@ TEST(DaemonConvert, BadProcessRegexNamesItsProtoField) {
 
 }  // namespace
 }  // namespace c2c::api
+
+namespace c2c::api {
+namespace {
+
+// spec.controller crosses the node API whole (issue 46): what `claim2core apply` sends is what
+// the daemon stores; a bad duration or target names its proto field.
+TEST(DaemonConvert, ControllerRoundTripsAndNamesItsFields) {
+  ControllerSpec c;
+  c.target = ControllerTarget::StepP99;
+  c.target_ns = 50'000'000;
+  c.slice = ControllerSlice{8'000'000, 2'000'000, 2'000'000};
+  c.preferred_cpus = CpuSet::range(4, 7);
+  c.cooldown = 5'000'000'000;
+  c.hysteresis = 5'000'000;
+  c.max_raised = 30'000'000'000;
+  c.window = 1'000'000'000;
+  c.windows_without_signal = 4;
+  auto node = seed_node_policy();
+  node.controller = c;
+  auto back = from_proto(to_proto(node), "policy.node");
+  ASSERT_TRUE(back.ok()) << back.error.field << ": " << back.error.message;
+  EXPECT_EQ(*back.value, node);
+  auto dra = seed_dra_policy();
+  c.role = "nccl";  // communication-progress boosts already: slice and CPUs only
+  c.max_raised = 5'000'000'000;
+  dra.controller = c;
+  auto dback = from_proto(to_proto(dra), "policy.dra");
+  ASSERT_TRUE(dback.ok()) << dback.error.field << ": " << dback.error.message;
+  EXPECT_EQ(*dback.value, dra);
+
+  auto pb = to_proto(node);
+  pb.mutable_controller()->set_cooldown("soon");
+  EXPECT_EQ(from_proto(pb, "policy.node").error.field, "policy.node.controller.cooldown");
+  pb = to_proto(node);
+  pb.mutable_controller()->mutable_target()->set_run_delay_p99("2ms");
+  EXPECT_EQ(from_proto(pb, "policy.node").error.field, "policy.node.controller.target");
+  pb = to_proto(node);
+  pb.mutable_controller()->set_cooldown("100ms");  // below one window: the core's rule
+  EXPECT_EQ(from_proto(pb, "policy.node").error.field, "policy.node.controller.cooldown");
+}
+
+}  // namespace
+}  // namespace c2c::api
