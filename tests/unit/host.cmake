@@ -16,6 +16,14 @@ if(TARGET c2c_host)
   gtest_discover_tests(host_unit_tests TEST_PREFIX "host." DISCOVERY_TIMEOUT 30)
 endif()
 
+# The controller's signal parsers and window arithmetic (issue 46): their own small binary.
+if(TARGET c2c_host_signals)
+  add_executable(host_signal_tests ${CMAKE_CURRENT_LIST_DIR}/host_run_signals_test.cpp)
+  target_link_libraries(host_signal_tests PRIVATE c2c_host_signals GTest::gtest_main)
+  c2c_warnings(host_signal_tests)
+  gtest_discover_tests(host_signal_tests TEST_PREFIX "host." DISCOVERY_TIMEOUT 30)
+endif()
+
 # The command-line tool on a fixture path (no privileges needed).
 if(TARGET c2c-host-tool)
   add_test(NAME host.tool.pod_cgroup
