@@ -11,7 +11,7 @@
 
 #include "api/convert.hpp"
 #include "claim2core.grpc.pb.h"
-#include "cli/connection.hpp"
+#include "client/connection.hpp"
 #include "cli/listing.hpp"
 #include "cli/manifests.hpp"
 #include "cli/structured_output.hpp"
@@ -22,6 +22,12 @@ namespace c2c::cli {
 namespace {
 
 using nlohmann::json;
+using client::ConnectionError;
+using client::ConnectionOptions;
+using client::kDefaultSocket;
+using client::kSocketEnv;
+using client::open_channel;
+using client::target_of;
 
 // Options every daemon verb takes (they follow the verb: `claim2core get intents -o json`).
 struct Common {

@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   c2c::k8s::add_cli(app);
 #endif
 #ifdef C2C_HAVE_REPORT
-  c2c::report::add_cli(app, exit_code);  // fuzz/report; linked in by fuzz/report/CMakeLists.txt
+  c2c::report::add_cli(app, exit_code);  // src/report; linked in by src/cli/CMakeLists.txt
 #endif
   c2c::cli::add_completion_command(app);
   try {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "cli/structured_output.hpp"
+#include "api/proto_json.hpp"
 #include "core/names.hpp"
 #include "rest/intent_body.hpp"
 

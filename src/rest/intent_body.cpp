@@ -1,6 +1,6 @@
 #include "rest/intent_body.hpp"
 
-#include "cli/tables.hpp"
+#include "api/node_api_proto.hpp"
 
 namespace c2c::rest {
 
@@ -39,7 +39,7 @@ json intent_to_body(const pb::Intent& in, const std::string& id, const pb::NodeS
           {"priority", p ? p->priority() : 0},
           {"executionTime", p ? p->execution_time_ns() : 0},
           {"state", original_state_number(in.state())},
-          {"stateName", cli::intent_state_name(in.state())},
+          {"stateName", api::intent_state_name(in.state())},
           {"reason", reason},
           {"policyGeneration", in.policy_generation()},
           {"matchedTasks", in.matched_tasks()},

@@ -15,7 +15,7 @@ namespace pb = ::claim2core::v1;
 using nlohmann::json;
 
 // The intent's state in the original GUI's numbering (0 Pending, 1 Sent, 2 Applied, 3 Failed),
-// so an old GUI shows the right badge; stateName spells it (cli::intent_state_name). -1 for an
+// so an old GUI shows the right badge; stateName spells it (api::intent_state_name). -1 for an
 // unknown state.
 int original_state_number(pb::IntentState s);
 // An intent of this node for policy p (p may be null when the policy went away meanwhile).

@@ -6,7 +6,7 @@
 #include <mutex>
 #include <random>
 
-#include "cli/connection.hpp"
+#include "client/connection.hpp"
 #include "rest/server.hpp"
 
 namespace {
@@ -31,7 +31,7 @@ std::string random_policy_id() {
 int main(int argc, char** argv) {
   CLI::App app{"claim2core-rest: the node-policy REST API and web GUI over claim2cored's gRPC API"};
   c2c::rest::ServerOptions so;
-  c2c::cli::ConnectionOptions co;
+  c2c::client::ConnectionOptions co;
   std::string token_file = "/etc/claim2core/rest-tokens";
   int timeout_ms = 10000;
   app.add_option("--listen", so.host, "Address to listen on (beyond loopback only with TLS)")->capture_default_str();
@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
   app.add_option("--tls-cert", so.tls_cert, "PEM certificate (needed beyond loopback)");
   app.add_option("--tls-key", so.tls_key, "PEM private key");
   app.add_option("--socket", co.socket, "claim2cored's Unix socket (default $CLAIM2CORE_SOCKET, else " +
-                                            std::string(c2c::cli::kDefaultSocket) + ")");
+                                            std::string(c2c::client::kDefaultSocket) + ")");
   app.add_option("--rpc-timeout-ms", timeout_ms, "Deadline of each daemon call")->capture_default_str()->check(CLI::Range(1, 600000));
   app.add_option("--max-event-streams", so.max_event_streams, "Open /api/v1/events streams at most")->capture_default_str();
   // The bounds of issue 42 (src/rest/README.md "Limits", spec/daemon.md "REST gateway").
@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
   if (tokens.tokens.empty()) std::cerr << "claim2core-rest: warning: " << token_file << " holds no token; every API call is refused\n";
   std::shared_ptr<grpc::Channel> channel;
   try {
-    channel = c2c::cli::open_channel(co);
+    channel = c2c::client::open_channel(co);
   } catch (const std::exception& e) {
     std::cerr << "claim2core-rest: " << e.what() << "\n";
     return 2;

@@ -12,7 +12,7 @@
 #include <mutex>
 #include <thread>
 
-#include "cli/structured_output.hpp"
+#include "api/proto_json.hpp"
 #include "rest/keep_alive_server.hpp"
 #include "rest/web_assets.hpp"
 
@@ -73,7 +73,7 @@ struct EventStream {
       auto r = stub.Watch(&ctx, {});
       pb::ChangeEvent ev;
       while (r->Read(&ev)) {
-        json j = cli::proto_to_json(ev);
+        json j = api::proto_to_json(ev);
         std::lock_guard<std::mutex> l(mu);
         queue.push_back("event: change\nid: " + std::to_string(ev.node_generation()) + "\ndata: " + j.dump() + "\n\n");
         cv.notify_one();

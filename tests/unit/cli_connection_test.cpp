@@ -3,10 +3,10 @@
 
 #include <cstdlib>
 
-#include "cli/connection.hpp"
+#include "client/connection.hpp"
 #include "source_dir.hpp"
 
-namespace c2c::cli {
+namespace c2c::client {
 namespace {
 
 std::string refusal(const ConnectionOptions& o) {
@@ -55,4 +55,4 @@ TEST(CliConnection, ConflictingOrMalformedOptionsAreRefused) {
 }
 
 }  // namespace
-}  // namespace c2c::cli
+}  // namespace c2c::client

@@ -1,4 +1,5 @@
-// How the CLI reaches claim2cored: its Unix socket (default), or TCP with mutual TLS only.
+// How a front end (the CLI, claim2core-rest) reaches claim2cored: its Unix socket (default), or
+// TCP with mutual TLS only. Part of the client library (src/client/README.md).
 #pragma once
 
 #include <grpcpp/channel.h>
@@ -8,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace c2c::cli {
+namespace c2c::client {
 
 inline constexpr const char* kDefaultSocket = "/run/claim2core/claim2cored.sock";
 inline constexpr const char* kSocketEnv = "CLAIM2CORE_SOCKET";
@@ -34,4 +35,4 @@ std::string resolve_socket(const ConnectionOptions& o);
 std::string target_of(const ConnectionOptions& o);
 std::shared_ptr<grpc::Channel> open_channel(const ConnectionOptions& o);
 
-}  // namespace c2c::cli
+}  // namespace c2c::client

@@ -1,4 +1,4 @@
-#include "cli/connection.hpp"
+#include "client/connection.hpp"
 
 #include <grpcpp/create_channel.h>
 #include <grpcpp/security/credentials.h>
@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace c2c::cli {
+namespace c2c::client {
 namespace {
 
 std::string read_pem(const std::string& flag, const std::string& path) {
@@ -51,4 +51,4 @@ std::shared_ptr<grpc::Channel> open_channel(const ConnectionOptions& o) {
   return grpc::CreateCustomChannel(o.server, grpc::SslCredentials(tls), args);
 }
 
-}  // namespace c2c::cli
+}  // namespace c2c::client
