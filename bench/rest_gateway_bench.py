@@ -7,9 +7,9 @@ process), side by side:
     calls the gateway makes: "self" needs the policies' owners), back to back;
   * the same GET after an idle gap (10-30 ms, drawn from a fixed seed; the gap is not timed), as a
     script or the GUI makes requests;
-  * POST /api/v1/node-scheduling-policies     vs gRPC Status + UpsertPolicy (the gateway's
-    nodeNames check and the write); each new policy is deleted again, untimed, so every upsert
-    meets the same daemon state.
+  * POST /api/v1/node-scheduling-policies     vs gRPC UpsertPolicy with require_named_node (the
+    gateway's one call: the write and its nodeNames check, issue 44); each new policy is deleted
+    again, untimed, so every upsert meets the same daemon state.
 With --before OLD_BINARY a second gateway (e.g. built from the commit before a change) serves the
 same daemon, so before and after are measured in the same run, request by request.
 
@@ -123,10 +123,9 @@ try:
     post_body = json.dumps({"nodeNames": [NODE], "commandRegex": "^c2c-bench-none$", "priority": 1,
                             "executionTime": 2000000}).encode()
     list_policies, list_intents = pb.ListPoliciesRequest(), pb.ListIntentsRequest(kind=pb.NODE_SCHEDULING_POLICY)
-    status = pb.StatusRequest()
     upserts = iter([pb.UpsertPolicyRequest(policy=pb.Policy(node=pb.NodeSchedulingPolicy(
         name=f"bench-grpc-{i}", node_names=[NODE], command_regex="^c2c-bench-none$", priority=1,
-        execution_time_ns=2000000))) for i in range(N + 4 * WARM)])
+        execution_time_ns=2000000)), require_named_node=True) for i in range(N + 4 * WARM)])
 
     def grpc_get():
         t = time.perf_counter()
@@ -137,7 +136,6 @@ try:
     def grpc_post():
         req = next(upserts)
         t = time.perf_counter()
-        rpc["Status"](status, timeout=10)
         rpc["UpsertPolicy"](req, timeout=10)
         dt = time.perf_counter() - t
         untimed_delete(req.policy.node.name)
@@ -186,7 +184,7 @@ try:
     results = [("GET .../node-scheduling-intents/self, back to back", "ListPolicies + ListIntents", run("get", N)),
                ("GET .../node-scheduling-intents/self, 10-30 ms apart", "ListPolicies + ListIntents",
                 run("get", N // 4, gap=(0.010, 0.030))),
-               ("POST .../node-scheduling-policies", "Status + UpsertPolicy", run("post", N // 4))]
+               ("POST .../node-scheduling-policies", "UpsertPolicy", run("post", N // 4))]
     load1 = open("/proc/loadavg").read().split()[:3]
     print(f"claim2core-rest vs claim2cored gRPC: one client, keep-alive, {WARM} warm-up requests a path, "
           f"interleaved ({', '.join(['gRPC'] + ['REST ' + g for g in gateways])})")

@@ -56,11 +56,15 @@ struct Write {
   std::string message;
   std::vector<std::string> warnings;
   bool durable = false;
+  // Set by upsert_policy only: why the policy as written does not select this node (the one
+  // node-selection decision of the write, also behind its intent); nullopt when it does.
+  std::optional<std::string> node_not_selected;
 };
 
 // A policy after its write: the generation stored, the node generation clients may be told and
 // its intent.
 struct PolicyReply {
+  std::string node;  // this daemon's node name
   std::optional<int64_t> policy_generation;
   uint64_t node_generation = 0;
   std::optional<Intent> intent;
@@ -72,6 +76,7 @@ struct PreviewReply {
   bool acknowledged = false;        // acknowledge was set and a PreviewAck was recorded
   std::vector<std::string> warnings;  // the daemon's own, after the core's
   bool durable = false;
+  std::string node;                   // this daemon's node name
 };
 
 struct TaskRow {

@@ -64,6 +64,7 @@ pb::PreviewResponse to_proto(const node::PreviewReply& r) {
   pb::PreviewResponse out = to_proto(r.result);
   for (const auto& w : r.warnings) out.add_warnings(w);
   out.set_acknowledged(r.acknowledged);
+  out.set_node(r.node);
   return out;
 }
 

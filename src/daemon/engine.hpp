@@ -77,7 +77,9 @@ class Engine {
   // ---- the typed node API (api/node_api.hpp; engine_api.cpp), for Command lambdas: loop
   // thread only. Mutations run in a command's apply phase; the rest (and the replies) in its
   // finish phase, after the batch is durable and the map written. ----
-  node::Write upsert_policy(const AnyPolicy& p);
+  // require_named_node: a node policy whose nodeNames leave this node out is refused unchanged
+  // (w.ignored, w.node_not_selected set), the REST gateway's 404 in the same call.
+  node::Write upsert_policy(const AnyPolicy& p, bool require_named_node = false);
   node::Write delete_policy(PolicyKind kind, const std::string& name, int64_t generation);
   // All or nothing (Core::apply_all): the claims (as given: each allocated or updated) and the
   // pods (resolved from the host where empty) of one request.

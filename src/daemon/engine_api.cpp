@@ -2,6 +2,7 @@
 // loop thread, in the core's model. The service converts the wire to these calls and their
 // results back; nothing here knows protobuf, and nothing outside the engine touches the core,
 // the durable state or the intents.
+#include <algorithm>
 #include <set>
 
 #include "daemon/engine.hpp"
@@ -40,9 +41,21 @@ std::optional<AnyPolicy> Engine::stored_policy(PolicyKind kind, const std::strin
   return std::nullopt;
 }
 
-node::Write Engine::upsert_policy(const AnyPolicy& policy) {
+node::Write Engine::upsert_policy(const AnyPolicy& policy, bool require_named_node) {
   node::Write w;
   auto [kind, name] = policy_id(policy);
+  // Node selection is decided once per write, on the policy as given (it reads the policy's
+  // selectors and the node, never its generation, so the stored copy decides the same).
+  std::string why;
+  const bool selected = selects_this_node(core_, policy, &why);
+  if (!selected) w.node_not_selected = why;
+  if (const auto* n = std::get_if<NodeSchedulingPolicy>(&policy);
+      require_named_node && n && !n->node_names.empty() &&
+      std::find(n->node_names.begin(), n->node_names.end(), node_name_) == n->node_names.end()) {
+    w.ignored = true;
+    w.message = "node not selected: " + why;
+    return w;
+  }
   auto r = apply(upsert_event(policy));
   if (r.status == ApplyResult::Status::Invalid) {
     w.refused = refusal(Subject::Policy, r.field, r.message, 0, kind);
@@ -57,8 +70,7 @@ node::Write Engine::upsert_policy(const AnyPolicy& policy) {
   auto stored = stored_policy(kind, name);
   if (!stored) return w;
   record(PutPolicy{*stored});
-  std::string why;
-  if (selects_this_node(core_, *stored, &why)) {
+  if (selected) {
     intents_.accepted(kind, name, policy_generation(*stored), node_name_, r.warnings, now_unix_ms());
     if (const auto* in = intents_.find(kind, name)) record(PutIntent{*in});
   } else {
@@ -72,6 +84,7 @@ node::Write Engine::upsert_policy(const AnyPolicy& policy) {
 
 node::PolicyReply Engine::policy_reply(PolicyKind kind, const std::string& name) const {
   node::PolicyReply r;
+  r.node = node_name_;
   if (auto stored = stored_policy(kind, name)) r.policy_generation = policy_generation(*stored);
   r.node_generation = reported_generation();
   if (const auto* in = intents_.find(kind, name)) r.intent = *in;
@@ -159,6 +172,7 @@ node::Write Engine::unbind_claim(const std::string& uid, int64_t generation) {
 
 node::PreviewReply Engine::preview(const AnyPolicy& policy, bool acknowledge) {
   node::PreviewReply out;
+  out.node = node_name_;
   out.result = std::visit([&](const auto& p) { return core_.preview(p); }, policy);
   const PolicyKind kind = policy_id(policy).first;
   if (!out.result.invalid_field.empty()) {

@@ -155,11 +155,13 @@ grpc::ServerUnaryReactor* Service::UpsertPolicy(Ctx* ctx, const Buf* in, Buf* ou
   submit(
       engine_, call,
       [call, policy](Engine& e) {
-        auto w = e.upsert_policy(policy);
+        auto w = e.upsert_policy(policy, call->req.require_named_node());
         if (w.refused) {
           call->status = refused(*w.refused);
           return false;
         }
+        call->resp.set_node_selected(!w.node_not_selected);
+        if (w.node_not_selected) call->resp.set_node_not_selected(*w.node_not_selected);
         for (const auto& x : w.warnings) call->resp.add_warnings(x);
         if (w.ignored) {
           call->resp.set_ignored(true);
@@ -170,6 +172,7 @@ grpc::ServerUnaryReactor* Service::UpsertPolicy(Ctx* ctx, const Buf* in, Buf* ou
       [call, policy](Engine& e) {
         auto [kind, name] = policy_id(policy);
         auto r = e.policy_reply(kind, name);
+        call->resp.set_node(r.node);
         if (r.policy_generation) call->resp.set_policy_generation(*r.policy_generation);
         call->resp.set_node_generation(r.node_generation);
         if (r.intent) api::to_proto(*r.intent, call->resp.mutable_intent());

@@ -15,6 +15,14 @@ namespace {
 
 using Owned = std::map<std::string, pb::NodeSchedulingPolicy>;
 
+// 404 "no nodes match the policy criteria" when nodeNames leaves the daemon's node out (the node
+// as the daemon's reply names it).
+std::optional<Reply> unnamed_node(const NodeSchedulingPolicy& p, const std::string& node) {
+  if (p.node_names.empty() || std::find(p.node_names.begin(), p.node_names.end(), node) != p.node_names.end())
+    return std::nullopt;  // selectors: the daemon knows the node's labels
+  return fail(404, "no nodes match the policy criteria (this node is '" + node + "')", "nodeNames");
+}
+
 }  // namespace
 
 Reply refusal_reply(const RequestError& e) {
@@ -66,23 +74,16 @@ std::variant<Owned, Reply> Gateway::own_policies(const std::string& subject) {
   return out;
 }
 
-std::optional<Reply> Gateway::check_node(const NodeSchedulingPolicy& p) {
-  if (p.node_names.empty()) return std::nullopt;  // selectors: the daemon knows the node's labels
-  pb::StatusResponse st;
-  auto ctx = context();
-  if (auto s = stub_.Status(ctx.get(), {}, &st); !s.ok()) return from_rpc(s, "Status");
-  if (std::find(p.node_names.begin(), p.node_names.end(), st.node()) == p.node_names.end())
-    return fail(404, "no nodes match the policy criteria (this node is '" + st.node() + "')", "nodeNames");
-  return std::nullopt;
-}
-
 Reply Gateway::upsert(const NodeSchedulingPolicy& p, const std::string& id) {
-  if (auto r = check_node(p)) return *r;
   pb::UpsertPolicyRequest req;
   *req.mutable_policy()->mutable_node() = api::to_proto(p);
+  // The daemon refuses, unchanged, a policy whose nodeNames leave its node out and says so in the
+  // reply: one RPC (the node's name came from a Status, a digest of the whole state, before).
+  req.set_require_named_node(true);
   pb::UpsertPolicyResponse resp;
   auto ctx = context();
   if (auto s = stub_.UpsertPolicy(ctx.get(), req, &resp); !s.ok()) return from_rpc(s, "UpsertPolicy");
+  if (auto r = unnamed_node(p, resp.node())) return *r;
   // The gateway always sends generation 0 ("the next one"), which the daemon ignores only when the
   // spec equals the live policy's (INV-3: a duplicate; spec/state-machine.md). Such a write changed
   // nothing and is idempotent: a client retrying after a lost reply gets the reply it lost (the
@@ -261,7 +262,7 @@ Reply Gateway::explain(Auth a, const std::string& tid) {
   auto ctx = context();
   if (auto s = stub_.Explain(ctx.get(), req, &resp); !s.ok()) return from_rpc(s, "Explain");
   if (!resp.found()) return fail(404, "task " + tid + " is not known to claim2cored on this node");
-  json lineage = cli::proto_to_json(resp.lineage());
+  json lineage = api::proto_to_json(resp.lineage());
   if (auto parts = parse_policy_name(resp.lineage().policy())) lineage["policyId"] = parts->id;
   return ok(json{{"lineage", lineage}});
 }
@@ -275,13 +276,14 @@ Reply Gateway::preview(Auth a, const std::string& body) {
   if (auto* e = std::get_if<RequestError>(&w)) return refuse(*e);
   NodeSchedulingPolicy p = std::move(std::get<PolicyWrite>(w).policy);
   if (std::get<PolicyWrite>(w).id.empty()) p.name = policy_name(subject, o_.new_id());
-  if (auto r = check_node(p)) return *r;
   pb::PreviewRequest req;
   *req.mutable_policy()->mutable_node() = api::to_proto(p);
   pb::PreviewResponse resp;
   auto ctx = context();
   if (auto s = stub_.Preview(ctx.get(), req, &resp); !s.ok()) return from_rpc(s, "Preview");
-  json data = cli::proto_to_json(resp);
+  // Read-only, so the check may follow the call: its reply names the node (one RPC).
+  if (auto r = unnamed_node(p, resp.node())) return *r;
+  json data = api::proto_to_json(resp);
   data["readOnly"] = true;
   return ok(std::move(data));
 }

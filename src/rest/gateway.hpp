@@ -64,9 +64,8 @@ class Gateway {
   Reply ok(std::optional<json> data) const;
   // The caller's node policies by ID, or the failed RPC's reply.
   std::variant<std::map<std::string, pb::NodeSchedulingPolicy>, Reply> own_policies(const std::string& subject);
-  // 404 "no nodes match the policy criteria" when nodeNames leaves this node out (checked
-  // before anything is sent, so nothing is applied), or a failed Status.
-  std::optional<Reply> check_node(const NodeSchedulingPolicy& p);
+  // One UpsertPolicy; 404 "no nodes match the policy criteria" when nodeNames leaves the daemon's
+  // node out (the daemon refuses such a write unchanged: require_named_node).
   Reply upsert(const NodeSchedulingPolicy& p, const std::string& id);
 
   pb::Claim2Core::StubInterface& stub_;

@@ -75,10 +75,11 @@ def metric(text, name, **labels):
     return float(m.group(1)) if m else None
 
 
-def daemon_rpcs(method):
+def daemon_rpcs(method=None):
+    """The daemon's RPCs of one method (all methods when None), from its claim2core_rpcs_total."""
     text = urllib.request.urlopen(f"http://127.0.0.1:{daemon_metrics_port}/metrics", timeout=10).read().decode()
-    return sum(float(v) for v in re.findall(r'^claim2core_rpcs_total\{[^}]*method="' + method + r'"[^}]*\} (\S+)$',
-                                            text, re.M))
+    which = r'[^}]*method="' + method + r'"[^}]*' if method else r'[^}]*'
+    return sum(float(v) for v in re.findall(r'^claim2core_rpcs_total\{' + which + r'\} (\S+)$', text, re.M))
 
 
 def drip(source, out, stop):
@@ -179,6 +180,20 @@ try:
     s, b, _ = env.request("PUT", POL, body=body(policyId=pid, priority=2))
     check(s == 200 and b["data"]["generation"] == firsts[0][2] + 1 if firsts else False,
           f"a PUT that changes something: the next generation: {s}")
+
+    # ---- one RPC per POST (issue 44): the node's name comes with the upsert's reply ---------------
+    for what, path, b_, want in (
+            ("a POST naming this node", POL, body(commandRegex="^one_rpc$"), 200),
+            ("a POST naming another node", POL, body(nodeNames=["some-other-node"]), 404),
+            ("a preview naming this node", "/api/v1/preview", body(commandRegex="^one_rpc$"), 200),
+            ("a preview naming another node", "/api/v1/preview", body(nodeNames=["some-other-node"]), 404)):
+        n0, st0 = daemon_rpcs(), daemon_rpcs("Status")
+        s, b, _ = env.request("POST", path, body=b_)
+        n = daemon_rpcs() - n0
+        check(s == want and n == 1 and daemon_rpcs("Status") == st0,
+              f"{what}: {want} after {n:.0f} RPC(s) to the daemon (1 wanted, no Status): {s} {b}")
+    check(not [p for p in own_policies() if p["nodeNames"] == ["some-other-node"]],
+          "the POST naming another node stored nothing")
 
     # ---- GET /api/v1/tasks: no Preview per policy -----------------------------------------------
     for i in range(5):
