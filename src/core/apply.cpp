@@ -19,7 +19,9 @@ static bool is_task_event(const Event& e) {
 ApplyResult CoreImpl::apply(const Event& e) {
   // Stateless validation first (the same function the trace decoder runs on every line), so that
   // no handler can mutate anything before its input was checked.
-  if (auto err = validate(e)) return EventHandlers::invalid(*err);
+  // The patterns it compiles are the ones the handler stores (one RE2 compile per pattern).
+  CompiledPatterns compiled;
+  if (auto err = validate(e, &compiled)) return EventHandlers::invalid(*err);
   // INV-4's bound holds for the node generation too (spec/state-machine.md, "Bounds"): at 2^53
   // there is no next generation, so nothing may change the desired table any more. Only the map's
   // own accounts (read back, synced, loading done) still apply; they never move G. A restart's
@@ -31,7 +33,7 @@ ApplyResult CoreImpl::apply(const Event& e) {
                                                 "the desired table any more (this node's generations are exhausted)");
   // The memo's keys are the policies', pods' and node's states, which only task events leave alone.
   if (!is_task_event(e)) memo.clear();
-  return std::visit(EventHandlers{*this}, e);
+  return std::visit(EventHandlers{*this, &compiled}, e);
 }
 
 }  // namespace c2c

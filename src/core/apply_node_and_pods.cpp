@@ -46,7 +46,7 @@ ApplyResult EventHandlers::operator()(const PodBound& ev) {
     detach_pod(existing->second.pod);
   }
   PodState& ps = s.pods[p.uid] = PodState{p, s.epoch, {}};
-  for (const auto& [role, pattern] : p.task_roles) ps.role_regex.emplace_back(role, compile_regex(pattern));
+  for (const auto& [role, pattern] : p.task_roles) ps.role_regex.emplace_back(role, compile_regex(pattern, compiled));
   if (!p.cgroup.empty()) s.pod_by_cgroup[p.cgroup] = p.uid;
   for (const auto& [name, claim_uid] : p.claims) s.pods_by_claim[claim_uid].insert(p.uid);
   auto moved = s.tasks_under_cgroup(p.cgroup);

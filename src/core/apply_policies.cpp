@@ -61,7 +61,7 @@ ApplyResult EventHandlers::operator()(const DraPolicyUpsert& ev) {
   const DraExecutionPolicy* old = existing == s.dra_policies.end() ? nullptr : &existing->second.policy;
   if (auto early = policy_generation(PolicyKind::Dra, p, old)) return *early;
 
-  DraPolicyState st = DraPolicyState::of(p);
+  DraPolicyState st = DraPolicyState::of(p, compiled);
   std::unordered_set<uint32_t> affected = dra_reach(p);
   if (old) {
     if (old->match_labels != p.match_labels) {  // the reach depends on the selector only
@@ -86,7 +86,7 @@ ApplyResult EventHandlers::operator()(const NodePolicyUpsert& ev) {
   const NodeSchedulingPolicy* old = existing == s.node_policies.end() ? nullptr : &existing->second.policy;
   if (auto early = policy_generation(PolicyKind::Node, p, old)) return *early;
 
-  NodePolicyState st = NodePolicyState::of(p);
+  NodePolicyState st = NodePolicyState::of(p, compiled);
   std::vector<const TitleAndComm*> res{&st.regex};
   if (old) res.push_back(&existing->second.regex);
   std::unordered_set<uint32_t> affected = s.tasks_matching(res);

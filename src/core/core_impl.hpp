@@ -56,8 +56,23 @@ struct PodState {
   std::vector<std::pair<std::string, std::shared_ptr<const RE2>>> role_regex;
 };
 
+// RE2 patterns the core compiled in this process (validation and stored state alike): tests show
+// that each pattern of a policy or pod is compiled once on its way in (issue 44).
+uint64_t regex_compiles();
+
+// The patterns one validation compiled (validate(..., &keep)): the stored state takes these
+// objects instead of compiling the same text again (issue 44: one compile per pattern).
+using CompiledPatterns = std::vector<std::shared_ptr<const RE2>>;
+
 // A compiled RE2 pattern (unanchored unless the pattern anchors); null for an empty pattern.
-std::shared_ptr<const RE2> compile_regex(const std::string& pattern);
+// `reuse`: the validation's compiled patterns, searched by text first.
+std::shared_ptr<const RE2> compile_regex(const std::string& pattern, const CompiledPatterns* reuse = nullptr);
+
+// validate() of core.hpp that keeps the patterns it compiled (when `keep` is not null).
+std::optional<FieldError> validate(const Event& e, CompiledPatterns* keep);
+std::optional<FieldError> validate(const DraExecutionPolicy& p, CompiledPatterns* keep);
+std::optional<FieldError> validate(const NodeSchedulingPolicy& p, CompiledPatterns* keep);
+std::optional<FieldError> validate(const Pod& p, CompiledPatterns* keep);
 
 // A role selector's patterns: the comm and the process title; every present one must match.
 struct TitleAndComm {
@@ -73,13 +88,14 @@ struct DraPolicyState {
   std::vector<TitleAndComm> role_regex;  // parallel to task_roles
   int64_t previewed_generation = -1;
   bool active() const { return !policy.require_preview || previewed_generation == policy.generation; }
-  static DraPolicyState of(const DraExecutionPolicy& p);  // compiles each pattern once
+  // Compiles each pattern once (or takes it from `reuse`, the validation's).
+  static DraPolicyState of(const DraExecutionPolicy& p, const CompiledPatterns* reuse = nullptr);
 };
 
 struct NodePolicyState {
   NodeSchedulingPolicy policy;
   TitleAndComm regex;  // commandRegex on the comm, processRegex on the title
-  static NodePolicyState of(const NodeSchedulingPolicy& p);
+  static NodePolicyState of(const NodeSchedulingPolicy& p, const CompiledPatterns* reuse = nullptr);
 };
 
 // A policy's claim to a task, before conflicts are resolved.

@@ -15,6 +15,8 @@ namespace c2c {
 
 struct EventHandlers {
   CoreImpl& s;
+  // The event's patterns as its validation compiled them (CoreImpl::apply): stored, not compiled again.
+  const CompiledPatterns* compiled = nullptr;
 
   static ApplyResult invalid(std::string field, std::string message) {
     ApplyResult r;

@@ -4,14 +4,26 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
+#include <atomic>
+
 #include "core/core_impl.hpp"
 
 namespace c2c {
 
-std::shared_ptr<const RE2> compile_regex(const std::string& pattern) {
+namespace {
+std::atomic<uint64_t> compiles{0};
+}  // namespace
+
+uint64_t regex_compiles() { return compiles.load(std::memory_order_relaxed); }
+
+std::shared_ptr<const RE2> compile_regex(const std::string& pattern, const CompiledPatterns* reuse) {
   if (pattern.empty()) return nullptr;
+  if (reuse)
+    for (const auto& re : *reuse)
+      if (re && re->pattern() == pattern) return re;
   RE2::Options opts;
   opts.set_log_errors(false);
+  compiles.fetch_add(1, std::memory_order_relaxed);
   return std::make_shared<const RE2>(pattern, opts);
 }
 
@@ -20,16 +32,17 @@ bool TitleAndComm::matches(const std::string& c, const std::string& t) const {
   return (!comm || name_matches(c, *comm)) && (!title || name_matches(t, *title));
 }
 
-DraPolicyState DraPolicyState::of(const DraExecutionPolicy& p) {
+DraPolicyState DraPolicyState::of(const DraExecutionPolicy& p, const CompiledPatterns* reuse) {
   DraPolicyState st;
   st.policy = p;
   for (const auto& role : p.task_roles)
-    st.role_regex.push_back(TitleAndComm{compile_regex(role.comm_regex), compile_regex(role.process_regex)});
+    st.role_regex.push_back(
+        TitleAndComm{compile_regex(role.comm_regex, reuse), compile_regex(role.process_regex, reuse)});
   return st;
 }
 
-NodePolicyState NodePolicyState::of(const NodeSchedulingPolicy& p) {
-  return NodePolicyState{p, TitleAndComm{compile_regex(p.command_regex), compile_regex(p.process_regex)}};
+NodePolicyState NodePolicyState::of(const NodeSchedulingPolicy& p, const CompiledPatterns* reuse) {
+  return NodePolicyState{p, TitleAndComm{compile_regex(p.command_regex, reuse), compile_regex(p.process_regex, reuse)}};
 }
 
 // Each pattern's first regex runs once per distinct comm (or, for a title-only policy, per

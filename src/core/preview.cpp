@@ -133,8 +133,9 @@ PreviewResult invalid_preview(PolicyKind kind, const std::string& name, const Fi
 }  // namespace
 
 PreviewResult preview_dra(const CoreImpl& s, const DraExecutionPolicy& p) {
-  if (auto e = validate(p)) return invalid_preview(PolicyKind::Dra, p.name, *e);
-  DraPolicyState st = DraPolicyState::of(p);
+  CompiledPatterns compiled;  // the validation's, which the stand-in state takes
+  if (auto e = validate(p, &compiled)) return invalid_preview(PolicyKind::Dra, p.name, *e);
+  DraPolicyState st = DraPolicyState::of(p, &compiled);
   PolicyOverride ov;
   ov.dra = &st;
   auto stored = s.dra_policies.find(p.name);
@@ -148,8 +149,9 @@ PreviewResult preview_dra(const CoreImpl& s, const DraExecutionPolicy& p) {
 }
 
 PreviewResult preview_node(const CoreImpl& s, const NodeSchedulingPolicy& p) {
-  if (auto e = validate(p)) return invalid_preview(PolicyKind::Node, p.name, *e);
-  NodePolicyState st = NodePolicyState::of(p);
+  CompiledPatterns compiled;
+  if (auto e = validate(p, &compiled)) return invalid_preview(PolicyKind::Node, p.name, *e);
+  NodePolicyState st = NodePolicyState::of(p, &compiled);
   PolicyOverride ov;
   ov.node = &st;
   auto stored = s.node_policies.find(p.name);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "core/core.hpp"
+#include "core/core_impl.hpp"
 #include "core/names.hpp"
 
 namespace c2c {
@@ -44,12 +45,12 @@ bool valid_object_name(const std::string& s) {
   return s.front() != '-' && s.front() != '.' && s.back() != '-' && s.back() != '.';
 }
 
-std::optional<FieldError> check_regex(const std::string& field, const std::string& pattern) {
+// The compiled pattern goes to `keep` (when set), so the state stores this object (one compile).
+std::optional<FieldError> check_regex(const std::string& field, const std::string& pattern, CompiledPatterns* keep) {
   if (pattern.size() > 1024) return err(field, "regex longer than 1024 characters");
-  RE2::Options opts;
-  opts.set_log_errors(false);
-  RE2 re(pattern, opts);
-  if (!re.ok()) return err(field, "invalid RE2 regex: " + re.error());
+  auto re = compile_regex(pattern, keep);
+  if (!re->ok()) return err(field, "invalid RE2 regex: " + re->error());
+  if (keep) keep->push_back(std::move(re));
   return std::nullopt;
 }
 
@@ -80,7 +81,9 @@ std::optional<FieldError> check_labels(const std::string& field, const std::map<
 
 }  // namespace
 
-std::optional<FieldError> validate(const DraExecutionPolicy& p) {
+std::optional<FieldError> validate(const DraExecutionPolicy& p) { return validate(p, nullptr); }
+
+std::optional<FieldError> validate(const DraExecutionPolicy& p, CompiledPatterns* keep) {
   if (!valid_object_name(p.name)) return err("metadata.name", "must be a DNS-1123 name, got '" + echo(p.name) + "'");
   if (auto e = check_generation("metadata.generation", p.generation)) return e;
   if (auto e = check_labels("spec.workloadSelector.matchLabels", p.match_labels)) return e;
@@ -102,9 +105,9 @@ std::optional<FieldError> validate(const DraExecutionPolicy& p) {
     if (r.registered_role.empty() && r.comm_regex.empty() && r.process_regex.empty())
       return err(f + ".selector", "needs registeredRole, commandRegex or processRegex");
     if (!r.comm_regex.empty())
-      if (auto e = check_regex(f + ".selector.commandRegex", r.comm_regex)) return e;
+      if (auto e = check_regex(f + ".selector.commandRegex", r.comm_regex, keep)) return e;
     if (!r.process_regex.empty())
-      if (auto e = check_regex(f + ".selector.processRegex", r.process_regex)) return e;
+      if (auto e = check_regex(f + ".selector.processRegex", r.process_regex, keep)) return e;
     if (r.exec_class == ExecClass::Unmatched) return err(f + ".executionClass", "is not an execution class");
   }
   if (p.max_boost < kMinBoostNs || p.max_boost > kMaxBoostNs)
@@ -125,7 +128,9 @@ std::optional<FieldError> validate(const DraExecutionPolicy& p) {
   return std::nullopt;
 }
 
-std::optional<FieldError> validate(const NodeSchedulingPolicy& p) {
+std::optional<FieldError> validate(const NodeSchedulingPolicy& p) { return validate(p, nullptr); }
+
+std::optional<FieldError> validate(const NodeSchedulingPolicy& p, CompiledPatterns* keep) {
   if (!valid_object_name(p.name)) return err("metadata.name", "must be a DNS-1123 name, got '" + echo(p.name) + "'");
   if (auto e = check_generation("metadata.generation", p.generation)) return e;
   if (p.node_names.empty() && p.node_selectors.empty() && p.node_selector_expressions.empty() &&
@@ -148,9 +153,9 @@ std::optional<FieldError> validate(const NodeSchedulingPolicy& p) {
   if (p.command_regex.empty() && p.process_regex.empty())
     return err("commandRegex", "set commandRegex (thread comm), processRegex (process title) or both");
   if (!p.command_regex.empty())
-    if (auto e = check_regex("commandRegex", p.command_regex)) return e;
+    if (auto e = check_regex("commandRegex", p.command_regex, keep)) return e;
   if (!p.process_regex.empty())
-    if (auto e = check_regex("processRegex", p.process_regex)) return e;
+    if (auto e = check_regex("processRegex", p.process_regex, keep)) return e;
   if (p.priority < 0 || p.priority > 1000) return err("priority", "must be between 0 and 1000");
   if (p.execution_time != 0 && (p.execution_time < kMinSliceNs || p.execution_time > kMaxSliceNs))
     return err("executionTime", "must be 0 (class default) or between 10000 and 100000000 ns");
@@ -192,7 +197,9 @@ std::optional<FieldError> validate(const Claim& c) {
   return std::nullopt;
 }
 
-std::optional<FieldError> validate(const Pod& p) {
+std::optional<FieldError> validate(const Pod& p) { return validate(p, nullptr); }
+
+std::optional<FieldError> validate(const Pod& p, CompiledPatterns* keep) {
   if (p.uid.empty()) return err("pod.uid", "must not be empty");
   if (auto e = check_text("pod.uid", p.uid)) return e;
   if (auto e = check_text("pod.namespace", p.namespace_)) return e;
@@ -211,7 +218,7 @@ std::optional<FieldError> validate(const Pod& p) {
     const std::string f = "pod.taskRoles[" + echo(role) + "]";
     if (auto e = check_role("pod.taskRoles", role)) return e;
     if (pattern.empty()) return err(f, "empty comm regex");
-    if (auto e = check_regex(f, pattern)) return e;
+    if (auto e = check_regex(f, pattern, keep)) return e;
   }
   return std::nullopt;
 }
@@ -251,6 +258,7 @@ std::optional<FieldError> check_policy_ref(const std::string& name, int64_t gene
 }
 
 struct EventChecks {
+  CompiledPatterns* keep = nullptr;  // the patterns compiled on the way (validate(e, keep))
   std::optional<FieldError> operator()(const NodeInfoEvent& e) const { return validate(e.node); }
   std::optional<FieldError> operator()(const ClaimAllocated& e) const { return validate(e.claim); }
   std::optional<FieldError> operator()(const ClaimUpdated& e) const { return validate(e.claim); }
@@ -259,13 +267,13 @@ struct EventChecks {
     if (auto x = check_text("uid", e.uid)) return x;
     return check_generation("generation", e.generation);
   }
-  std::optional<FieldError> operator()(const PodBound& e) const { return validate(e.pod); }
+  std::optional<FieldError> operator()(const PodBound& e) const { return validate(e.pod, keep); }
   std::optional<FieldError> operator()(const PodRemoved& e) const { return check_text("uid", e.uid); }
   std::optional<FieldError> operator()(const TaskSeen& e) const { return validate(e.task); }
   std::optional<FieldError> operator()(const TaskRenamed& e) const { return check_comm("comm", e.comm); }
   std::optional<FieldError> operator()(const TaskExited&) const { return std::nullopt; }
-  std::optional<FieldError> operator()(const DraPolicyUpsert& e) const { return validate(e.policy); }
-  std::optional<FieldError> operator()(const NodePolicyUpsert& e) const { return validate(e.policy); }
+  std::optional<FieldError> operator()(const DraPolicyUpsert& e) const { return validate(e.policy, keep); }
+  std::optional<FieldError> operator()(const NodePolicyUpsert& e) const { return validate(e.policy, keep); }
   std::optional<FieldError> operator()(const PolicyDelete& e) const { return check_policy_ref(e.name, e.generation); }
   std::optional<FieldError> operator()(const PreviewAck& e) const { return check_policy_ref(e.name, e.generation); }
   std::optional<FieldError> operator()(const TimeAdvance&) const { return std::nullopt; }
@@ -303,5 +311,7 @@ struct EventChecks {
 }  // namespace
 
 std::optional<FieldError> validate(const Event& e) { return std::visit(EventChecks{}, e); }
+
+std::optional<FieldError> validate(const Event& e, CompiledPatterns* keep) { return std::visit(EventChecks{keep}, e); }
 
 }  // namespace c2c

@@ -14,6 +14,7 @@ add_executable(core_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/core_task_record_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_memory_return_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_node_labels_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/core_regex_compiles_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/codec_node_selectors_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/codec_trace_events_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/codec_bounded_yaml_test.cpp
