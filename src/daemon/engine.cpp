@@ -13,10 +13,8 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
-#include <unordered_set>
 
 #include "daemon/batch_reservation.hpp"
-#include "daemon/confirm_pass.hpp"
 #include "daemon/event_log.hpp"
 #include "daemon/intent_reasons.hpp"
 #include "daemon/lease_hold.hpp"
@@ -54,12 +52,6 @@ constexpr uint64_t kTagCommands = 1, kTagTaskEvents = 2, kTagTimer = 3;
 constexpr size_t kMaxPendingHostEvents = 65536;
 // The log is folded into the snapshot once it passes this size (after the turn's replies).
 constexpr uint64_t kCompactLogBytes = 1u << 20;
-// How soon after a write the short read-back pass confirms SENT intents (spec/daemon.md, "Intents").
-constexpr uint64_t kConfirmAfterNs = 100'000'000ull;
-// A read-back in slices (start_sliced): work per turn, the wait between turns, keys per step.
-constexpr uint64_t kSliceNs = 500'000;
-constexpr uint64_t kSliceGapNs = 500'000;
-constexpr size_t kSliceKeys = 256;
 // Boost leases renewed per turn (TimeAdvance.max_renewals): leases granted together (a policy's
 // 100k entries) reach half-life together, and renewing and writing them all was one turn (590 ms
 // at 100k on a quiet host) that a new thread's record waited behind (issue #13). A turn renews at
@@ -81,13 +73,6 @@ bool is_host_or_internal(const Event& e) {
   return std::holds_alternative<TaskSeen>(e) || std::holds_alternative<TaskRenamed>(e) ||
          std::holds_alternative<TaskExited>(e) || std::holds_alternative<TimeAdvance>(e) ||
          std::holds_alternative<BpfObserved>(e) || std::holds_alternative<BpfSynced>(e);
-}
-
-// What a whole pass cost the loop (the wall and CPU time it held the loop): into the metrics
-// (claim2core_full_pass_*) and, at debug level, the log; `what` says which pass it was.
-void report_pass(Metrics& metrics, const char* pass, const std::string& what, uint64_t held_ns, uint64_t cpu_ns) {
-  metrics.full_pass(pass, static_cast<double>(held_ns) / 1e9, static_cast<double>(cpu_ns) / 1e9);
-  spdlog::debug("{}: {} ms ({} ms CPU)", what, held_ns / 1'000'000, cpu_ns / 1'000'000);
 }
 
 std::string hostname() {
@@ -128,7 +113,7 @@ int64_t Engine::now_unix_ms() const {
 // undo; the all-or-nothing of one request no longer copies it: Core::apply_all.)
 void Engine::snapshot_before_change() {
   if (in_commands_ && !batch_reserved_ && !before_batch_) {
-    before_batch_.emplace(Snapshot{core_, durable_, intents_});
+    before_batch_.emplace(Snapshot{node_.core, node_.durable, node_.intents});
     metrics_.undo_copy();
   }
 }
@@ -136,8 +121,8 @@ void Engine::snapshot_before_change() {
 bool Engine::reserve_batch(const std::vector<Command>& cmds) {
   BatchRoom room;
   room.log_healthy = log_ && !log_->broken();
-  room.generation = core_.generation();
-  room.lease_ceiling = lease_->durable();
+  room.generation = node_.core.generation();
+  room.lease_ceiling = node_.lease->durable();
   room.commands = cmds.size();
   room.record_bound = kRecordFrameBytes;
   for (const auto& c : cmds) room.record_bound += command_record_bound(c.request_bytes);
@@ -153,13 +138,13 @@ bool Engine::reserve_batch(const std::vector<Command>& cmds) {
 }
 
 void Engine::note_applied(const Event& e, const ApplyResult& r) {
-  facts_.touched(r.changed_tids);
+  node_.facts.touched(r.changed_tids);
   // A registered role leaves with its task (the core dropped it already): the durable copy goes
   // too, in memory, and with the next snapshot on disk; a restart drops any left in the log.
   if (std::holds_alternative<TaskExited>(e) || std::holds_alternative<TaskSeen>(e)) {
     const uint32_t tid = std::holds_alternative<TaskExited>(e) ? std::get<TaskExited>(e).key.tid
                                                                  : std::get<TaskSeen>(e).task.key.tid;
-    if (const TaskRoleSet* role = durable_.role(tid); role && core_.task_key(tid) != role->key) durable_.delete_role(tid);
+    if (const TaskRoleSet* role = node_.durable.role(tid); role && node_.core.task_key(tid) != role->key) node_.durable.delete_role(tid);
   }
   if (std::holds_alternative<TaskExited>(e) && r.status == ApplyResult::Status::Applied) heap_trim_.changed(boottime_ns());
   if (r.status == ApplyResult::Status::Applied && (!r.changed_tids.empty() || !is_host_or_internal(e))) {
@@ -173,20 +158,37 @@ void Engine::note_applied(const Event& e, const ApplyResult& r) {
 
 ApplyResult Engine::apply(const Event& e) {
   snapshot_before_change();
-  ApplyResult r = core_.apply(e);
+  ApplyResult r = node_.core.apply(e);
   note_applied(e, r);
   return r;
 }
 
 BatchResult Engine::apply_all(const std::vector<Event>& events) {
   snapshot_before_change();
-  BatchResult b = core_.apply_all(events);
+  BatchResult b = node_.core.apply_all(events);
   for (size_t i = 0; i < b.results.size() && i < events.size(); ++i) note_applied(events[i], b.results[i]);
   return b;
 }
 
 bool Engine::startup(std::string* err) {
-  node_name_ = cfg_.node_name.empty() ? hostname() : cfg_.node_name;
+  node_.node_name = cfg_.node_name.empty() ? hostname() : cfg_.node_name;
+  size_t restored = 0;
+  if (!open_lease(err) || !read_node(err) || !open_maps(err) || !restore_durable(err, &restored)) return false;
+  const size_t tasks = observe_tasks();
+  if (!settle_start(err)) return false;
+  spdlog::info(
+      "claim2cored on node '{}': generation {} (floor {}), epoch {}, restored {} inputs ({} policies, {} claims, "
+      "{} pods), {} tasks, {} map entries at {}; tasks: {}",
+      node_.node_name, node_.core.generation(), node_.lease->floor(), node_.core.restart_epoch(), restored, node_.durable.policies.size(),
+      node_.durable.claims.size(), node_.durable.pods.size(), tasks, node_.core.actual().size(), cfg_.pin_root,
+      feed_->description());
+  spdlog::info("scheduler: {}", scheduler_message_);
+  return true;
+}
+
+// The state directory and the generation lease; the core restarted above the lease's floor and
+// the restart's generation covered at once.
+bool Engine::open_lease(std::string* err) {
   std::error_code ec;
   std::filesystem::create_directories(cfg_.state_dir, ec);
   if (ec) {
@@ -198,40 +200,48 @@ bool Engine::startup(std::string* err) {
 
   // INV-4: everything up to the persisted ceiling may have been written by an earlier process.
   std::string why;
-  lease_ = open_node_lease(cfg_.state_dir, cfg_.pin_root + "/" + C2C_POLICY_MAP_NAME, cfg_.recover_generation, &why);
-  if (!lease_) {
+  node_.lease = open_node_lease(cfg_.state_dir, cfg_.pin_root + "/" + C2C_POLICY_MAP_NAME, cfg_.recover_generation, &why);
+  if (!node_.lease) {
     *err = "generation file: " + why;
     return false;
   }
   // A floor the core refuses (above the 2^53 generation bound) must stop the start: going on
   // would restart the generations at 1 (INV-4).
-  if (auto r = core_.apply(DaemonRestart{lease_->floor()}); !r.ok()) {
-    *err = "generation file: generation " + std::to_string(lease_->floor()) + " refused by the core (" + r.field +
+  if (auto r = node_.core.apply(DaemonRestart{node_.lease->floor()}); !r.ok()) {
+    *err = "generation file: generation " + std::to_string(node_.lease->floor()) + " refused by the core (" + r.field +
            ": " + r.message + ")";
     return false;
   }
-  core_.apply(TimeAdvance{boottime_ns()});
+  node_.core.apply(TimeAdvance{boottime_ns()});
   // Cover the restart's generation right away: the next restart then starts above it even if
   // this process never writes an entry (INV-4 as clients see node_generation).
-  if (auto e = lease_->cover(core_.generation()); !e.empty()) {
+  if (auto e = node_.lease->cover(node_.core.generation()); !e.empty()) {
     *err = "generation lease: " + e;
     return false;
   }
+  return true;
+}
 
+// The node's CPUs and NUMA nodes from sysfs, its labels and default boost bound, into the core.
+bool Engine::read_node(std::string* err) {
   host::ParseError perr;
   auto topo = host::read_topology("/sys", &perr);
   if (!topo) {
     *err = "topology: " + perr.to_string();
     return false;
   }
-  auto node = host::to_node_info(*topo, node_name_);
+  auto node = host::to_node_info(*topo, node_.node_name);
   node.labels = node_labels();
   if (cfg_.default_max_boost_ns) node.default_max_boost = *cfg_.default_max_boost_ns;
-  if (auto r = core_.apply(NodeInfoEvent{node}); !r.ok()) {
+  if (auto r = node_.core.apply(NodeInfoEvent{node}); !r.ok()) {
     *err = "node info refused by the core: " + r.field + ": " + r.message;
     return false;
   }
+  return true;
+}
 
+// The pinned maps, the reconciler over the policy map, the scheduler, the task event stream.
+bool Engine::open_maps(std::string* err) {
   try {
     sched::ensure_pin_dir(cfg_.pin_root);
   } catch (const std::exception& e) {
@@ -257,89 +267,94 @@ bool Engine::startup(std::string* err) {
                  maps_->compare_delete_error());
   map_io_ = std::make_unique<mirror::KernelPolicyMap>(maps_->policy_fd(), maps_->policy_max_entries(),
                                                       maps_->compare_delete());
-  // One attempt per write: a failed key goes to retry_ (backoff on the loop's timer), so the
-  // applier never sleeps on the loop thread.
-  mirror::ApplyOptions ao;
-  ao.retry.max_attempts = 1;
-  ao.read_chunk = 512;  // a read-back slice's chunk (~0.3 ms at 100k entries)
-  applier_ = std::make_unique<mirror::Applier>(*map_io_, ao);
+  reconciler_ = std::make_unique<Reconciler>(
+      node_, *map_io_, cfg_, metrics_, heap_trim_,
+      ReconcilerClock{[this] { return boottime_ns(); }, thread_cpu_ns, [this] { return now_unix_ms(); }},
+      FullPassHooks{[this] { restore_pins(); }, [this] { refresh_scheduler_metrics(); }});
   start_scheduler();
 
   // The event stream is opened before the snapshot, so no task slips between the two.
   feed_ = std::make_unique<HostFeed>(cfg_.task_discovery, maps_->events_fd());
+  return true;
+}
 
+// The durable state (snapshot and log) into the core: the Node object's labels, then the inputs.
+bool Engine::restore_durable(std::string* err, size_t* restored) {
   LoadedState loaded;
   if (!load_durable_state(cfg_.state_dir, &loaded, err)) return false;
-  durable_ = std::move(loaded.state);
+  node_.durable = std::move(loaded.state);
   log_ = std::move(loaded.log);
   if (!loaded.dropped.empty()) spdlog::warn("durable state log {}: {}", log_->path(), loaded.dropped);
   if (loaded.replayed)
     spdlog::info("durable state: {} log records replayed after the snapshot", loaded.replayed);
   // The Node object's labels the feed last sent select node policies from the first turn on, as
   // before the restart; the feed resends them when it reconnects.
-  if (durable_.node_object_labels) {
-    if (auto r = core_.apply(NodeLabels{node_labels()}); !r.ok()) {
-      durable_.node_object_labels.reset();
+  if (node_.durable.node_object_labels) {
+    if (auto r = node_.core.apply(NodeLabels{node_labels()}); !r.ok()) {
+      node_.durable.node_object_labels.reset();
       spdlog::error("restoring the Node object's labels: refused by the core ({}: {}); the config's apply", r.field,
                     r.message);
     }
   }
-  size_t restored = 0;
-  for (auto& e : restore_events(durable_)) {
+  for (auto& e : restore_events(node_.durable)) {
     if (auto* pb = std::get_if<PodBound>(&e)) pb->pod = resolve_pod(pb->pod, nullptr);
-    auto r = core_.apply(e);
+    auto r = node_.core.apply(e);
     if (!r.ok())
       spdlog::error("restoring {}: refused by the core ({}: {}); skipped", event_kind(e), r.field, r.message);
     else
-      ++restored;
+      ++*restored;
   }
+  return true;
+}
 
+// The host's tasks from a snapshot, and the registered roles of the tasks still alive; how many
+// tasks.
+size_t Engine::observe_tasks() {
   std::vector<Event> tasks;
-  feed_->rescan(core_, tasks);
-  for (const auto& t : tasks) core_.apply(t);
+  feed_->rescan(node_.core, tasks);
+  for (const auto& t : tasks) node_.core.apply(t);
   // Registered roles survive a restart only while their task lives (INV-7, INV-2): the
   // (tid, start) must be the task just observed; the others are dropped (persist() below).
   size_t roles_kept = 0;
-  for (const auto& role : std::vector<TaskRoleSet>(durable_.roles)) {
-    if (core_.task_key(role.key.tid) == role.key && core_.apply(role).status == ApplyResult::Status::Applied) {
+  for (const auto& role : std::vector<TaskRoleSet>(node_.durable.roles)) {
+    if (node_.core.task_key(role.key.tid) == role.key && node_.core.apply(role).status == ApplyResult::Status::Applied) {
       ++roles_kept;
     } else {
-      durable_.delete_role(role.key.tid);
+      node_.durable.delete_role(role.key.tid);
     }
   }
-  if (!durable_.roles.empty() || roles_kept) spdlog::info("registered task roles: {} kept after the restart", roles_kept);
-  auto actual = applier_->read_actual();
+  if (!node_.durable.roles.empty() || roles_kept) spdlog::info("registered task roles: {} kept after the restart", roles_kept);
+  return tasks.size();
+}
+
+// The map observed, the intents restored and refreshed, the first reconcile, and the state the
+// start ends in made durable.
+bool Engine::settle_start(std::string* err) {
+  auto actual = reconciler_->read_actual();
   if (!actual) {
     *err = "reading the policy map: " + actual.error();
     return false;
   }
-  core_.apply(BpfObserved{actual->entries});
-  core_.apply(SyncComplete{});
+  node_.core.apply(BpfObserved{actual->entries});
+  node_.core.apply(SyncComplete{});
 
-  intents_.restore(durable_.intents);
+  node_.intents.restore(node_.durable.intents);
   refresh_intents();  // a live policy without an intent gets a PENDING one, if it selects this node
   uint64_t now = boottime_ns();
   rescan_pass_.next_ns = now + cfg_.rescan_interval_ns;
-  readback_pass_.next_ns = now + cfg_.readback_interval_ns;
+  reconciler_->readback_pass().next_ns = now + cfg_.readback_interval_ns;
   reconcile();
   changes_.clear();
   // What the first turn's changes are published against: the state startup ends in (its own
   // settling is not published, as its changes are not).
-  intents_before_ = intents_.list();
-  published_intents_version_ = intents_.version();
-  for (const auto& v : core_.check()) last_violations_.push_back(v.invariant + ": " + v.message);
+  intents_before_ = node_.intents.list();
+  published_intents_version_ = node_.intents.version();
+  reconciler_->set_violations(node_.core.check());
   persist();
   if (!persist_error_.empty()) {
     *err = "writing the durable state: " + persist_error_;
     return false;
   }
-  spdlog::info(
-      "claim2cored on node '{}': generation {} (floor {}), epoch {}, restored {} inputs ({} policies, {} claims, "
-      "{} pods), {} tasks, {} map entries at {}; tasks: {}",
-      node_name_, core_.generation(), lease_->floor(), core_.restart_epoch(), restored, durable_.policies.size(),
-      durable_.claims.size(), durable_.pods.size(), tasks.size(), core_.actual().size(), cfg_.pin_root,
-      feed_->description());
-  spdlog::info("scheduler: {}", scheduler_message_);
   return true;
 }
 
@@ -432,7 +447,8 @@ void Engine::reload(const DaemonConfig& cfg) {
                    e.apply(NodeLabels{e.node_labels()});
                    uint64_t now = e.boottime_ns();
                    e.rescan_pass_.next_ns = std::min(e.rescan_pass_.next_ns, now + cfg.rescan_interval_ns);
-                   e.readback_pass_.next_ns = std::min(e.readback_pass_.next_ns, now + cfg.readback_interval_ns);
+                   auto& readback = e.reconciler_->readback_pass();
+                   readback.next_ns = std::min(readback.next_ns, now + cfg.readback_interval_ns);
                    return false;
                  },
                  [](Engine&) {}});
@@ -445,15 +461,14 @@ void Engine::reload(const DaemonConfig& cfg) {
 // renames within 10 ms, HostFeed::refresh_titles: one per such process). O(1) otherwise
 // (the core keeps its deadlines); the timerfd is set only when the time changes.
 void Engine::arm_timer() {
-  uint64_t next = sliced_ ? next_slice_ns_ : std::min(readback_pass_.next_ns, next_confirm_ns_);
+  uint64_t next = reconciler_->next_wakeup();  // a read-back slice or pass, the first due retry
   if (feed_->mode() != TaskDiscovery::Off) next = std::min(next, rescan_pass_.next_ns);
   // A renewal wave under way keeps its own pace (advance_time); otherwise the lease index's head.
   if (!renewal_wave_) {
-    auto deadline = core_.next_deadline();
+    auto deadline = node_.core.next_deadline();
     next_renewal_ns_ = deadline ? static_cast<uint64_t>(*deadline) : UINT64_MAX;
   }
   next = std::min(next, next_renewal_ns_);
-  if (auto r = retry_.next_due()) next = std::min(next, *r);
   if (auto t = heap_trim_.deadline()) next = std::min(next, *t);
   if (auto t = feed_->drop_check_deadline()) next = std::min(next, *t);
   if (auto t = feed_->title_deadline()) next = std::min(next, *t);
@@ -503,7 +518,7 @@ void Engine::run(uint32_t realtime_priority) {
     if (stop_ && queue_.closed() && queue_.size() == 0) {
       turn(true, false, false);  // anything pushed between the last drain and close
       persist();
-      spdlog::info("drained: state persisted at generation {}; the pinned maps stay", core_.generation());
+      spdlog::info("drained: state persisted at generation {}; the pinned maps stay", node_.core.generation());
       break;
     }
   }
@@ -541,7 +556,7 @@ void Engine::read_task_events(uint64_t now) {
 // kSliceGapNs after this one, so task events and commands go between the batches.
 void Engine::advance_time(bool renew) {
   const uint64_t now = boottime_ns();
-  if (now <= core_.now()) return;
+  if (now <= node_.core.now()) return;
   if (renew && !renewal_wave_) renewal_wave_ = RenewalWave{now, thread_cpu_ns()};
   const ApplyResult r = apply(TimeAdvance{now, renew ? kRenewalsPerTurn : 0});
   if (!r.changed_tids.empty()) metrics_.lease_renewals(r.changed_tids.size());
@@ -550,7 +565,7 @@ void Engine::advance_time(bool renew) {
   ++renewal_wave_->turns;
   // The wave goes on while leases are left due (turn() times the next batch once this one is
   // written); else the next renewal is the lease index's head.
-  const auto deadline = core_.next_deadline();
+  const auto deadline = node_.core.next_deadline();
   if (deadline && *deadline <= now) return;
   next_renewal_ns_ = deadline ? *deadline : UINT64_MAX;
   // (The loop's CPU from the first batch to the last one's lease step: the other work of the
@@ -561,57 +576,77 @@ void Engine::advance_time(bool renew) {
   renewal_wave_.reset();
 }
 
+// One wake-up of the loop: the commands, then the host's task events, the read-backs, the writes,
+// the lease renewals, then what is published and kept up (the steps below, in this order).
 void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   std::vector<Command> cmds;
   if (commands_ready) cmds = queue_.drain();
-  uint64_t now = boottime_ns();
-
+  const uint64_t now = boottime_ns();
   // Commands first: their inputs reach the map without waiting behind the host's task events
   // (a busy node forks all the time); the events follow in the same turn.
-  if (!cmds.empty()) {
-    turn_changed_ = false;
-    bool durable_changed = false;
-    batch_reserved_ = reserve_batch(cmds);
-    in_commands_ = true;
-    for (auto& c : cmds) {
-      try {
-        durable_changed |= c.apply(*this);
-      } catch (const std::exception& e) {
-        spdlog::error("command failed: {}", e.what());
-      }
-    }
-    in_commands_ = false;
-    // Time moves only when something changed, so that a turn with only reads or refused input
-    // leaves the state (and Status.state_digest) exactly as it was. Entries derived just before
-    // carry leases from the previous `now`: shorter, never longer (INV-8). Due leases are renewed
-    // after the replies (advance_time).
-    if (turn_changed_) advance_time(false);
-    // Durable first, then the map (spec/daemon.md, "Durable before the map"): a change that cannot be
-    // persisted must never be live, so the map only sees a batch that is on disk.
-    persist_error_.clear();
-    if (durable_changed) commit_batch();
-    batch_changes_.clear();  // (changes of a batch that changed no durable input: none worth a record)
-    before_batch_.reset();
-    batch_reserved_ = false;
-    // A policy, claim, pod or the node's labels changed: which policies select this node and why an
-    // intent has fewer entries than tasks may have changed with it, so the intents follow in this
-    // turn (then Sent by the write below, Applied by the short read-back), not at the next full
-    // read-back. Refused batches were rolled back: nothing to do.
-    if ((durable_changed || labels_changed_) && persist_error_.empty()) refresh_intents();
-    labels_changed_ = false;
-    reconcile();
-    cover_generation();
-    for (auto& c : cmds) {
-      try {
-        c.finish(*this);
-      } catch (const std::exception& e) {
-        spdlog::error("command reply failed: {}", e.what());
-      }
-    }
-  }
-
+  if (!cmds.empty()) run_commands(cmds);
   turn_changed_ = false;
   if (events_ready || timer) read_task_events(boottime_ns());
+  rescan_if_due(now);
+  apply_task_events(now);
+  // A read-back that found drift: the plan must run now to repair it.
+  if (reconciler_->read_back_if_due(now, renewal_wave_.has_value())) turn_changed_ = true;
+  if (turn_changed_ || reconciler_->retry_due(now) || node_.facts.has_touched()) {
+    advance_time(false);
+    reconcile();
+    cover_generation();
+  }
+  renew_leases();
+  end_turn(now);
+}
+
+// The command batch: every command applied, the batch made durable once (group commit), the
+// intents and the map following it, then every reply (with the post-apply state).
+void Engine::run_commands(std::vector<Command>& cmds) {
+  turn_changed_ = false;
+  bool durable_changed = false;
+  batch_reserved_ = reserve_batch(cmds);
+  in_commands_ = true;
+  for (auto& c : cmds) {
+    try {
+      durable_changed |= c.apply(*this);
+    } catch (const std::exception& e) {
+      spdlog::error("command failed: {}", e.what());
+    }
+  }
+  in_commands_ = false;
+  // Time moves only when something changed, so that a turn with only reads or refused input
+  // leaves the state (and Status.state_digest) exactly as it was. Entries derived just before
+  // carry leases from the previous `now`: shorter, never longer (INV-8). Due leases are renewed
+  // after the replies (advance_time).
+  if (turn_changed_) advance_time(false);
+  // Durable first, then the map (spec/daemon.md, "Durable before the map"): a change that cannot be
+  // persisted must never be live, so the map only sees a batch that is on disk.
+  persist_error_.clear();
+  if (durable_changed) commit_batch();
+  batch_changes_.clear();  // (changes of a batch that changed no durable input: none worth a record)
+  before_batch_.reset();
+  batch_reserved_ = false;
+  // A policy, claim, pod or the node's labels changed: which policies select this node and why an
+  // intent has fewer entries than tasks may have changed with it, so the intents follow in this
+  // turn (then Sent by the write below, Applied by the short read-back), not at the next full
+  // read-back. Refused batches were rolled back: nothing to do.
+  if ((durable_changed || labels_changed_) && persist_error_.empty()) refresh_intents();
+  labels_changed_ = false;
+  reconcile();
+  cover_generation();
+  for (auto& c : cmds) {
+    try {
+      c.finish(*this);
+    } catch (const std::exception& e) {
+      spdlog::error("command reply failed: {}", e.what());
+    }
+  }
+}
+
+// A snapshot of the host's tasks instead of the events when they were lost (the ring buffer's
+// drop counter, more pending than kMaxPendingHostEvents) or the periodic rescan is due.
+void Engine::rescan_if_due(uint64_t now) {
   // Bounded like the ring buffer: if the loop fell this far behind, a snapshot is cheaper.
   bool overflow = pending_host_.size() > kMaxPendingHostEvents;
   if (overflow) {
@@ -619,19 +654,23 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     pending_host_.clear();
   }
   const bool discovery = feed_->mode() != TaskDiscovery::Off;
-  const bool rescan_due = discovery && rescan_pass_.due(now, core_.task_count(), cfg_.rescan_interval_ns);
+  const bool rescan_due = discovery && rescan_pass_.due(now, node_.core.task_count(), cfg_.rescan_interval_ns);
   if (discovery && (overflow || feed_->lost_events(now) || rescan_due)) {
     std::vector<Event> snapshot;
     const uint64_t started = boottime_ns(), cpu_started = thread_cpu_ns();
-    feed_->rescan(core_, snapshot);
+    feed_->rescan(node_.core, snapshot);
     pending_host_.clear();  // polled before the snapshot, which supersedes them (HostFeed::rescan)
     for (auto& e : snapshot) apply(e);
     const uint64_t ended = boottime_ns();
-    rescan_pass_.ran(started, ended, core_.task_count(), cfg_.rescan_interval_ns);
+    rescan_pass_.ran(started, ended, node_.core.task_count(), cfg_.rescan_interval_ns);
     report_pass(metrics_, "rescan", "rescan of " + std::to_string(snapshot.size()) + " tasks", ended - started,
                 thread_cpu_ns() - cpu_started);
     metrics_.rescan();
   }
+}
+
+// The pending task events, completed (cgroup, cpuset, title) and applied in order.
+void Engine::apply_task_events(uint64_t now) {
   // Task events may cost /proc reads (cgroup v1 hosts, unknown cgroup ids); a command that arrives meanwhile is not kept waiting:
   // the rest stay queued (in order) for the next turn, which starts at once.
   size_t done = 0;
@@ -644,35 +683,23 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     // last-level cache miss; Core::prefetch_task, Core::prefetch_task_dependents).
     if (pending_host_.size() > 2) {
       const auto& next = pending_host_[2].task;
-      core_.prefetch_task(next.tid, next.tgid, next.cgroup_id);
+      node_.core.prefetch_task(next.tid, next.tgid, next.cgroup_id);
     }
-    if (pending_host_.size() > 1) core_.prefetch_task_dependents(pending_host_[1].task.tid);
-    feed_->complete(core_, std::move(pending_host_.front()), now, completed);
+    if (pending_host_.size() > 1) node_.core.prefetch_task_dependents(pending_host_[1].task.tid);
+    feed_->complete(node_.core, std::move(pending_host_.front()), now, completed);
     pending_host_.pop_front();
     for (const auto& e : completed) apply(e);
     ++done;
   }
   if (pending_host_.empty()) {
     completed.clear();
-    feed_->refresh_titles(core_, now, completed);
+    feed_->refresh_titles(node_.core, now, completed);
     for (const auto& e : completed) apply(e);
   }
-  if (sliced_) {
-    if (now >= next_slice_ns_) continue_sliced();
-  } else if (readback_pass_.due(now, map_units(), cfg_.readback_interval_ns)) {
-    start_sliced(true);
-  } else if (now >= next_confirm_ns_ && !renewal_wave_) {
-    // (Not while a renewal wave writes: a pass that sees writes does not confirm.)
-    if (written_.too_many()) start_sliced(false);
-    else readback(false);
-  }
-  bool retry_due = retry_.next_due() && *retry_.next_due() <= now;
-  if (turn_changed_ || retry_due || facts_.has_touched()) {
-    advance_time(false);
-    reconcile();
-    cover_generation();
-  }
-  // A batch of lease renewals in a step of its own, after this turn's task events are written.
+}
+
+// A batch of lease renewals in a step of its own, after this turn's task events are written.
+void Engine::renew_leases() {
   if (boottime_ns() >= next_renewal_ns_) {
     advance_time(true);
     reconcile();
@@ -681,21 +708,24 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
     // longer than the gap would leave none (measured: 98 batches of 1,024 back to back, 232 ms).
     if (renewal_wave_) next_renewal_ns_ = boottime_ns() + kSliceGapNs;
   }
+}
 
+// After the turn's writes: what is published (Watch, the log), kept up (the lease ahead, the
+// log's size, the heap) and metered.
+void Engine::end_turn(uint64_t now) {
   // Written but not read back: the short read-back pass confirms it soon, not a readback_interval later.
-  if (next_confirm_ns_ == UINT64_MAX && intents_.count(IntentState::Sent) > 0)
-    next_confirm_ns_ = boottime_ns() + std::min<uint64_t>(cfg_.readback_interval_ns, kConfirmAfterNs);
+  reconciler_->schedule_confirm();
   publish_changes();
   keep_lease_ahead();
   if (log_ && log_->size() > kCompactLogBytes) {
     if (auto e = compact(); !e.empty()) spdlog::warn("compacting the durable state log: {} (the log keeps growing)", e);
   }
   if (heap_trim_.due(now)) malloc_trim(0);
-  metrics_.set_entries(static_cast<double>(core_.desired_size()), static_cast<double>(core_.actual().size()));
-  if (intents_.version() != metered_intents_version_) {
+  metrics_.set_entries(static_cast<double>(node_.core.desired_size()), static_cast<double>(node_.core.actual().size()));
+  if (node_.intents.version() != metered_intents_version_) {
     for (auto st : {IntentState::Pending, IntentState::Sent, IntentState::Applied, IntentState::Failed})
-      metrics_.set_intents(to_string(st), static_cast<double>(intents_.count(st)));
-    metered_intents_version_ = intents_.version();
+      metrics_.set_intents(to_string(st), static_cast<double>(node_.intents.count(st)));
+    metered_intents_version_ = node_.intents.version();
   }
 }
 
@@ -704,8 +734,8 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
 // yet), and every mutating reply of the batch refuses with the reason.
 void Engine::commit_batch() {
   std::string e;
-  if (core_.generation() > lease_->durable())
-    if (auto why = lease_->cover(core_.generation()); !why.empty()) e = "generation lease: " + why;
+  if (node_.core.generation() > node_.lease->durable())
+    if (auto why = node_.lease->cover(node_.core.generation()); !why.empty()) e = "generation lease: " + why;
   if (e.empty()) {
     std::string why = write_batch();
     if (!why.empty()) e = "durable state: " + why;
@@ -722,9 +752,9 @@ void Engine::commit_batch() {
     std::_Exit(kExitUnwritableBatch);
   }
   if (before_batch_) {
-    core_ = std::move(before_batch_->core);
-    durable_ = std::move(before_batch_->durable);
-    intents_ = std::move(before_batch_->intents);
+    node_.core = std::move(before_batch_->core);
+    node_.durable = std::move(before_batch_->durable);
+    node_.intents = std::move(before_batch_->intents);
   }
   changes_.clear();
   turn_changed_ = false;
@@ -732,19 +762,19 @@ void Engine::commit_batch() {
   spdlog::error("a batch of changes was refused and rolled back (state unchanged): {}", e);
 }
 
-uint64_t Engine::reported_generation() const { return std::min(core_.generation(), lease_->durable()); }
+uint64_t Engine::reported_generation() const { return node_.reported_generation(); }
 
 // Host events move the core's generation too; while the lease cannot be extended nothing above
 // the ceiling is written (reconcile) or reported (reported_generation), so the map stays as it
 // was and the intents say why (fail closed, INV-4).
 void Engine::cover_generation() {
   std::string e;
-  if (core_.generation() > lease_->durable()) e = lease_->cover(core_.generation());
-  if (!e.empty() && e != last_lease_error_)
+  if (node_.core.generation() > node_.lease->durable()) e = node_.lease->cover(node_.core.generation());
+  if (!e.empty() && e != node_.lease_error)
     spdlog::error("generation lease: {} (the map is not changed until it can be extended)", e);
-  else if (e.empty() && !last_lease_error_.empty())
-    spdlog::info("generation lease extended again (durable ceiling {})", lease_->durable());
-  last_lease_error_ = e;
+  else if (e.empty() && !node_.lease_error.empty())
+    spdlog::info("generation lease extended again (durable ceiling {})", node_.lease->durable());
+  node_.lease_error = e;
 }
 
 // The durable ceiling kept kLeaseAheadGenerations above G, at the end of a turn (after its
@@ -756,110 +786,21 @@ void Engine::cover_generation() {
 // After a failure (a full or read-only state directory) it tries again a second later, not every
 // turn: each try writes a temp file.
 void Engine::keep_lease_ahead() {
-  if (core_.generation() <= lease_->floor()) return;  // nothing used yet: the restart's cover did it
+  if (node_.core.generation() <= node_.lease->floor()) return;  // nothing used yet: the restart's cover did it
   const uint64_t now = boottime_ns();
   if (now < next_ahead_try_ns_) return;
-  std::string e = lease_->keep_ahead(core_.generation(), kLeaseAheadGenerations);
+  std::string e = node_.lease->keep_ahead(node_.core.generation(), kLeaseAheadGenerations);
   if (!e.empty() && e != last_ahead_error_)
     spdlog::warn("generation lease: extending ahead of use: {} (command batches copy the state until it can)", e);
   last_ahead_error_ = e;
   next_ahead_try_ns_ = e.empty() ? 0 : now + 1'000'000'000ull;
 }
 
-// The op that makes the map hold what the core wants for `tid` now, if any (a queued retry is
-// rebuilt from the current tables, so it never writes a value that has since changed).
-std::optional<PlanOp> Engine::retry_op(uint32_t tid) const {
-  const auto& desired = core_.desired();
-  const auto& actual = core_.actual();
-  auto d = desired.find(tid);
-  auto a = actual.find(tid);
-  if (d != desired.end()) {
-    if (a != actual.end() && a->second == d->second.value) return std::nullopt;
-    return PlanOp{a == actual.end() ? PlanOp::Kind::Add : PlanOp::Kind::Update, tid, d->second.value, "retry"};
-  }
-  if (a != actual.end()) return PlanOp{PlanOp::Kind::Delete, tid, a->second, "retry"};
-  return std::nullopt;
-}
-
-// Incremental (spec/daemon.md, "Incremental reconcile"): the ops the core yields for what
-// changed since the last call (take_plan_delta), plus the queued retries that are due; the
-// intents' counts follow the TIDs touched. The full plan runs only in readback().
-void Engine::reconcile() {
-  refresh_preview_waits(durable_, intents_, now_unix_ms());
-  const uint64_t now = boottime_ns();
-  Plan plan = core_.take_plan_delta();
-  if (!retry_.empty()) {
-    std::unordered_set<uint32_t> in_plan;
-    for (const auto& op : plan.ops) in_plan.insert(op.tid);
-    for (uint32_t tid : retry_.due(now)) {
-      if (in_plan.count(tid)) continue;
-      if (auto op = retry_op(tid))
-        plan.ops.push_back(std::move(*op));
-      else
-        retry_.resolved(tid);
-    }
-  }
-  for (const auto& op : plan.ops) facts_.touched(op.tid);
-  bool open_intents = intents_.count(IntentState::Pending) + intents_.count(IntentState::Sent) +
-                          intents_.count(IntentState::Failed) > 0;
-  // APPLIED only ever comes from a read-back pass (readback): a write alone makes an intent SENT.
-  // The counts after this turn's changes (and after the write, below).
-  auto settle = [&] { return facts_.settle(core_); };
-  if (plan.ops.empty()) {
-    if (settle() || open_intents) settle_intents(nullptr, retry_.empty() ? "" : last_apply_error_);
-    return;
-  }
-  std::string held;  // why writes wait (the generation lease), if they do
-  if (auto e = lease_->cover(core_.generation()); !e.empty()) {
-    if (e != last_lease_error_) spdlog::error("generation lease: {} (nothing above the ceiling written: INV-4)", e);
-    last_lease_error_ = e;
-    held = last_apply_error_ = "generation lease: " + e;
-    // Deletes are written now; adds and updates carry G and wait until the lease covers it.
-    for (uint32_t tid : hold_for_lease(plan)) retry_.failed(tid, now);
-    if (plan.ops.empty()) {
-      settle();
-      settle_intents(nullptr, held);
-      return;
-    }
-  }
-  auto t0 = std::chrono::steady_clock::now();
-  auto report = applier_->apply(plan);
-  metrics_.observe_apply(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  heap_trim_.changed(now, report.ops.size());
-  for (const auto& op : report.ops) {
-    if (op.success() || op.state == mirror::OpState::Skipped) retry_.resolved(op.tid);
-    else retry_.failed(op.tid, now);
-    written_.add(op.tid);  // read back by the next pass, whatever happened to it
-    if (sliced_) sliced_->wrote(op.tid);
-  }
-  std::string error;
-  if (report.ok() && retry_.empty()) {
-    core_.apply(BpfSynced{});
-    last_apply_error_.clear();
-  } else {
-    if (!report.ok()) {
-      error = !report.error.empty() ? report.error : std::to_string(report.failed) + " of " +
-                                                         std::to_string(report.ops.size()) + " map operations failed";
-      if (error != last_apply_error_) spdlog::warn("apply: {} (retried with backoff)", error);
-      last_apply_error_ = error;
-    }
-    // Some keys are still owed (failed now or queued): BpfSynced would claim them written, so the
-    // map is read back instead; retry_ writes the rest when due.
-    if (auto actual = applier_->read_actual(); actual) {
-      core_.apply(BpfObserved{actual->entries});
-      facts_.observed();
-      if (sliced_) sliced_->observed();
-    }
-  }
-  settle();
-  settle_intents(&report, !held.empty() ? held : report.ok() ? "" : error);
-}
-
 void Engine::settle_intents(const mirror::ApplyReport* report, const std::string& owed_error) {
-  daemon::settle_intents(intents_, durable_, facts_.facts(core_, report), owed_error, now_unix_ms());
+  node_.settle_intents(report, owed_error, now_unix_ms());
 }
 
-void Engine::refresh_intents() { daemon::refresh_intents(intents_, core_, durable_, node_name_, now_unix_ms()); }
+void Engine::refresh_intents() { node_.refresh_intents(now_unix_ms()); }
 
 // Kernel state that vanished (spec/daemon.md, "Kernel state that vanishes or lingers"): a pin
 // deleted (or the pin root) or replaced gets the held map back; the read-back that follows then
@@ -881,147 +822,6 @@ void Engine::restore_pins() {
   }
 }
 
-// The map holds what the core believes it holds: every entry in it as desired is read back
-// (counted from the current tables first; the reconcile that follows re-derives the same TIDs).
-void Engine::confirm_read_back() { facts_.confirm(core_); }
-
-void Engine::readback(bool full) {
-  next_confirm_ns_ = UINT64_MAX;
-  const uint64_t started = boottime_ns(), cpu_started = thread_cpu_ns();
-  if (full) restore_pins();
-  // The short pass reads back only the keys written since the last read-back (confirm_pass.hpp);
-  // the full pass, too many keys, or drift among them: the whole map, as before.
-  bool written_clean = false;
-  if (!full && !written_.too_many()) {
-    if (auto k = applier_->read_keys(written_.tids()); !k)
-      spdlog::warn("reading the written keys back: {}", k.error());
-    else
-      written_clean = drift_among(written_.tids(), k->entries, core_.actual()) == 0;
-  }
-  if (written_clean) {
-    metrics_.readback("written_keys");
-    written_.clear();
-    confirm_read_back();
-  } else if (auto r = applier_->read_actual(); !r) {
-    spdlog::warn("reading the policy map back: {}", r.error());
-  } else {
-    metrics_.readback("whole_map");
-    heap_trim_.changed(boottime_ns(), r->entries.size());  // its transient copies of the map, freed below
-    written_.clear();
-    const size_t drift = whole_map_drift(r->entries, core_.actual());
-    metrics_.set_drift_now(static_cast<double>(drift));
-    if (drift) {
-      metrics_.add_drift(static_cast<double>(drift));
-      spdlog::warn("policy map drifted from what was written ({} entries): re-observing and fixing (INV-5)", drift);
-      core_.apply(BpfObserved{r->entries});
-      facts_.drifted(core_);  // at once, not at the repair's settle (issue 45; intent_settling.hpp)
-      turn_changed_ = true;  // the plan must run now to repair it
-    } else {
-      confirm_read_back();
-    }
-  }
-  if (full) refresh_intents();
-  settle_intents(nullptr, retry_.empty() ? "" : last_apply_error_);
-  if (!full) {
-    spdlog::debug("short read-back ({}): {} ms ({} ms CPU)", written_clean ? "the written keys" : "the whole map",
-                  (boottime_ns() - started) / 1'000'000, (thread_cpu_ns() - cpu_started) / 1'000'000);
-    return;
-  }
-  refresh_scheduler_metrics();
-  if (const size_t missed = write_missed(core_.plan()))
-    spdlog::debug("read-back: the full plan has {} ops outstanding (written now)", missed);
-  report_violations(core_.check());
-  const uint64_t ended = boottime_ns();
-  readback_pass_.ran(started, ended, map_units(), cfg_.readback_interval_ns);
-  report_pass(metrics_, "readback", "full read-back (at once)", ended - started, thread_cpu_ns() - cpu_started);
-}
-
-// The read-back in slices (sliced_read_back.hpp): a slice of at most ~kSliceNs per turn, then the
-// loop waits kSliceGapNs (serving task events and commands) before the next, so that the pass
-// neither holds the loop nor, at SCHED_FIFO, a CPU for long (each wait that sleeps starts a new
-// real-time budget: without a gap the slices would add up to one long real-time run).
-void Engine::start_sliced(bool full) {
-  next_confirm_ns_ = UINT64_MAX;
-  if (full) restore_pins();
-  written_.clear();  // the walk reads every key written so far
-  sliced_.emplace(full, boottime_ns());
-  sliced_walk_ = mirror::MapWalk{};
-  continue_sliced();
-}
-
-void Engine::continue_sliced() {
-  SlicedReadBack& p = *sliced_;
-  const uint64_t t0 = boottime_ns(), cpu0 = thread_cpu_ns();
-  ++p.slices;
-  while (!p.done() && boottime_ns() - t0 < kSliceNs) {
-    if (p.walking()) {
-      auto r = applier_->read_next(sliced_walk_);
-      if (!r) {
-        spdlog::warn("reading the policy map back: {}", r.error());
-        const bool full = p.full();
-        const uint64_t work = p.work_ns + (boottime_ns() - t0);
-        sliced_.reset();
-        written_.forget();  // cleared when the pass began: the next read-back reads the whole map
-        // Tried again after the interval (a full pass) or when the next write asks for it.
-        if (full) readback_pass_.ran_for(boottime_ns(), work, map_units(), cfg_.readback_interval_ns);
-        return;
-      }
-      p.walked(r->entries, core_.actual(), sliced_walk_.done);
-    } else if (!p.has_keys()) {
-      p.take_keys(core_.entry_keys());
-    } else {
-      std::vector<uint32_t> slice = p.next_slice(kSliceKeys, core_.actual());
-      if (p.full()) {
-        p.plan_missed += write_missed(core_.plan_of(slice));
-        for (auto& v : core_.check_keys(std::move(slice))) p.violations.push_back(std::move(v));
-      }
-    }
-    if (p.drift() > 0) {
-      // Rare (another writer, a map replaced by hand): the whole map at once, re-observed and
-      // repaired as it always was (INV-5); a full pass runs its plan and check there too.
-      const bool full = p.full();
-      spdlog::debug("read-back in slices found drift ({} entries): reading the whole map at once", p.drift());
-      sliced_.reset();
-      written_.forget();  // a short read-back must not read the written keys alone: the drift is elsewhere
-      readback(full);
-      return;
-    }
-  }
-  const uint64_t held = boottime_ns() - t0;
-  p.work_ns += held;
-  p.cpu_ns += thread_cpu_ns() - cpu0;
-  p.longest_ns = std::max(p.longest_ns, held);
-  if (p.done()) finish_sliced();
-  else next_slice_ns_ = boottime_ns() + kSliceGapNs;
-}
-
-void Engine::finish_sliced() {
-  SlicedReadBack p = std::move(*sliced_);
-  sliced_.reset();
-  metrics_.readback("whole_map");
-  metrics_.set_drift_now(0);
-  // Every key the map held as the core believed when the walk read it, and every key the core
-  // has in the map was read or written since: confirmed, unless keys were written during the
-  // pass (the short read-back that follows reads those, and confirms).
-  if (written_.empty()) confirm_read_back();
-  if (p.full()) refresh_intents();
-  settle_intents(nullptr, retry_.empty() ? "" : last_apply_error_);
-  const std::string what = std::string(p.full() ? "full read-back" : "short read-back (the whole map)") + " in " +
-                           std::to_string(p.slices) + " slices (the longest " +
-                           std::to_string(p.longest_ns / 1'000) + " us) over " +
-                           std::to_string((boottime_ns() - p.started_ns()) / 1'000'000) + " ms";
-  if (!p.full()) {
-    spdlog::debug("{}: {} ms ({} ms CPU)", what, p.work_ns / 1'000'000, p.cpu_ns / 1'000'000);
-    return;
-  }
-  refresh_scheduler_metrics();
-  if (p.plan_missed) spdlog::debug("read-back: the full plan has {} ops outstanding (written now)", p.plan_missed);
-  for (auto& v : core_.check_named()) p.violations.push_back(std::move(v));
-  report_violations(p.violations);
-  readback_pass_.ran_for(boottime_ns(), p.work_ns, p.units, cfg_.readback_interval_ns);
-  report_pass(metrics_, "readback", what, p.work_ns, p.cpu_ns);
-}
-
 // The scheduler's counters and latency histogram from its stats map, with every full read-back.
 void Engine::refresh_scheduler_metrics() {
   try {
@@ -1037,38 +837,19 @@ void Engine::refresh_scheduler_metrics() {
   metrics_.set_scheduler_enforcing(scheduler_status().enforcing);
 }
 
-// The full plan, as the oracle of the incremental one: anything it finds that the deltas left out
-// is written now, through the retry queue.
-size_t Engine::write_missed(const Plan& full_plan) {
-  const uint64_t due = boottime_ns() - 1'000'000'000ull;  // due now: the backoff is at most 1 s
-  for (const auto& op : full_plan.ops) retry_.failed(op.tid, due);
-  return full_plan.ops.size();
-}
-
-// The full check's verdict: counted per invariant, logged when it changed.
-void Engine::report_violations(const std::vector<Violation>& found) {
-  std::vector<std::string> now;
-  for (const auto& v : found) {
-    metrics_.violation(v.invariant);
-    now.push_back(v.invariant + ": " + v.message);
-  }
-  if (!now.empty() && now != last_violations_) spdlog::error("invariant check: {} violations, first: {}", now.size(), now.front());
-  last_violations_ = std::move(now);
-}
-
 void Engine::record(StateChange c) {
-  apply_change(durable_, c);
+  apply_change(node_.durable, c);
   batch_changes_.push_back(std::move(c));
 }
 
 void Engine::persist() { persist_error_ = compact(); }
 
 std::string Engine::compact() {
-  durable_.intents = intents_.list();
+  node_.durable.intents = node_.intents.list();
   auto t0 = std::chrono::steady_clock::now();
   std::string text;
   try {  // as in write_batch: text JSON cannot hold is a refused write, not an escaped exception
-    text = encode_state(durable_);
+    text = encode_state(node_.durable);
   } catch (const std::exception& ex) {
     spdlog::error("durable state not written: cannot encode it: {}", ex.what());
     return std::string("cannot encode the state: ") + ex.what();
@@ -1094,14 +875,14 @@ std::string Engine::compact() {
 // would be a trap); without that room, or when the append fails, the batch is written as a
 // compaction instead (the snapshot holds it then), which fails, on a full disk, naming state.json.tmp.
 std::string Engine::write_batch() {
-  ++durable_.log_seq;  // rolled back with the batch (before_batch_) when nothing can be written
+  ++node_.durable.log_seq;  // rolled back with the batch (before_batch_) when nothing can be written
   std::string payload;
   // The encoder throws on text JSON cannot hold (nlohmann: a byte that is not UTF-8). Validation
   // keeps such text out (issue 42: one role with a byte above 0x7f aborted the daemon here, the
   // exception escaping the loop thread); should anything slip through, the batch is refused
   // like one the disk refused, never the process.
   try {
-    payload = encode_changes(durable_.log_seq, batch_changes_);
+    payload = encode_changes(node_.durable.log_seq, batch_changes_);
   } catch (const std::exception& e) {
     return std::string("cannot encode the batch's log record: ") + e.what();
   }
@@ -1136,9 +917,9 @@ void Engine::publish_changes() {
   std::vector<Intent> changed;
   // The table is copied and compared only when an intent may have changed (most turns are one
   // task event that changed none).
-  if (intents_.version() != published_intents_version_) {
+  if (node_.intents.version() != published_intents_version_) {
     // Both lists come sorted by (kind, name) from the table: one merge pass finds what changed.
-    auto after = intents_.list();
+    auto after = node_.intents.list();
     auto key = [](const Intent& i) { return std::make_pair(i.kind, std::cref(i.policy)); };
     size_t b = 0;
     for (const auto& in : after) {
@@ -1148,7 +929,7 @@ void Engine::publish_changes() {
     }
     for (const auto& r : intent_records(intents_before_, after)) emit(r);
     intents_before_ = std::move(after);
-    published_intents_version_ = intents_.version();
+    published_intents_version_ = node_.intents.version();
   }
   if (changes_.empty() && changed.empty()) return;
   if (changes_.empty()) changes_.push_back(Change{"intent", {}, {}});

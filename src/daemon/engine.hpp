@@ -26,17 +26,14 @@
 #include "daemon/intents.hpp"
 #include "daemon/metrics.hpp"
 #include "daemon/node_labels.hpp"
-#include "daemon/node_state/intent_settling.hpp"
-#include "daemon/confirm_pass.hpp"
+#include "daemon/node_state/node_state.hpp"
 #include "daemon/full_pass_pacing.hpp"
-#include "daemon/sliced_read_back.hpp"
+#include "daemon/reconciler/reconciler.hpp"
 #include "daemon/task_event_pacing.hpp"
 #include "daemon/heap_trim.hpp"
-#include "daemon/retry_queue.hpp"
 #include "daemon/task_listing.hpp"
 #include "daemon/state_log.hpp"
 #include "daemon/watchers.hpp"
-#include "mirror/applier.hpp"
 #include "mirror/generation_store.hpp"
 #include "mirror/kernel_map.hpp"
 #include "mirror/pinned_maps.hpp"
@@ -137,24 +134,22 @@ class Engine {
   std::optional<AnyPolicy> stored_policy(PolicyKind kind, const std::string& name) const;
   Engine(const DaemonConfig& cfg, Metrics& metrics);
   bool startup(std::string* err);
+  // startup()'s steps, in its order (false with *err: the start is refused).
+  bool open_lease(std::string* err);
+  bool read_node(std::string* err);
+  bool open_maps(std::string* err);
+  bool restore_durable(std::string* err, size_t* restored);
+  size_t observe_tasks();
+  bool settle_start(std::string* err);
   void run(uint32_t realtime_priority);
   void turn(bool commands_ready, bool events_ready, bool timer);
-  void reconcile();
-  // The read-back pass: the map read back (drift repaired, INV-5) and what it holds as written
-  // confirmed for the intents (SENT -> APPLIED). `full`: also the pins, the stats, the full plan
-  // and check() and the intents' selection and reasons (every readback_interval); a short pass
-  // (read back and confirm only) follows soon after a write leaves an intent SENT.
-  // At once (one turn): the short pass over a few written keys, and the repair after drift.
-  void readback(bool full = true);
-  void confirm_read_back();
-  // The whole-map read-backs, in slices between which the loop serves events (sliced_read_back.hpp).
-  void start_sliced(bool full);
-  void continue_sliced();
-  void finish_sliced();
-  // The full plan's ops among these (what the incremental path left out) go to the retry queue,
-  // due at once; returns how many.
-  size_t write_missed(const Plan& full_plan);
-  void report_violations(const std::vector<Violation>& found);
+  // turn()'s steps, in its order.
+  void run_commands(std::vector<Command>& cmds);
+  void rescan_if_due(uint64_t now);
+  void apply_task_events(uint64_t now);
+  void renew_leases();
+  void end_turn(uint64_t now);
+  void reconcile() { reconciler_->reconcile(); }
   void refresh_scheduler_metrics();
   // The intents from the facts (node_state/intent_settling.hpp: the code the node-state model
   // test runs too); report: the apply's, for its failed ops.
@@ -170,7 +165,6 @@ class Engine {
   void cover_generation();
   void keep_lease_ahead();
   void arm_timer();
-  std::optional<PlanOp> retry_op(uint32_t tid) const;
   uint64_t boottime_ns() const;
   void advance_time(bool renew);
   void publish_changes();
@@ -178,16 +172,13 @@ class Engine {
 
   DaemonConfig cfg_;
   Metrics& metrics_;
-  std::string node_name_;
-  Core core_;
-  DurableState durable_;
-  IntentTable intents_;
+  NodeState node_;  // core, durable state, intents, their facts, the generation lease
   CommandQueue queue_;
   WatcherSet watchers_;
-  std::optional<mirror::GenerationLease> lease_;
   std::unique_ptr<mirror::PinnedMaps> maps_;
   std::unique_ptr<mirror::KernelPolicyMap> map_io_;
-  std::unique_ptr<mirror::Applier> applier_;
+  // Writes the map from node_ and reads it back (reconciler/reconciler.hpp); after map_io_.
+  std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<HostFeed> feed_;
   std::unique_ptr<sched::Scheduler> scheduler_;
   std::string scheduler_message_;
@@ -200,7 +191,6 @@ class Engine {
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::string persist_error_;
-  std::string last_lease_error_;
   std::string last_ahead_error_;  // keep_lease_ahead's last error, logged once
   uint64_t next_ahead_try_ns_ = 0;  // keep_lease_ahead after a failure: not before this
   // The state before the first change of the command batch (taken by apply()), restored when
@@ -222,34 +212,19 @@ class Engine {
     size_t leases = 0, turns = 0;
   };
   std::optional<RenewalWave> renewal_wave_;
-  FullPassSchedule readback_pass_, rescan_pass_;  // the periodic full passes (full_pass_pacing.hpp)
-  size_t map_units() const { return core_.desired_size() + core_.actual().size(); }  // a full read-back's work
-  uint64_t next_confirm_ns_ = UINT64_MAX;  // the short read-back pass for SENT intents, if due
-  std::optional<SlicedReadBack> sliced_;   // a whole-map read-back under way
-  mirror::MapWalk sliced_walk_;            // its walk of the map (the applier's cursor)
-  uint64_t next_slice_ns_ = 0;
-  bool refresh_intents_ = false;           // a policy or claim changed: selection and reasons again
+  FullPassSchedule rescan_pass_;  // the periodic rescan (full_pass_pacing.hpp)
   uint64_t armed_ns_ = 0;  // what the timerfd is set to (re-armed only when it changes)
   // When the ring buffer is read: at its wake-up, or on the clock in a storm (task_event_pacing.hpp).
   TaskEventPacing task_event_pacing_{cfg_.task_event_poll_interval_ns};
   uint64_t waited_ns_ = 0;  // how long the loop's last epoll_wait slept
   void read_task_events(uint64_t now);
   void watch_task_events(bool on);
-  // Incremental reconcile (spec/daemon.md, "Incremental reconcile"): the per-policy counts kept
-  // from the TIDs this turn changed (changed_tids of every apply, ops written), and the writes to
-  // retry.
-  IntentFacts facts_;
-  RetryQueue retry_{mirror::RetryPolicy{1, std::chrono::milliseconds(1), std::chrono::seconds(1)}};
-  WrittenKeys written_;  // the keys the next short read-back reads (confirm_pass.hpp)
   HeapTrim heap_trim_;   // freed heap back to the kernel after mass exits and large writes (heap_trim.hpp)
   bool turn_changed_ = false;  // an input changed the core in this turn
   // The node's labels changed (SetNodeLabels, SIGHUP's node.labels): which node policies select
   // this node may have changed, so the intents are refreshed in the same turn (refresh_intents).
   bool labels_changed_ = false;
-  std::vector<uint32_t> violations_seen_;  // count of violations by INV id last turn (log once)
-  std::vector<std::string> last_violations_;
-  std::string last_apply_error_;
-  // Pins found deleted or replaced under the running daemon and pinned again (readback()).
+  // Pins found deleted or replaced under the running daemon and pinned again (at a full read-back).
   uint32_t pins_restored_ = 0;
   std::string pin_repair_;  // the last repair (or the error that prevented it), for Status
   void restore_pins();
@@ -263,8 +238,8 @@ class Engine {
   std::vector<Change> changes_;
   std::deque<host::TaskEvent> pending_host_;  // polled task events not applied yet (oldest first)
   std::vector<Intent> intents_before_;     // the intents as last published (Watch, the log)
-  uint64_t published_intents_version_ = 0;  // intents_.version() when intents_before_ was taken
-  uint64_t metered_intents_version_ = ~0ull;  // intents_.version() the intent gauges show
+  uint64_t published_intents_version_ = 0;  // node_.intents.version() when intents_before_ was taken
+  uint64_t metered_intents_version_ = ~0ull;  // node_.intents.version() the intent gauges show
 };
 
 }  // namespace c2c::daemon

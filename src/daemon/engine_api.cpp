@@ -34,8 +34,8 @@ node::Refusal refusal(Subject s, const std::string& field, const std::string& me
 
 std::optional<AnyPolicy> Engine::stored_policy(PolicyKind kind, const std::string& name) const {
   if (kind == PolicyKind::Dra) {
-    if (auto p = core_.dra_policy(name)) return AnyPolicy{*p};
-  } else if (auto p = core_.node_policy(name)) {
+    if (auto p = node_.core.dra_policy(name)) return AnyPolicy{*p};
+  } else if (auto p = node_.core.node_policy(name)) {
     return AnyPolicy{*p};
   }
   return std::nullopt;
@@ -47,11 +47,11 @@ node::Write Engine::upsert_policy(const AnyPolicy& policy, bool require_named_no
   // Node selection is decided once per write, on the policy as given (it reads the policy's
   // selectors and the node, never its generation, so the stored copy decides the same).
   std::string why;
-  const bool selected = selects_this_node(core_, policy, &why);
+  const bool selected = selects_this_node(node_.core, policy, &why);
   if (!selected) w.node_not_selected = why;
   if (const auto* n = std::get_if<NodeSchedulingPolicy>(&policy);
       require_named_node && n && !n->node_names.empty() &&
-      std::find(n->node_names.begin(), n->node_names.end(), node_name_) == n->node_names.end()) {
+      std::find(n->node_names.begin(), n->node_names.end(), node_.node_name) == n->node_names.end()) {
     w.ignored = true;
     w.message = "node not selected: " + why;
     return w;
@@ -71,11 +71,11 @@ node::Write Engine::upsert_policy(const AnyPolicy& policy, bool require_named_no
   if (!stored) return w;
   record(PutPolicy{*stored});
   if (selected) {
-    intents_.accepted(kind, name, policy_generation(*stored), node_name_, r.warnings, now_unix_ms());
-    if (const auto* in = intents_.find(kind, name)) record(PutIntent{*in});
+    node_.intents.accepted(kind, name, policy_generation(*stored), node_.node_name, r.warnings, now_unix_ms());
+    if (const auto* in = node_.intents.find(kind, name)) record(PutIntent{*in});
   } else {
     // One intent per (policy, selected node): this node gets none, and says why.
-    intents_.removed(kind, name);
+    node_.intents.removed(kind, name);
     w.warnings.push_back("node not selected: " + why + ": no intent on this node");
   }
   w.durable = true;
@@ -84,10 +84,10 @@ node::Write Engine::upsert_policy(const AnyPolicy& policy, bool require_named_no
 
 node::PolicyReply Engine::policy_reply(PolicyKind kind, const std::string& name) const {
   node::PolicyReply r;
-  r.node = node_name_;
+  r.node = node_.node_name;
   if (auto stored = stored_policy(kind, name)) r.policy_generation = policy_generation(*stored);
   r.node_generation = reported_generation();
-  if (const auto* in = intents_.find(kind, name)) r.intent = *in;
+  if (const auto* in = node_.intents.find(kind, name)) r.intent = *in;
   return r;
 }
 
@@ -105,7 +105,7 @@ node::Write Engine::delete_policy(PolicyKind kind, const std::string& name, int6
     return w;
   }
   record(daemon::DeletePolicy{kind, name, std::max(generation, policy_generation(*live))});
-  intents_.removed(kind, name);
+  node_.intents.removed(kind, name);
   w.durable = true;
   return w;
 }
@@ -113,7 +113,7 @@ node::Write Engine::delete_policy(PolicyKind kind, const std::string& name, int6
 node::Write Engine::bind_claims(const std::vector<Claim>& claims, const std::vector<Pod>& pods) {
   node::Write w;
   std::vector<Event> events;
-  for (const auto& c : claims) events.push_back(core_.claim(c.uid) ? Event{ClaimUpdated{c}} : Event{ClaimAllocated{c}});
+  for (const auto& c : claims) events.push_back(node_.core.claim(c.uid) ? Event{ClaimUpdated{c}} : Event{ClaimAllocated{c}});
   std::vector<std::string> pod_warnings;
   for (const auto& p : pods) events.push_back(PodBound{resolve_pod(p, &pod_warnings)});
   auto b = apply_all(events);
@@ -145,7 +145,7 @@ node::Write Engine::bind_claims(const std::vector<Claim>& claims, const std::vec
 
 node::Write Engine::unbind_claim(const std::string& uid, int64_t generation) {
   node::Write w;
-  auto live = core_.claim(uid);
+  auto live = node_.core.claim(uid);
   auto r = apply(ClaimDeallocated{uid, generation});
   if (r.status == ApplyResult::Status::Invalid) {
     w.refused = refusal(Subject::ClaimRef, r.field, r.message);
@@ -158,9 +158,9 @@ node::Write Engine::unbind_claim(const std::string& uid, int64_t generation) {
   record(DeleteClaim{uid, std::max(generation, live->generation)});
   // Pods that no live claim reserves any more are forgotten with it.
   std::set<std::string> reserved;
-  for (const auto& c : durable_.claims) reserved.insert(c.reserved_for.begin(), c.reserved_for.end());
+  for (const auto& c : node_.durable.claims) reserved.insert(c.reserved_for.begin(), c.reserved_for.end());
   std::vector<std::string> gone;
-  for (const auto& p : durable_.pods)
+  for (const auto& p : node_.durable.pods)
     if (!reserved.count(p.uid)) gone.push_back(p.uid);
   for (const auto& pod : gone) {
     apply(PodRemoved{pod});
@@ -172,8 +172,8 @@ node::Write Engine::unbind_claim(const std::string& uid, int64_t generation) {
 
 node::PreviewReply Engine::preview(const AnyPolicy& policy, bool acknowledge) {
   node::PreviewReply out;
-  out.node = node_name_;
-  out.result = std::visit([&](const auto& p) { return core_.preview(p); }, policy);
+  out.node = node_.node_name;
+  out.result = std::visit([&](const auto& p) { return node_.core.preview(p); }, policy);
   const PolicyKind kind = policy_id(policy).first;
   if (!out.result.invalid_field.empty()) {
     out.refused = refusal(Subject::Policy, out.result.invalid_field, out.result.invalid_message, 0, kind);
@@ -234,17 +234,17 @@ node::RoleReply Engine::register_role(const node::RoleRequest& q) {
   const TaskKey key{target->tid, target->start};
   // A thread registers at its start, usually before its creation event reached the core: it is
   // observed now, from /proc, as the event would have (HostFeed::complete).
-  if (core_.task_key(key.tid) != key) {
+  if (node_.core.task_key(key.tid) != key) {
     host::TaskEvent seen;
     seen.kind = host::TaskEventKind::New;
     seen.task = host::TaskInfo{key.tid, target->tgid, key.start, target->comm, "", 0, std::nullopt};
     std::vector<Event> events;
-    feed_->complete(core_, seen, boottime_ns(), events);
+    feed_->complete(node_.core, seen, boottime_ns(), events);
     for (const auto& e : events) apply(e);
   }
   auto r = apply(TaskRoleSet{key, q.role});
   if (r.status == ApplyResult::Status::Invalid) return fail(Code::Invalid, r.field, r.message);
-  if (core_.task_key(key.tid) != key) return fail(Code::NotFound, "tid", "thread " + std::to_string(q.tid) + " exited");
+  if (node_.core.task_key(key.tid) != key) return fail(Code::NotFound, "tid", "thread " + std::to_string(q.tid) + " exited");
   out.tid = key.tid;
   out.start = key.start;
   out.tgid = target->tgid;
@@ -258,64 +258,64 @@ node::RoleReply Engine::register_role(const node::RoleRequest& q) {
 }
 
 std::vector<node::Intent> Engine::list_intents(const std::string& policy, std::optional<PolicyKind> kind) const {
-  return intents_.list(policy, kind);
+  return node_.intents.list(policy, kind);
 }
 
-std::optional<Lineage> Engine::explain(uint32_t tid) const { return core_.explain(tid); }
+std::optional<Lineage> Engine::explain(uint32_t tid) const { return node_.core.explain(tid); }
 
 node::NodeStatus Engine::status() {
   node::NodeStatus s;
-  s.node = node_name_;
+  s.node = node_.node_name;
   s.node_generation = reported_generation();
-  s.restart_epoch = core_.restart_epoch();
-  s.loading = core_.loading();
-  s.desired_entries = static_cast<uint32_t>(core_.desired_size());
-  s.actual_entries = static_cast<uint32_t>(core_.actual().size());
-  s.pending_ops = static_cast<uint32_t>(retry_.size());  // the deltas write the rest each turn
+  s.restart_epoch = node_.core.restart_epoch();
+  s.loading = node_.core.loading();
+  s.desired_entries = static_cast<uint32_t>(node_.core.desired_size());
+  s.actual_entries = static_cast<uint32_t>(node_.core.actual().size());
+  s.pending_ops = static_cast<uint32_t>(reconciler_->pending_ops());  // the deltas write the rest each turn
   auto sched = scheduler_status();
   s.scheduler_enforcing = sched.enforcing;
   s.scheduler_state = sched.state;
   s.scheduler_exit_reason = sched.exit_reason;
   s.scheduler_message = sched.message;
-  s.violations = last_violations_;  // from the last read-back
-  s.state_digest = core_.digest();
+  s.violations = reconciler_->violations();  // from the last read-back
+  s.state_digest = node_.core.digest();
   s.pin_root = cfg_.pin_root;
-  s.durable_generation = lease_->durable();
-  s.policies = static_cast<uint32_t>(durable_.policies.size());
-  s.claims = static_cast<uint32_t>(durable_.claims.size());
-  s.tasks = static_cast<uint32_t>(core_.task_count());
+  s.durable_generation = node_.lease->durable();
+  s.policies = static_cast<uint32_t>(node_.durable.policies.size());
+  s.claims = static_cast<uint32_t>(node_.durable.claims.size());
+  s.tasks = static_cast<uint32_t>(node_.core.task_count());
   s.watchers = static_cast<uint32_t>(watchers_.size());
   s.pins_restored = pins_restored_;
   s.pin_repair = pin_repair_;
   return s;
 }
 
-std::vector<node::TaskRow> Engine::list_tasks(const TaskFilter& f) const { return daemon::list_tasks(core_, f); }
+std::vector<node::TaskRow> Engine::list_tasks(const TaskFilter& f) const { return daemon::list_tasks(node_.core, f); }
 
 
-std::vector<AnyPolicy> Engine::list_policies() const { return durable_.policies; }
+std::vector<AnyPolicy> Engine::list_policies() const { return node_.durable.policies; }
 
 std::map<std::string, std::string> Engine::node_policies_not_selected() const {
   std::map<std::string, std::string> out;
-  for (const auto& p : durable_.policies)
+  for (const auto& p : node_.durable.policies)
     if (const auto* n = std::get_if<NodeSchedulingPolicy>(&p))
-      if (auto why = core_.node_not_selected(*n)) out[n->name] = *why;
+      if (auto why = node_.core.node_not_selected(*n)) out[n->name] = *why;
   return out;
 }
 
 NodeLabelMap Engine::node_labels() const {
-  return effective_node_labels(node_name_, cfg_.node_labels, durable_.node_object_labels);
+  return effective_node_labels(node_.node_name, cfg_.node_labels, node_.durable.node_object_labels);
 }
 
 node::Write Engine::set_node_labels(const NodeLabelMap& labels) {
   node::Write w;
-  auto r = apply(NodeLabels{effective_node_labels(node_name_, cfg_.node_labels, labels)});
+  auto r = apply(NodeLabels{effective_node_labels(node_.node_name, cfg_.node_labels, labels)});
   if (r.status == ApplyResult::Status::Invalid) {
     w.refused = refusal(Subject::Request, r.field, r.message);
     return w;
   }
   // One copy, the durable state's: a batch that cannot be made durable takes it back with the rest.
-  if (durable_.node_object_labels != labels) {
+  if (node_.durable.node_object_labels != labels) {
     record(PutNodeLabels{labels});  // a restart starts from them, not from the config (INV-7)
     w.durable = true;
   }
@@ -325,6 +325,6 @@ node::Write Engine::set_node_labels(const NodeLabelMap& labels) {
   return w;
 }
 
-node::Bindings Engine::list_bindings() const { return node::Bindings{durable_.claims, durable_.pods}; }
+node::Bindings Engine::list_bindings() const { return node::Bindings{node_.durable.claims, node_.durable.pods}; }
 
 }  // namespace c2c::daemon
