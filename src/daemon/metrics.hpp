@@ -12,6 +12,7 @@
 #include <prometheus/registry.h>
 
 #include "daemon/process_metrics.hpp"
+#include "daemon/reconciler/reconciler_metrics.hpp"
 #include "daemon/scheduler_latency.hpp"
 
 namespace prometheus {
@@ -20,21 +21,21 @@ class Exposer;
 
 namespace c2c::daemon {
 
-class Metrics {
+class Metrics final : public ReconcilerMetrics {
  public:
   Metrics();
-  ~Metrics();
+  ~Metrics() override;
   // Starts the HTTP endpoint; "" or the error.
   std::string expose(const std::string& address);
 
-  void observe_apply(double seconds) { apply_latency_.Observe(seconds); }
+  void observe_apply(double seconds) override { apply_latency_.Observe(seconds); }
   void set_entries(double desired, double actual) {
     desired_.Set(desired);
     actual_.Set(actual);
   }
-  void add_drift(double n) { drift_.Increment(n); }
-  void set_drift_now(double n) { drift_now_.Set(n); }
-  void violation(const std::string& inv) { violations_->Add({{"invariant", inv}}).Increment(); }
+  void add_drift(double n) override { drift_.Increment(n); }
+  void set_drift_now(double n) override { drift_now_.Set(n); }
+  void violation(const std::string& inv) override { violations_->Add({{"invariant", inv}}).Increment(); }
   // The stats map's monotonic sums are exported as counters (promtool: a sum that only grows is a
   // counter named _total): each call advances the counter to the sum read; a smaller sum (the
   // stats map was recreated) leaves it, as a counter never goes down within one process.
@@ -69,13 +70,13 @@ class Metrics {
   // The CPU counter adds every pass's CPU time (the loop thread's clock; on a busy node the wall
   // time also counts the waits for a CPU): what the passes cost between two scrapes (a benchmark's
   // window of task events subtracts it to see the events' own cost).
-  void full_pass(const char* pass, double seconds, double cpu_seconds) {
+  void full_pass(const char* pass, double seconds, double cpu_seconds) override {
     full_pass_seconds_->Add({{"pass", pass}}).Set(seconds);
     full_pass_cpu_seconds_total_->Add({{"pass", pass}}).Increment(cpu_seconds);
   }
   // A read-back pass, by what it read: "written_keys" (the short pass, confirm_pass.hpp) or
   // "whole_map" (the full pass, or a short one that fell back to it).
-  void readback(const char* read) { readbacks_->Add({{"read", read}}).Increment(); }
+  void readback(const char* read) override { readbacks_->Add({{"read", read}}).Increment(); }
   void persisted() { persists_.Increment(); }
   // A command batch that copied the state before its first change (its log record could not be
   // reserved: a full disk, a lease without headroom): the O(state) path, rare when healthy.

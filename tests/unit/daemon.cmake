@@ -17,9 +17,7 @@ if(TARGET c2c_daemon)
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_command_queue_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_task_roles_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_role_limits_test.cpp
-                                    ${CMAKE_CURRENT_LIST_DIR}/daemon_node_labels_test.cpp
-                                    ${CMAKE_CURRENT_LIST_DIR}/daemon_reconciler_test.cpp)
-  target_include_directories(daemon_state_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR})
+                                    ${CMAKE_CURRENT_LIST_DIR}/daemon_node_labels_test.cpp)
   target_link_libraries(daemon_state_tests PRIVATE c2c_daemon GTest::gtest_main)
   target_link_libraries(daemon_state_tests PRIVATE c2c_test_source_dir)
   c2c_warnings(daemon_state_tests)

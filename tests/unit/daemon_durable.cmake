@@ -1,7 +1,8 @@
 # Part `daemon`, its durable layer (issue 45): the state file, the state log, their loader, the
 # generation guard, compiled from their sources against core + codec + mirror (no gRPC), so that
 # tests/mutants/mirror_run seeds bugs in them cheaply. The crash-consistency test (every state a
-# power loss could leave, through host/file_ops.hpp) and the generation guard's bound.
+# power loss could leave, through host/file_ops.hpp) and the generation guard's bound; the
+# node-state model and the reconciler over the mirror's fake map.
 if(TARGET c2c_mirror AND TARGET c2c_codec)
   find_package(spdlog REQUIRED)
   find_package(ZLIB REQUIRED)
@@ -10,6 +11,7 @@ if(TARGET c2c_mirror AND TARGET c2c_codec)
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_generation_guard_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_node_state_model_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_state_file_bounds_test.cpp
+                                      ${CMAKE_CURRENT_LIST_DIR}/daemon_reconciler_test.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/durable_state.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/durable_load.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/state_log.cpp
@@ -18,6 +20,9 @@ if(TARGET c2c_mirror AND TARGET c2c_codec)
                                       ${PROJECT_SOURCE_DIR}/src/daemon/policy_facts.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/intent_reasons.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/node_state/intent_settling.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/reconciler/reconciler.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/retry_queue.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/sliced_read_back.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/confirm_pass.cpp)
   target_include_directories(daemon_durable_tests PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_LIST_DIR})
   target_link_libraries(daemon_durable_tests PRIVATE c2c_mirror c2c_codec spdlog::spdlog ZLIB::ZLIB rapidcheck rapidcheck_gtest

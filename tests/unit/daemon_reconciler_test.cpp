@@ -3,7 +3,8 @@
 // on a clock the test moves. A write makes an intent SENT and only a read-back APPLIED; a failed
 // write waits in the retry queue for the timer (no sleep) and is written when due; drift (a key
 // holding an older value, a key nobody wrote) is found by the read-back, re-observed and
-// repaired (INV-5); a read-back in slices goes over the whole map.
+// repaired (INV-5); a read-back in slices goes over the whole map. Built into daemon_durable_tests
+// (no gRPC, no prometheus-cpp), so tests/mutants/daemon_durable_run seeds bugs in the reconciler.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,6 +19,18 @@ namespace {
 
 namespace fs = std::filesystem;
 constexpr const char* kNode = "node-r";
+
+// The metrics the reconciler reports, counted.
+struct CountedMetrics final : ReconcilerMetrics {
+  size_t applies = 0, written_keys_reads = 0, whole_map_reads = 0, violations = 0;
+  double drift = 0, drift_now = 0;
+  void observe_apply(double) override { ++applies; }
+  void readback(const char* read) override { ++(std::string(read) == "written_keys" ? written_keys_reads : whole_map_reads); }
+  void add_drift(double n) override { drift += n; }
+  void set_drift_now(double n) override { drift_now = n; }
+  void full_pass(const char*, double, double) override {}
+  void violation(const std::string&) override { ++violations; }
+};
 
 class ReconcilerTest : public ::testing::Test {
  protected:
@@ -80,7 +93,7 @@ class ReconcilerTest : public ::testing::Test {
   fs::path dir_;
   mirror::testing::FakePolicyMap map_{64};
   DaemonConfig cfg_;
-  Metrics metrics_;
+  CountedMetrics metrics_;
   HeapTrim heap_trim_;
   NodeState node_;
   uint64_t now_ = 10'000'000'000ull;
@@ -97,6 +110,8 @@ TEST_F(ReconcilerTest, AWriteMakesTheIntentSentAndOnlyTheReadBackApplied) {
   EXPECT_EQ(state(), IntentState::Sent) << "written, not read back yet";
   EXPECT_FALSE(confirm()) << "the map holds what was written: no drift";
   EXPECT_EQ(state(), IntentState::Applied);
+  EXPECT_EQ(metrics_.written_keys_reads, 1u) << "the short pass read the two written keys, not the whole map";
+  EXPECT_EQ(metrics_.whole_map_reads, 0u);
   EXPECT_EQ(reconciler_->pending_ops(), 0u);
 }
 
@@ -128,6 +143,7 @@ TEST_F(ReconcilerTest, AnOlderValueIsDriftThatTheReadBackRepairs) {
   ASSERT_EQ(state(), IntentState::Applied);
   map_.entries.at(7).slice_ns = 3'000'000;  // the key is there, with another value (INV-5)
   EXPECT_TRUE(reconciler_->readback(true)) << "present is not equal";
+  EXPECT_EQ(metrics_.drift, 1.0);
   EXPECT_NE(state(), IntentState::Applied) << "the drifted entry loses its confirmation at once";
   reconciler_->reconcile();  // the loop's repair in the same turn
   EXPECT_EQ(map_.entries.at(7).slice_ns, 2'000'000u);

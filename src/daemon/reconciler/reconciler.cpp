@@ -30,12 +30,12 @@ mirror::ApplyOptions apply_options() {
 
 }  // namespace
 
-void report_pass(Metrics& metrics, const char* pass, const std::string& what, uint64_t held_ns, uint64_t cpu_ns) {
+void report_pass(ReconcilerMetrics& metrics, const char* pass, const std::string& what, uint64_t held_ns, uint64_t cpu_ns) {
   metrics.full_pass(pass, static_cast<double>(held_ns) / 1e9, static_cast<double>(cpu_ns) / 1e9);
   spdlog::debug("{}: {} ms ({} ms CPU)", what, held_ns / 1'000'000, cpu_ns / 1'000'000);
 }
 
-Reconciler::Reconciler(NodeState& node, mirror::PolicyMapIo& map, const DaemonConfig& cfg, Metrics& metrics,
+Reconciler::Reconciler(NodeState& node, mirror::PolicyMapIo& map, const DaemonConfig& cfg, ReconcilerMetrics& metrics,
                        HeapTrim& heap_trim, ReconcilerClock clock, FullPassHooks hooks)
     : node_(node),
       cfg_(cfg),

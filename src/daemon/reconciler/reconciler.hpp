@@ -19,7 +19,7 @@
 #include "daemon/confirm_pass.hpp"
 #include "daemon/full_pass_pacing.hpp"
 #include "daemon/heap_trim.hpp"
-#include "daemon/metrics.hpp"
+#include "daemon/reconciler/reconciler_metrics.hpp"
 #include "daemon/node_state/node_state.hpp"
 #include "daemon/retry_queue.hpp"
 #include "daemon/sliced_read_back.hpp"
@@ -33,7 +33,7 @@ constexpr uint64_t kSliceGapNs = 500'000;
 
 // What a whole pass cost the loop (the wall and CPU time it held the loop): into the metrics
 // (claim2core_full_pass_*) and, at debug level, the log; `what` says which pass it was.
-void report_pass(Metrics& metrics, const char* pass, const std::string& what, uint64_t held_ns, uint64_t cpu_ns);
+void report_pass(ReconcilerMetrics& metrics, const char* pass, const std::string& what, uint64_t held_ns, uint64_t cpu_ns);
 
 struct ReconcilerClock {
   std::function<uint64_t()> now_ns;  // CLOCK_BOOTTIME: deadlines, backoff
@@ -51,7 +51,7 @@ class Reconciler {
  public:
   // `cfg`: the loop's (readback_interval_ns may change on reload). The applier makes one attempt
   // a write and reads the map in chunks of 512 (~0.3 ms a read-back slice at 100k entries).
-  Reconciler(NodeState& node, mirror::PolicyMapIo& map, const DaemonConfig& cfg, Metrics& metrics,
+  Reconciler(NodeState& node, mirror::PolicyMapIo& map, const DaemonConfig& cfg, ReconcilerMetrics& metrics,
              HeapTrim& heap_trim, ReconcilerClock clock, FullPassHooks hooks = {});
 
   // The ops the core yields for what changed since the last call (take_plan_delta) plus the
@@ -91,7 +91,7 @@ class Reconciler {
 
   NodeState& node_;
   const DaemonConfig& cfg_;
-  Metrics& metrics_;
+  ReconcilerMetrics& metrics_;
   HeapTrim& heap_trim_;
   ReconcilerClock clock_;
   FullPassHooks hooks_;
