@@ -17,7 +17,7 @@ inline constexpr uint32_t kThreadsPerGroup = 16;  // one leader and 15 threads
 inline constexpr unsigned kPods = 8;
 
 // What the daemon's ring-buffer record of a task event carries besides the event: the loop hands
-// it to Core::prefetch_task ahead of the event (src/daemon/engine.cpp).
+// it to Core::prefetch_task ahead of the event (src/daemon/loop/engine.cpp).
 struct RecordHint {
   uint32_t tid = 0;
   uint32_t tgid = 0;

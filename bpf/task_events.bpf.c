@@ -46,7 +46,7 @@ struct {
 
 /*
  * 1 while the reader polls the ring buffer on its own clock (a storm of forks and exits,
- * src/daemon/task_event_pacing.hpp): records are then written without waking it. 0 (the
+ * src/daemon/loop/task_event_pacing.hpp): records are then written without waking it. 0 (the
  * default, and whenever nobody sets it): the kernel wakes the reader for a record written when it
  * had read everything, i.e. at once when it keeps up.
  */

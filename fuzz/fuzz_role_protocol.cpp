@@ -1,4 +1,4 @@
-// fuzz_role_protocol: bytes -> the role socket's line protocol (src/daemon/role_protocol.*,
+// fuzz_role_protocol: bytes -> the role socket's line protocol (src/daemon/role_socket/role_protocol.*,
 // issue 42), split into lines as the role socket splits what it reads. Checks, on every line:
 //  * parse_role_line never throws and never crashes;
 //  * an accepted request has a tid > 0 and a role that is empty (CLEAR) or 1..63 bytes of
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <variant>
 
-#include "daemon/role_protocol.hpp"
+#include "daemon/role_socket/role_protocol.hpp"
 #include "fuzz/harness_support.hpp"
 
 namespace {

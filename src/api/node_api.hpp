@@ -1,7 +1,7 @@
 // The typed node API (issue #13 item 5): what the gRPC service asks the engine and what it gets
 // back, as plain C++ structs over the core's model. No protobuf here: the engine speaks these
 // types only, src/api/node_api_proto.* converts them to the wire (once each way), and the
-// service (src/daemon/service.cpp) glues the two without touching the core, the durable state or
+// service (src/daemon/service/service.cpp) glues the two without touching the core, the durable state or
 // the intents.
 #pragma once
 

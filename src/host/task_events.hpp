@@ -49,7 +49,7 @@ class TaskEventStream {
   int epoll_fd() const;
   // Whether a record wakes the reader (the default: the kernel wakes it for a record written when
   // it had read everything). Off while the reader polls on its own clock in a storm of events
-  // (src/daemon/task_event_pacing.hpp). "" or what failed.
+  // (src/daemon/loop/task_event_pacing.hpp). "" or what failed.
   std::string set_wakeups(bool on);
   // Records the BPF side could not queue because the ring buffer was full: when this grows the
   // consumer has missed events and must rescan (procfs walk or iterator snapshot).

@@ -1,4 +1,4 @@
-// claim2core-rest's Prometheus metrics (prometheus-cpp, as claim2cored's src/daemon/metrics.*),
+// claim2core-rest's Prometheus metrics (prometheus-cpp, as claim2cored's src/daemon/process/metrics.*),
 // served as text at GET /metrics with the node_scheduling_intent.read permission: the refusal
 // counts tell someone probing the limits which of them they hit, so they are not public.
 //

@@ -791,7 +791,7 @@ class LeaseAhead(HostCase):
 class TaskEventStorms(HostCase):
     def test_a_fork_storm_is_read_on_the_clock_and_a_lone_thread_after_it_at_once(self):
         # In a storm of task events the ring buffer is read every task_event_poll_interval with
-        # the kernel's wake-ups off (src/daemon/task_event_pacing.hpp); the first read that finds
+        # the kernel's wake-ups off (src/daemon/loop/task_event_pacing.hpp); the first read that finds
         # nothing turns them back on. With readback_interval 30s (and the rescan at 30s) the
         # timer reads nothing meanwhile, so a lone matching thread after the storm reaches the
         # map within seconds only if its record woke the loop: wake-ups left off would keep it
@@ -835,7 +835,7 @@ def thread_policies(pid):
 
 
 class RealtimeCase(HostCase):
-    """realtime_priority (src/daemon/realtime_priority.hpp): the loop and gRPC threads SCHED_FIFO at
+    """realtime_priority (src/daemon/loop/realtime_priority.hpp): the loop and gRPC threads SCHED_FIFO at
     the configured priority, or time-shared with the reason logged when the kernel refuses."""
 
     def started(self, tag, priority, prefix=()):

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # deploy/monitoring/claim2core-alerts.yaml passes `promtool check rules`, and every claim2core_
-# metric it names is one the daemon defines (src/daemon/metrics.cpp), so a renamed metric cannot
+# metric it names is one the daemon defines (src/daemon/process/metrics.cpp), so a renamed metric cannot
 # leave an alert that never fires. promtool is first shown to reject a seeded broken rule.
 #   metrics_rules.sh <source dir>
 set -euo pipefail
@@ -16,6 +16,6 @@ cmp -s "$RULES" "$WORK/seeded.yaml" && fail "the seeded bug was not applied"
 promtool check rules "$WORK/seeded.yaml" >/dev/null 2>&1 && fail "promtool accepted an unbalanced expression"
 promtool check rules "$RULES" || fail "promtool check rules $RULES"
 for m in $(grep -o 'claim2core_[a-z_]*' "$RULES" | sort -u); do
-  grep -q "\"$m\"" "$SRC/src/daemon/metrics.cpp" || fail "$RULES names $m, which src/daemon/metrics.cpp does not define"
+  grep -q "\"$m\"" "$SRC/src/daemon/process/metrics.cpp" || fail "$RULES names $m, which src/daemon/process/metrics.cpp does not define"
 done
 echo "ok: $(grep -c '^      - alert:' "$RULES") alert rules"

@@ -1,9 +1,9 @@
-// When a command batch skips the undo copy of the state (src/daemon/batch_reservation.hpp,
+// When a command batch skips the undo copy of the state (src/daemon/durable/batch_reservation.hpp,
 // spec/daemon.md "Durable before the map"): only when nothing foreseeable can keep its log record
 // from being written. Each fact that can fail makes the batch copy the state first.
 #include <gtest/gtest.h>
 
-#include "daemon/batch_reservation.hpp"
+#include "daemon/durable/batch_reservation.hpp"
 
 namespace c2c::daemon {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "daemon/command_queue.hpp"
+#include "daemon/loop/command_queue.hpp"
 
 namespace c2c::daemon {
 namespace {

@@ -1,17 +1,17 @@
 // The daemon's read-back and memory pieces (pure): the short read-back compares only the keys
-// written since the last one (src/daemon/confirm_pass.hpp), and the heap is given back once after a
+// written since the last one (src/daemon/reconciler/confirm_pass.hpp), and the heap is given back once after a
 // mass exit, when the exits have stopped for the quiet time, never for a few exits, never in the
-// middle of a burst (src/daemon/heap_trim.hpp); the drop counter is read at most every 10 ms
-// (src/daemon/throttle.hpp); the periodic full passes are paced (src/daemon/full_pass_pacing.hpp).
+// middle of a burst (src/daemon/loop/heap_trim.hpp); the drop counter is read at most every 10 ms
+// (src/daemon/loop/throttle.hpp); the periodic full passes are paced (src/daemon/reconciler/full_pass_pacing.hpp).
 // Built into daemon_intents_tests, so
 // tests/mutants/mirror_run seeds bugs in them.
 #include <gtest/gtest.h>
 
-#include "daemon/confirm_pass.hpp"
-#include "daemon/full_pass_pacing.hpp"
-#include "daemon/heap_trim.hpp"
-#include "daemon/sliced_read_back.hpp"
-#include "daemon/throttle.hpp"
+#include "daemon/reconciler/confirm_pass.hpp"
+#include "daemon/reconciler/full_pass_pacing.hpp"
+#include "daemon/loop/heap_trim.hpp"
+#include "daemon/reconciler/sliced_read_back.hpp"
+#include "daemon/loop/throttle.hpp"
 
 namespace c2c::daemon {
 namespace {

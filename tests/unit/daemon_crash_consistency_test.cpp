@@ -24,8 +24,8 @@
 #include <set>
 #include <sstream>
 
-#include "daemon/durable_load.hpp"
-#include "daemon/generation_guard.hpp"
+#include "daemon/durable/durable_load.hpp"
+#include "daemon/durable/generation_guard.hpp"
 #include "host/file_ops.hpp"
 #include "mirror/generation_store.hpp"
 

@@ -12,18 +12,18 @@ if(TARGET c2c_mirror AND TARGET c2c_codec)
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_node_state_model_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_state_file_bounds_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_reconciler_test.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/durable_state.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/durable_load.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/state_log.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/generation_guard.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/intents.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/policy_facts.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/intent_reasons.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/durable/durable_state.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/durable/durable_load.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/durable/state_log.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/durable/generation_guard.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/node_state/intents.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/node_state/policy_facts.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/node_state/intent_reasons.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/node_state/intent_settling.cpp
                                       ${PROJECT_SOURCE_DIR}/src/daemon/reconciler/reconciler.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/retry_queue.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/sliced_read_back.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/confirm_pass.cpp)
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/reconciler/retry_queue.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/reconciler/sliced_read_back.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/reconciler/confirm_pass.cpp)
   target_include_directories(daemon_durable_tests PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_LIST_DIR})
   target_link_libraries(daemon_durable_tests PRIVATE c2c_mirror c2c_codec spdlog::spdlog ZLIB::ZLIB rapidcheck rapidcheck_gtest
                                                GTest::gtest_main)

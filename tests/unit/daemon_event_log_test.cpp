@@ -1,4 +1,4 @@
-// The structured log records (daemon/event_log.hpp) and the logging set-up's pure parts: a line
+// The structured log records (daemon/process/event_log.hpp) and the logging set-up's pure parts: a line
 // per accepted change and per intent transition with policy, generation, tasks and entries as
 // fields; logfmt quoting; the zone in terminal timestamps; systemd's JOURNAL_STREAM test.
 #include <gtest/gtest.h>
@@ -6,8 +6,8 @@
 #include <map>
 #include <string>
 
-#include "daemon/event_log.hpp"
-#include "daemon/logging.hpp"
+#include "daemon/process/event_log.hpp"
+#include "daemon/process/logging.hpp"
 
 namespace c2c::daemon {
 namespace {

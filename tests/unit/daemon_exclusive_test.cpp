@@ -1,4 +1,4 @@
-// One daemon per node state, the pieces that need no bpffs (src/daemon/exclusive.*): private
+// One daemon per node state, the pieces that need no bpffs (src/daemon/process/exclusive.*): private
 // directories, the holder of a flock, a served or stale socket path. The whole start-up refusal
 // runs in tests/integration/daemon_safety_test.py (Exclusive).
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "daemon/exclusive.hpp"
+#include "daemon/process/exclusive.hpp"
 
 namespace c2c::daemon {
 namespace {

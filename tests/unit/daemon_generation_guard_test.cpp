@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "core/core.hpp"
-#include "daemon/durable_state.hpp"
-#include "daemon/generation_guard.hpp"
+#include "daemon/durable/durable_state.hpp"
+#include "daemon/durable/generation_guard.hpp"
 #include "mirror_fake_map.hpp"
 
 namespace c2c::daemon {

@@ -10,7 +10,7 @@
 #include <fstream>
 #include <variant>
 
-#include "daemon/host_feed.hpp"
+#include "daemon/loop/host_feed.hpp"
 #include "host/cgroup.hpp"
 #include "host/procfs_walker.hpp"
 

@@ -9,13 +9,13 @@ if(TARGET c2c_core)
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_task_event_pacing_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_realtime_priority_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_realtime_budget_test.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/realtime_priority.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/realtime_budget.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/confirm_pass.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/sliced_read_back.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/intents.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/policy_facts.cpp
-                                      ${PROJECT_SOURCE_DIR}/src/daemon/intent_reasons.cpp)
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/loop/realtime_priority.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/loop/realtime_budget.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/reconciler/confirm_pass.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/reconciler/sliced_read_back.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/node_state/intents.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/node_state/policy_facts.cpp
+                                      ${PROJECT_SOURCE_DIR}/src/daemon/node_state/intent_reasons.cpp)
   target_include_directories(daemon_intents_tests PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(daemon_intents_tests PRIVATE c2c_core GTest::gtest_main)
   c2c_warnings(daemon_intents_tests)

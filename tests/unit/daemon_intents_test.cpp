@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "core_fixture.hpp"
-#include "daemon/intent_reasons.hpp"
-#include "daemon/intents.hpp"
-#include "daemon/policy_facts.hpp"
+#include "daemon/node_state/intent_reasons.hpp"
+#include "daemon/node_state/intents.hpp"
+#include "daemon/node_state/policy_facts.hpp"
 
 namespace c2c::daemon {
 namespace {

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """The daemon's layer rules (issue #13 item 5, spec/daemon.md "Layers"), checked on the sources:
 
-  1. src/daemon/engine.* includes no protobuf or gRPC header, directly or through any project
+  1. src/daemon/loop/engine.* includes no protobuf or gRPC header, directly or through any project
      header it includes (the transitive closure over "dir/file.hpp" includes under src/ and bpf/).
-  2. src/daemon/service.cpp includes no core internals (core/core_impl.hpp, any src/core header
+  2. src/daemon/service/service.cpp includes no core internals (core/core_impl.hpp, any src/core header
      other than the public core.hpp/model.hpp/events.hpp/runtime_entry.hpp) and does not use the
      durable state, the intents table or the core object (DurableState, IntentTable, .core(),
      .durable(), .intents()): it calls the engine's typed node API.
@@ -37,7 +37,7 @@ def includes(path):
 
 def engine_violations(root):
     out = []
-    todo = [os.path.join(root, "src/daemon", n) for n in ("engine.hpp", "engine.cpp")]
+    todo = [os.path.join(root, "src/daemon/loop", n) for n in ("engine.hpp", "engine.cpp")]
     seen = set()
     while todo:
         path = todo.pop()
@@ -56,15 +56,15 @@ def engine_violations(root):
 
 
 def service_violations(root):
-    path = os.path.join(root, "src/daemon/service.cpp")
+    path = os.path.join(root, "src/daemon/service/service.cpp")
     out = []
     for inc in includes(path):
         if inc.startswith("core/") and inc not in CORE_PUBLIC:
-            out.append("src/daemon/service.cpp includes %s (core internals)" % inc)
+            out.append("src/daemon/service/service.cpp includes %s (core internals)" % inc)
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(strip_comments(f.read()).splitlines(), 1):
             if SERVICE_USES.search(line):
-                out.append("src/daemon/service.cpp:%d uses the core, durable state or intents directly: %s" %
+                out.append("src/daemon/service/service.cpp:%d uses the core, durable state or intents directly: %s" %
                            (n, line.strip()))
     return out
 
@@ -76,11 +76,11 @@ def check(root):
 def seeded(root):
     ok = True
     seeds = [
-        ("src/daemon/engine.hpp", "#pragma once\n", "#pragma once\n#include \"claim2core.pb.h\"\n"),
-        ("src/daemon/policy_facts.hpp", "#pragma once\n", "#pragma once\n#include <grpcpp/grpcpp.h>\n"),
-        ("src/daemon/service.cpp", "#include \"daemon/service.hpp\"\n",
-         "#include \"daemon/service.hpp\"\n#include \"core/core_impl.hpp\"\n"),
-        ("src/daemon/service.cpp", "namespace c2c::daemon {\n",
+        ("src/daemon/loop/engine.hpp", "#pragma once\n", "#pragma once\n#include \"claim2core.pb.h\"\n"),
+        ("src/daemon/node_state/policy_facts.hpp", "#pragma once\n", "#pragma once\n#include <grpcpp/grpcpp.h>\n"),
+        ("src/daemon/service/service.cpp", "#include \"daemon/service/service.hpp\"\n",
+         "#include \"daemon/service/service.hpp\"\n#include \"core/core_impl.hpp\"\n"),
+        ("src/daemon/service/service.cpp", "namespace c2c::daemon {\n",
          "namespace c2c::daemon {\nvoid seeded(Engine& e) { (void)e.durable(); }\n"),
     ]
     for rel, anchor, replacement in seeds:

@@ -1,9 +1,9 @@
 // While the generation lease cannot be extended (a full state directory), the engine writes the
-// deletes of a plan and holds its adds and updates (daemon/lease_hold.hpp; issue 42: ~50 entries
+// deletes of a plan and holds its adds and updates (daemon/reconciler/lease_hold.hpp; issue 42: ~50 entries
 // of tasks that had exited stayed in the map while the disk was full).
 #include <gtest/gtest.h>
 
-#include "daemon/lease_hold.hpp"
+#include "daemon/reconciler/lease_hold.hpp"
 
 namespace c2c::daemon {
 namespace {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "c2c_version.hpp"
-#include "daemon/metrics.hpp"
+#include "daemon/process/metrics.hpp"
 
 namespace c2c::daemon {
 namespace {

@@ -2,8 +2,8 @@
 // syntax, errors naming the field) and which labels nodeSelectors see (node_labels.hpp).
 #include <gtest/gtest.h>
 
-#include "daemon/config.hpp"
-#include "daemon/node_labels.hpp"
+#include "daemon/process/config.hpp"
+#include "daemon/node_state/node_labels.hpp"
 
 namespace c2c::daemon {
 namespace {

@@ -34,10 +34,10 @@
 #include <set>
 #include <sstream>
 
-#include "daemon/confirm_pass.hpp"
-#include "daemon/durable_load.hpp"
-#include "daemon/generation_guard.hpp"
-#include "daemon/intents.hpp"
+#include "daemon/reconciler/confirm_pass.hpp"
+#include "daemon/durable/durable_load.hpp"
+#include "daemon/durable/generation_guard.hpp"
+#include "daemon/node_state/intents.hpp"
 #include "daemon/node_state/intent_settling.hpp"
 #include "mirror/applier.hpp"
 #include "mirror/policy_value.hpp"

@@ -1,4 +1,4 @@
-// The loop's SCHED_FIFO budget per wake-up (src/daemon/realtime_budget.hpp): a wake-up that spends
+// The loop's SCHED_FIFO budget per wake-up (src/daemon/loop/realtime_budget.hpp): a wake-up that spends
 // more CPU than its budget finishes time-shared and returns to SCHED_FIFO before the next wait
 // (CAP_SYS_NICE, which the daemon keeps); a short one stays SCHED_FIFO; turns that did not
 // sleep share one budget. CPU timers are checked at the scheduler tick (4 ms at HZ=250), so the
@@ -12,8 +12,8 @@
 
 #include <thread>
 
-#include "daemon/realtime_budget.hpp"
-#include "daemon/realtime_priority.hpp"
+#include "daemon/loop/realtime_budget.hpp"
+#include "daemon/loop/realtime_priority.hpp"
 #include "daemon_fifo_probe.hpp"
 
 namespace c2c::daemon {

@@ -1,4 +1,4 @@
-// realtime_priority (src/daemon/realtime_priority.hpp): the calling thread takes SCHED_FIFO and
+// realtime_priority (src/daemon/loop/realtime_priority.hpp): the calling thread takes SCHED_FIFO and
 // the threads it creates afterwards inherit it (the daemon sets it before its first thread); a
 // refusal leaves the thread time-shared and names the field and what is missing. Each case runs
 // in a thread of its own, so the test process keeps its own policy.
@@ -10,7 +10,7 @@
 
 #include <thread>
 
-#include "daemon/realtime_priority.hpp"
+#include "daemon/loop/realtime_priority.hpp"
 #include "daemon_fifo_probe.hpp"
 
 namespace c2c::daemon {

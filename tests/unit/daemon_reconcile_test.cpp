@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "core_fixture.hpp"
-#include "daemon/policy_facts.hpp"
-#include "daemon/retry_queue.hpp"
+#include "daemon/node_state/policy_facts.hpp"
+#include "daemon/reconciler/retry_queue.hpp"
 
 namespace c2c::daemon {
 namespace {

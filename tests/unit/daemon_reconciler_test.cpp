@@ -10,7 +10,7 @@
 
 #include <filesystem>
 
-#include "daemon/generation_guard.hpp"
+#include "daemon/durable/generation_guard.hpp"
 #include "daemon/reconciler/reconciler.hpp"
 #include "mirror_fake_map.hpp"
 

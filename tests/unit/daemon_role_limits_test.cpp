@@ -1,4 +1,4 @@
-// The role socket's bounds and identity (issue 42, src/daemon/role_limits.*, role_socket.*,
+// The role socket's bounds and identity (issue 42, src/daemon/role_socket/role_limits.*, role_socket.*,
 // task_roles.*): connection slots per uid and in all with a reserve for privileged callers, in
 // flight per connection and per uid, the per-uid token bucket, the config keys that set them,
 // a non-ASCII role refused at parse, and a connection's process bound by a pidfd that tells when
@@ -10,11 +10,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "daemon/config.hpp"
-#include "daemon/role_limits.hpp"
-#include "daemon/role_protocol.hpp"
-#include "daemon/role_socket.hpp"
-#include "daemon/task_roles.hpp"
+#include "daemon/process/config.hpp"
+#include "daemon/role_socket/role_limits.hpp"
+#include "daemon/role_socket/role_protocol.hpp"
+#include "daemon/role_socket/role_socket.hpp"
+#include "daemon/role_socket/task_roles.hpp"
 
 namespace c2c::daemon {
 namespace {

@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "daemon/durable_load.hpp"
+#include "daemon/durable/durable_load.hpp"
 
 namespace c2c::daemon {
 namespace {

@@ -9,8 +9,8 @@
 #include <fstream>
 
 #include "core_fixture.hpp"
-#include "daemon/durable_state.hpp"
-#include "daemon/state_log.hpp"
+#include "daemon/durable/durable_state.hpp"
+#include "daemon/durable/state_log.hpp"
 
 namespace c2c::daemon {
 namespace {

@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "core/fnv.hpp"
-#include "daemon/config.hpp"
-#include "daemon/durable_state.hpp"
-#include "daemon/intents.hpp"
-#include "daemon/logging.hpp"
-#include "daemon/watchers.hpp"
+#include "daemon/process/config.hpp"
+#include "daemon/durable/durable_state.hpp"
+#include "daemon/node_state/intents.hpp"
+#include "daemon/process/logging.hpp"
+#include "daemon/service/watchers.hpp"
 #include "source_dir.hpp"
 
 namespace c2c::daemon {

@@ -1,8 +1,8 @@
-// When the loop reads the task-event ring buffer (src/daemon/task_event_pacing.hpp): at the
+// When the loop reads the task-event ring buffer (src/daemon/loop/task_event_pacing.hpp): at the
 // kernel's wake-up, or on its own clock in a storm, and back.
 #include <gtest/gtest.h>
 
-#include "daemon/task_event_pacing.hpp"
+#include "daemon/loop/task_event_pacing.hpp"
 
 namespace {
 

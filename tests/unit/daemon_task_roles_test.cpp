@@ -7,9 +7,9 @@
 
 #include <thread>
 
-#include "daemon/durable_state.hpp"
-#include "daemon/role_protocol.hpp"
-#include "daemon/task_roles.hpp"
+#include "daemon/durable/durable_state.hpp"
+#include "daemon/role_socket/role_protocol.hpp"
+#include "daemon/role_socket/task_roles.hpp"
 
 namespace c2c::daemon {
 namespace {

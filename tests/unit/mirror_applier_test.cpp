@@ -466,7 +466,7 @@ TEST_F(MirrorApply, ReportAsJsonListsProblemsForTheDaemon) {
   EXPECT_EQ(to_json(rep, false)["entries"].size(), 3u);
 }
 
-// The short read-back's read (daemon/confirm_pass.hpp): only the keys asked for, one lookup each,
+// The short read-back's read (daemon/reconciler/confirm_pass.hpp): only the keys asked for, one lookup each,
 // never a pass over the whole map; absent keys left out; a failed lookup fails the read.
 TEST_F(MirrorApply, ReadKeysLooksUpOnlyTheGivenKeys) {
   for (uint32_t t = 1; t <= 1000; ++t) map.entries[t] = to_abi(val(t * 10, 1));

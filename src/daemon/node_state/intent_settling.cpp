@@ -1,6 +1,6 @@
 #include "daemon/node_state/intent_settling.hpp"
 
-#include "daemon/intent_reasons.hpp"
+#include "daemon/node_state/intent_reasons.hpp"
 
 namespace c2c::daemon {
 

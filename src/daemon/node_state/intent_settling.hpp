@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "core/core.hpp"
-#include "daemon/durable_state.hpp"
-#include "daemon/intents.hpp"
-#include "daemon/policy_facts.hpp"
+#include "daemon/durable/durable_state.hpp"
+#include "daemon/node_state/intents.hpp"
+#include "daemon/node_state/policy_facts.hpp"
 #include "mirror/applier.hpp"
 
 namespace c2c::daemon {

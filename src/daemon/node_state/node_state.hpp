@@ -9,8 +9,8 @@
 #include <string>
 
 #include "core/core.hpp"
-#include "daemon/durable_state.hpp"
-#include "daemon/intents.hpp"
+#include "daemon/durable/durable_state.hpp"
+#include "daemon/node_state/intents.hpp"
 #include "daemon/node_state/intent_settling.hpp"
 #include "mirror/generation_store.hpp"
 

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <unordered_set>
 
-#include "daemon/lease_hold.hpp"
+#include "daemon/reconciler/lease_hold.hpp"
 
 namespace c2c::daemon {
 

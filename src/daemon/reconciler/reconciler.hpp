@@ -15,14 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config.hpp"
-#include "daemon/confirm_pass.hpp"
-#include "daemon/full_pass_pacing.hpp"
-#include "daemon/heap_trim.hpp"
+#include "daemon/process/config.hpp"
+#include "daemon/reconciler/confirm_pass.hpp"
+#include "daemon/reconciler/full_pass_pacing.hpp"
+#include "daemon/loop/heap_trim.hpp"
 #include "daemon/reconciler/reconciler_metrics.hpp"
 #include "daemon/node_state/node_state.hpp"
-#include "daemon/retry_queue.hpp"
-#include "daemon/sliced_read_back.hpp"
+#include "daemon/reconciler/retry_queue.hpp"
+#include "daemon/reconciler/sliced_read_back.hpp"
 #include "mirror/applier.hpp"
 
 namespace c2c::daemon {
