@@ -45,7 +45,7 @@ inline bool lease_has_headroom(uint64_t generation, uint64_t lease_ceiling, size
 
 // True when no foreseeable failure can keep the batch's record from being written: the write may
 // then fail only for an I/O error, on which the daemon exits instead of taking the batch back
-// (Engine::commit_batch, kExitUnwritableBatch).
+// (GroupCommit::commit, kExitUnwritableBatch).
 inline bool batch_skips_undo_copy(const BatchRoom& r) {
   return r.log_healthy && lease_has_headroom(r.generation, r.lease_ceiling, r.commands) && r.record_reserved &&
          r.free_bytes >= r.record_bound + r.snapshot_bytes;

@@ -26,7 +26,7 @@ enum class Lane : uint8_t { Api, Role };
 struct Command {
   std::function<bool(Engine&)> apply;
   std::function<void(Engine&)> finish;
-  // The request's encoded size: bounds the log record its changes can make (Engine::reserve_batch).
+  // The request's encoded size: bounds the log record its changes can make (GroupCommit::begin).
   size_t request_bytes = 0;
   Lane lane = Lane::Api;
 };

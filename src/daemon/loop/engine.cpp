@@ -50,19 +50,12 @@ uint64_t thread_cpu_ns() { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 constexpr uint64_t kTagCommands = 1, kTagTaskEvents = 2, kTagTimer = 3;
 constexpr size_t kMaxPendingHostEvents = 65536;
-// The log is folded into the snapshot once it passes this size (after the turn's replies).
-constexpr uint64_t kCompactLogBytes = 1u << 20;
 // Boost leases renewed per turn (TimeAdvance.max_renewals): leases granted together (a policy's
 // 100k entries) reach half-life together, and renewing and writing them all was one turn (590 ms
 // at 100k on a quiet host) that a new thread's record waited behind (issue #13). A turn renews at
 // most this many (~1.2 ms with their writes: 2.3 us a lease); the rest follow kSliceGapNs after
 // each batch's write, a turn at a time.
 constexpr uint32_t kRenewalsPerTurn = 512;
-// The batch's record was reserved and still could not be written (an I/O error, fdatasync
-// failing): nothing of the batch is on the map and there is no undo copy, so the daemon exits and
-// the restart rebuilds from what is on disk (INV-7); after a failed fdatasync the file's pages
-// cannot be trusted anyway (spec/daemon.md, "Durable before the map").
-constexpr int kExitUnwritableBatch = 75;
 // Generations the durable lease ceiling is kept ahead of G at the end of a turn (keep_lease_ahead):
 // the headroom of four commands (kLeaseHeadroomPerCommand).
 constexpr uint64_t kLeaseAheadGenerations = 4 * kLeaseHeadroomPerCommand;
@@ -108,35 +101,6 @@ int64_t Engine::now_unix_ms() const {
       .count();
 }
 
-// The state before the command batch's first change, restored if the batch cannot be made
-// durable. (A copy of the core: O(state) once per mutating batch, kept until the core offers an
-// undo; the all-or-nothing of one request no longer copies it: Core::apply_all.)
-void Engine::snapshot_before_change() {
-  if (in_commands_ && !batch_reserved_ && !before_batch_) {
-    before_batch_.emplace(Snapshot{node_.core, node_.durable, node_.intents});
-    metrics_.undo_copy();
-  }
-}
-
-bool Engine::reserve_batch(const std::vector<Command>& cmds) {
-  BatchRoom room;
-  room.log_healthy = log_ && !log_->broken();
-  room.generation = node_.core.generation();
-  room.lease_ceiling = node_.lease->durable();
-  room.commands = cmds.size();
-  room.record_bound = kRecordFrameBytes;
-  for (const auto& c : cmds) room.record_bound += command_record_bound(c.request_bytes);
-  room.snapshot_bytes = snapshot_bytes_;
-  // The system calls only when the cheap facts allow skipping the copy at all.
-  if (room.log_healthy && lease_has_headroom(room.generation, room.lease_ceiling, room.commands)) {
-    room.record_reserved = log_->reserve(room.record_bound).empty();
-    // write_batch appends only while the next compaction still fits (else it compacts instead,
-    // which can fail): that room is measured after the reservation took its blocks.
-    if (room.record_reserved) room.free_bytes = log_->free_bytes();
-  }
-  return batch_skips_undo_copy(room);
-}
-
 void Engine::note_applied(const Event& e, const ApplyResult& r) {
   node_.facts.touched(r.changed_tids);
   // A registered role leaves with its task (the core dropped it already): the durable copy goes
@@ -157,14 +121,14 @@ void Engine::note_applied(const Event& e, const ApplyResult& r) {
 }
 
 ApplyResult Engine::apply(const Event& e) {
-  snapshot_before_change();
+  commit_.before_change();
   ApplyResult r = node_.core.apply(e);
   note_applied(e, r);
   return r;
 }
 
 BatchResult Engine::apply_all(const std::vector<Event>& events) {
-  snapshot_before_change();
+  commit_.before_change();
   BatchResult b = node_.core.apply_all(events);
   for (size_t i = 0; i < b.results.size() && i < events.size(); ++i) note_applied(events[i], b.results[i]);
   return b;
@@ -196,7 +160,6 @@ bool Engine::open_lease(std::string* err) {
     return false;
   }
   chmod(cfg_.state_dir.c_str(), 0700);
-  state_path_ = cfg_.state_dir + "/state.json";
 
   // INV-4: everything up to the persisted ceiling may have been written by an earlier process.
   std::string why;
@@ -283,8 +246,8 @@ bool Engine::restore_durable(std::string* err, size_t* restored) {
   LoadedState loaded;
   if (!load_durable_state(cfg_.state_dir, &loaded, err)) return false;
   node_.durable = std::move(loaded.state);
-  log_ = std::move(loaded.log);
-  if (!loaded.dropped.empty()) spdlog::warn("durable state log {}: {}", log_->path(), loaded.dropped);
+  commit_.open(cfg_.state_dir + "/state.json", std::move(loaded.log));
+  if (!loaded.dropped.empty()) spdlog::warn("durable state log {}: {}", commit_.log()->path(), loaded.dropped);
   if (loaded.replayed)
     spdlog::info("durable state: {} log records replayed after the snapshot", loaded.replayed);
   // The Node object's labels the feed last sent select node policies from the first turn on, as
@@ -605,8 +568,9 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
 void Engine::run_commands(std::vector<Command>& cmds) {
   turn_changed_ = false;
   bool durable_changed = false;
-  batch_reserved_ = reserve_batch(cmds);
-  in_commands_ = true;
+  std::vector<size_t> request_bytes;
+  for (const auto& c : cmds) request_bytes.push_back(c.request_bytes);
+  commit_.begin(request_bytes);
   for (auto& c : cmds) {
     try {
       durable_changed |= c.apply(*this);
@@ -614,7 +578,7 @@ void Engine::run_commands(std::vector<Command>& cmds) {
       spdlog::error("command failed: {}", e.what());
     }
   }
-  in_commands_ = false;
+  commit_.applied();
   // Time moves only when something changed, so that a turn with only reads or refused input
   // leaves the state (and Status.state_digest) exactly as it was. Entries derived just before
   // carry leases from the previous `now`: shorter, never longer (INV-8). Due leases are renewed
@@ -624,9 +588,7 @@ void Engine::run_commands(std::vector<Command>& cmds) {
   // persisted must never be live, so the map only sees a batch that is on disk.
   persist_error_.clear();
   if (durable_changed) commit_batch();
-  batch_changes_.clear();  // (changes of a batch that changed no durable input: none worth a record)
-  before_batch_.reset();
-  batch_reserved_ = false;
+  commit_.end();
   // A policy, claim, pod or the node's labels changed: which policies select this node and why an
   // intent has fewer entries than tasks may have changed with it, so the intents follow in this
   // turn (then Sent by the write below, Applied by the short read-back), not at the next full
@@ -717,9 +679,7 @@ void Engine::end_turn(uint64_t now) {
   reconciler_->schedule_confirm();
   publish_changes();
   keep_lease_ahead();
-  if (log_ && log_->size() > kCompactLogBytes) {
-    if (auto e = compact(); !e.empty()) spdlog::warn("compacting the durable state log: {} (the log keeps growing)", e);
-  }
+  commit_.compact_if_large();
   if (heap_trim_.due(now)) malloc_trim(0);
   metrics_.set_entries(static_cast<double>(node_.core.desired_size()), static_cast<double>(node_.core.actual().size()));
   if (node_.intents.version() != metered_intents_version_) {
@@ -733,29 +693,8 @@ void Engine::end_turn(uint64_t now) {
 // batch is rolled back to the snapshot taken before its first change (nothing reached the map
 // yet), and every mutating reply of the batch refuses with the reason.
 void Engine::commit_batch() {
-  std::string e;
-  if (node_.core.generation() > node_.lease->durable())
-    if (auto why = node_.lease->cover(node_.core.generation()); !why.empty()) e = "generation lease: " + why;
-  if (e.empty()) {
-    std::string why = write_batch();
-    if (!why.empty()) e = "durable state: " + why;
-  }
-  batch_changes_.clear();
+  const std::string e = commit_.commit();
   if (e.empty()) return;
-  if (batch_reserved_) {
-    // No undo copy was taken (reserve_batch): the batch cannot be taken back in memory. Nothing of
-    // it reached the map or a reply; the restart rebuilds from the disk (kExitUnwritableBatch).
-    spdlog::critical("a reserved batch could not be made durable: {}; exiting so that the restart rebuilds "
-                     "from the durable state (nothing of the batch is live)",
-                     e);
-    spdlog::shutdown();
-    std::_Exit(kExitUnwritableBatch);
-  }
-  if (before_batch_) {
-    node_.core = std::move(before_batch_->core);
-    node_.durable = std::move(before_batch_->durable);
-    node_.intents = std::move(before_batch_->intents);
-  }
   changes_.clear();
   turn_changed_ = false;
   persist_error_ = e;
@@ -837,78 +776,9 @@ void Engine::refresh_scheduler_metrics() {
   metrics_.set_scheduler_enforcing(scheduler_status().enforcing);
 }
 
-void Engine::record(StateChange c) {
-  apply_change(node_.durable, c);
-  batch_changes_.push_back(std::move(c));
-}
+void Engine::record(StateChange c) { commit_.record(std::move(c)); }
 
-void Engine::persist() { persist_error_ = compact(); }
-
-std::string Engine::compact() {
-  node_.durable.intents = node_.intents.list();
-  auto t0 = std::chrono::steady_clock::now();
-  std::string text;
-  try {  // as in write_batch: text JSON cannot hold is a refused write, not an escaped exception
-    text = encode_state(node_.durable);
-  } catch (const std::exception& ex) {
-    spdlog::error("durable state not written: cannot encode it: {}", ex.what());
-    return std::string("cannot encode the state: ") + ex.what();
-  }
-  std::string e = host::write_file_durably(state_path_, text);
-  if (!e.empty()) {
-    spdlog::error("durable state not written: {}", e);
-    return e;
-  }
-  snapshot_bytes_ = text.size();
-  // The snapshot holds every record now (its logSeq says so): a crash before this truncation
-  // only leaves records the replay skips.
-  if (log_ && log_->size() > 0)
-    if (auto le = log_->reset(); !le.empty()) spdlog::warn("durable state log not emptied: {} (replay skips it)", le);
-  metrics_.persisted();
-  spdlog::trace("snapshot written in {} us",
-                std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
-  return "";
-}
-
-// Group commit: the batch's changes as one log record, one fdatasync. The log only grows while the
-// file system has room for the next compaction (a log that can never be folded into the snapshot
-// would be a trap); without that room, or when the append fails, the batch is written as a
-// compaction instead (the snapshot holds it then), which fails, on a full disk, naming state.json.tmp.
-std::string Engine::write_batch() {
-  ++node_.durable.log_seq;  // rolled back with the batch (before_batch_) when nothing can be written
-  std::string payload;
-  // The encoder throws on text JSON cannot hold (nlohmann: a byte that is not UTF-8). Validation
-  // keeps such text out (issue 42: one role with a byte above 0x7f aborted the daemon here, the
-  // exception escaping the loop thread); should anything slip through, the batch is refused
-  // like one the disk refused, never the process.
-  try {
-    payload = encode_changes(node_.durable.log_seq, batch_changes_);
-  } catch (const std::exception& e) {
-    return std::string("cannot encode the batch's log record: ") + e.what();
-  }
-  std::string log_error;
-  if (log_ && !log_->broken()) {
-    uint64_t need = payload.size() + 8 + snapshot_bytes_;
-    uint64_t free = log_->free_bytes();
-    if (free < need) {
-      log_error = "state log " + log_->path() + ": no room for the next snapshot (" + std::to_string(free) +
-                  " bytes free, " + std::to_string(need) + " needed)";
-    } else {
-      auto t0 = std::chrono::steady_clock::now();
-      log_error = log_->append(payload);
-      if (log_error.empty()) {
-        metrics_.persisted();
-        spdlog::trace("batch of {} changes logged in {} us", batch_changes_.size(),
-                      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count());
-        return "";
-      }
-      log_error = "state log: " + log_error;
-    }
-  }
-  std::string e = compact();
-  if (e.empty()) return "";
-  return log_error.empty() ? e : log_error + "; the snapshot instead: " + e;
-}
+void Engine::persist() { persist_error_ = commit_.compact(); }
 
 void Engine::publish_changes() {
   // Committed by now (a refused batch was rolled back and cleared): one log line per change and

@@ -26,6 +26,7 @@
 #include "daemon/node_state/intents.hpp"
 #include "daemon/process/metrics.hpp"
 #include "daemon/node_state/node_labels.hpp"
+#include "daemon/node_state/group_commit.hpp"
 #include "daemon/node_state/node_state.hpp"
 #include "daemon/reconciler/full_pass_pacing.hpp"
 #include "daemon/reconciler/reconciler.hpp"
@@ -122,14 +123,9 @@ class Engine {
   ApplyResult apply(const Event& e);
   BatchResult apply_all(const std::vector<Event>& events);
   void note_applied(const Event& e, const ApplyResult& r);
-  void snapshot_before_change();
-  // Whether the command batch's log record can be written without an undo copy: the log is
-  // healthy, the space for the record (bounded by the requests' sizes) is allocated in the log
-  // file, the file system keeps room for the next compaction, and the generation lease has
-  // headroom for the batch. Otherwise the batch copies the state first (before_batch_).
-  bool reserve_batch(const std::vector<Command>& cmds);
   // A change of the durable state: applied to it now, written with the batch's log record (one
-  // record and one fdatasync per turn: group commit) before any reply of the batch is sent.
+  // record and one fdatasync per turn: group commit, node_state/group_commit.hpp) before any reply
+  // of the batch is sent.
   void record(StateChange c);
   std::optional<AnyPolicy> stored_policy(PolicyKind kind, const std::string& name) const;
   Engine(const DaemonConfig& cfg, Metrics& metrics);
@@ -159,8 +155,7 @@ class Engine {
   // Rewrites the snapshot (state.json: everything, intents included) and empties the log. ""
   // or the error; also kept in persist_error_.
   void persist();
-  std::string compact();
-  std::string write_batch();  // the batch's changes: one log record, or a compaction
+  // The batch made durable (group commit); refused: rolled back, its changes unpublished.
   void commit_batch();
   void cover_generation();
   void keep_lease_ahead();
@@ -173,6 +168,7 @@ class Engine {
   DaemonConfig cfg_;
   Metrics& metrics_;
   NodeState node_;  // core, durable state, intents, their facts, the generation lease
+  GroupCommit commit_{node_, metrics_};  // the command batches made durable (node_state/group_commit.hpp)
   CommandQueue queue_;
   WatcherSet watchers_;
   std::unique_ptr<mirror::PinnedMaps> maps_;
@@ -182,10 +178,6 @@ class Engine {
   std::unique_ptr<HostFeed> feed_;
   std::unique_ptr<sched::Scheduler> scheduler_;
   std::string scheduler_message_;
-  std::string state_path_;
-  std::unique_ptr<StateLog> log_;
-  std::vector<StateChange> batch_changes_;  // this turn's durable changes, not written yet
-  uint64_t snapshot_bytes_ = 0;             // size of the last snapshot written (the room a compaction needs)
 
   int epfd_ = -1, timerfd_ = -1;
   std::thread thread_;
@@ -193,17 +185,6 @@ class Engine {
   std::string persist_error_;
   std::string last_ahead_error_;  // keep_lease_ahead's last error, logged once
   uint64_t next_ahead_try_ns_ = 0;  // keep_lease_ahead after a failure: not before this
-  // The state before the first change of the command batch (taken by apply()), restored when
-  // the batch cannot be made durable. Taken only when reserve_batch() could not make sure the
-  // batch's record can be written: the copy is O(state) (4 ms of a call at 10k tasks).
-  struct Snapshot {
-    Core core;
-    DurableState durable;
-    IntentTable intents;
-  };
-  std::optional<Snapshot> before_batch_;
-  bool in_commands_ = false;
-  bool batch_reserved_ = false;  // reserve_batch() held for the command batch being applied
   uint64_t next_renewal_ns_ = UINT64_MAX;
   // A renewal wave under way: due leases left by a bounded renewal step (advance_time), and what
   // its batches did so far, for its debug line.
