@@ -14,7 +14,7 @@ if(TARGET c2c_core AND TARGET c2c_trace)
   c2c_warnings(bench_core)
 
   # Counted, not timed: instructions and cache misses per task event under callgrind
-  # (bench/core-callgrind). callgrind.h's macros do nothing outside valgrind.
+  # (scripts/bench-core callgrind). callgrind.h's macros do nothing outside valgrind.
   add_executable(core_event_profile ${CMAKE_CURRENT_LIST_DIR}/core_world.cpp ${CMAKE_CURRENT_LIST_DIR}/core_event_profile.cpp)
   target_link_libraries(core_event_profile PRIVATE c2c_core c2c_trace)
   c2c_warnings(core_event_profile)

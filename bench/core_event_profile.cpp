@@ -1,6 +1,6 @@
 // The core's task-event path under callgrind: instructions and first-level cache misses per event
 // at a given table size, counted (not timed), so two builds compare exactly on a shared machine
-// whose timings move by 30 % run to run (bench/core-callgrind runs it). The same synthetic node,
+// whose timings move by 30 % run to run (scripts/bench-core callgrind runs it). The same synthetic node,
 // event mix and turns as BM_CoreTaskEvents (bench/core_world.hpp); only the events and each
 // turn's end are instrumented, not the node's construction.
 //
