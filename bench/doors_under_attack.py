@@ -2,7 +2,7 @@
 """Benchmark (not a test): does claim2cored keep serving gRPC while a local user attacks its two
 other doors, the role socket and the REST gateway? (issue 42)
 
-One run, against a private claim2cored + claim2core-rest (tests/integration/rest_env.py) whose role
+One run, against a private claim2cored + claim2core-rest (bench/bench_node.py) whose role
 socket sits in a directory every uid may reach, windows alternating quiet / attacked:
 
   * the probe: gRPC Status, one client, one call every --period ms, timed from call to reply;
@@ -39,10 +39,8 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(SRC, "tests", "integration"))
-from c2c_it import require_bpf  # noqa: E402
-from rest_env import NODE, RestEnv  # noqa: E402
+sys.path.insert(0, HERE)
+from bench_node import NODE, BenchNode, loadavg, pct, proto_messages, require_root_and_bpffs  # noqa: E402
 
 import grpc  # noqa: E402
 
@@ -57,12 +55,9 @@ ap.add_argument("--idle-connections", type=int, default=300)
 ap.add_argument("--slow-clients", type=int, default=32)
 ap.add_argument("--no-judge", action="store_true", help="print only; exit 0 whatever the figures")
 args = ap.parse_args()
-require_bpf("a private claim2cored (BPF maps, bpffs pins)")
+require_root_and_bpffs("a private claim2cored (BPF maps, bpffs pins)")
 
-GEN = tempfile.mkdtemp(prefix="c2c-doors-pb-")
-subprocess.run(["protoc", f"--proto_path={SRC}/spec", f"--python_out={GEN}", f"{SRC}/spec/claim2core.proto"], check=True)
-sys.path.insert(0, GEN)
-import claim2core_pb2 as pb  # noqa: E402
+pb = proto_messages("c2c-doors-pb-")
 
 SERVICE = "/claim2core.v1.Claim2Core/"
 NOBODY = 65534
@@ -179,15 +174,6 @@ sys.stdin.read()
 '''
 
 
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(len(xs) * p))] if xs else float("nan")
-
-
-def loadavg():
-    return " ".join(open("/proc/loadavg").read().split()[:3])
-
-
 class SlowClients:
     """Connections to the gateway that send a request head one byte a second and never end it."""
 
@@ -234,8 +220,7 @@ def main():
     work = tempfile.mkdtemp(prefix="c2c-doors-")
     os.chmod(work, 0o755)  # the attacker (another uid) must reach the role socket
     role_sock = os.path.join(work, "roles.sock")
-    env = RestEnv(f"{args.build}/src/daemon/claim2cored", f"{args.build}/src/rest/claim2core-rest",
-                  f"{args.build}/src/cli/c2c-fake-vllm", tag="doors", daemon_args=["--role-socket", role_sock])
+    env = BenchNode(args.build, tag="doors", daemon_args=["--role-socket", role_sock])
     failures = []
     try:
         env.start()
@@ -345,8 +330,8 @@ def main():
             failures.append(f"root could not register a role under attack: {root_role}")
         if rest_lat and len(answered) < len(rest_lat):
             failures.append(f"REST answered {len(answered)} of {len(rest_lat)} health probes under attack")
-        if env.procs[1].poll() is not None:
-            failures.append(f"claim2cored exited ({env.procs[1].returncode}) during the run")
+        if env.daemon.poll() is not None:
+            failures.append(f"claim2cored exited ({env.daemon.returncode}) during the run")
         for f in failures:
             print("MISS " + f)
         if not failures:
@@ -354,7 +339,7 @@ def main():
         return 1 if failures and not args.no_judge else 0
     finally:
         env.stop()
-        subprocess.run(["rm", "-rf", work, GEN])
+        subprocess.run(["rm", "-rf", work])
 
 
 def register_as_root(path, role):

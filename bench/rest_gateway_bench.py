@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Benchmark (not a test): what claim2core-rest adds to claim2cored's gRPC API.
 
-In one run, against a private claim2cored (tests/integration/rest_env.py, with the fake vLLM
+In one run, against a private claim2cored (bench/bench_node.py, with the fake vLLM
 process), side by side:
   * GET /api/v1/node-scheduling-intents/self  vs gRPC ListPolicies + ListIntents (the same two
     calls the gateway makes: "self" needs the policies' owners), back to back;
@@ -30,16 +30,12 @@ import http.client
 import json
 import os
 import random
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(SRC, "tests", "integration"))
-from c2c_it import require_bpf  # noqa: E402
-from rest_env import NODE, TOKENS, RestEnv, free_port  # noqa: E402
+sys.path.insert(0, HERE)
+from bench_node import NODE, TOKENS, BenchNode, pct, proto_messages, require_root_and_bpffs  # noqa: E402
 
 import grpc  # noqa: E402
 
@@ -49,20 +45,12 @@ ap.add_argument("n", nargs="?", type=int, default=2000)
 ap.add_argument("--before", help="a claim2core-rest binary to measure next to this build's")
 ap.add_argument("--warm-up", type=int, default=50, help="untimed requests a path before each measurement")
 args = ap.parse_args()
-require_bpf("a private claim2cored (BPF maps, bpffs pins)")
+require_root_and_bpffs("a private claim2cored (BPF maps, bpffs pins)")
 N, WARM = args.n, args.warm_up
-GEN = tempfile.mkdtemp(prefix="c2c-bench-pb-")
-subprocess.run(["protoc", f"--proto_path={SRC}/spec", f"--python_out={GEN}", f"{SRC}/spec/claim2core.proto"], check=True)
-sys.path.insert(0, GEN)
-import claim2core_pb2 as pb  # noqa: E402
+pb = proto_messages("c2c-bench-pb-")
 
 SERVICE = "/claim2core.v1.Claim2Core/"
 AUTH = {"Authorization": "Bearer " + TOKENS["admin"][0], "Content-Type": "application/json"}
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(len(xs) * p))]
 
 
 def row(name, lat):
@@ -88,26 +76,7 @@ class RestClient:
         return dt
 
 
-def start_old_gateway(env, binary):
-    port = free_port()
-    log = open(os.path.join(env.work, "rest-before.log"), "w")
-    p = subprocess.Popen([binary, "--socket", env.sock, "--token-file", env.token_file, "--port", str(port)],
-                         stdout=log, stderr=subprocess.STDOUT)
-    env.procs.append(p)
-    deadline = time.time() + 30
-    while time.time() < deadline:
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
-            c.request("GET", "/version")
-            if c.getresponse().status == 200:
-                return port
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError(f"{binary} did not come up")
-
-
-env = RestEnv(f"{args.build}/src/daemon/claim2cored", f"{args.build}/src/rest/claim2core-rest",
-              f"{args.build}/src/cli/c2c-fake-vllm", tag="rest-bench")
+env = BenchNode(args.build, tag="rest-bench")
 try:
     env.start()
     ch = grpc.insecure_channel("unix://" + env.sock)
@@ -117,7 +86,7 @@ try:
                         ("DeletePolicy", pb.DeletePolicyResponse)]}
     gateways = {"after": RestClient(env.port)}
     if args.before:
-        gateways["before"] = RestClient(start_old_gateway(env, args.before))
+        gateways["before"] = RestClient(env.start_gateway(args.before))
 
     # Policies that match no thread, so the map and the policy count grow the same way on every path.
     post_body = json.dumps({"nodeNames": [NODE], "commandRegex": "^c2c-bench-none$", "priority": 1,

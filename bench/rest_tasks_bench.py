@@ -2,7 +2,7 @@
 """Benchmark (not a test): GET /api/v1/tasks with many policies and many clients (issue 42: with
 ~185 policies and 32 clients its p99 was 3.3 s, one Preview call per policy per request).
 
-Against a private claim2cored (tests/integration/rest_env.py, with the fake vLLM): P node
+Against a private claim2cored (bench/bench_node.py, with the fake vLLM): P node
 policies are created through the gateway (each matches nothing but one of them the EngineCore
 threads), then C client threads, each with its own keep-alive connection, make N GETs of
 /api/v1/tasks each; latencies from the call to the last byte; the daemon's Preview and ListTasks
@@ -23,13 +23,8 @@ import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "integration"))
-from rest_env import NODE, TOKENS, RestEnv, free_port  # noqa: E402
-
-
-def pct(xs, p):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100.0 * (len(xs) - 1))))]
+sys.path.insert(0, HERE)
+from bench_node import NODE, TOKENS, BenchNode, free_port, loadavg, pct  # noqa: E402
 
 
 def daemon_calls(port, method):
@@ -77,8 +72,7 @@ def main():
     ap.add_argument("--before")
     a = ap.parse_args()
     metrics_port = free_port()
-    env = RestEnv(os.path.join(a.build, "src/daemon/claim2cored"), os.path.join(a.build, "src/rest/claim2core-rest"),
-                  os.path.join(a.build, "src/cli/c2c-fake-vllm"), tag="rest-tasks-bench",
+    env = BenchNode(a.build, tag="rest-tasks-bench",
                   daemon_args=["--metrics-address", f"127.0.0.1:{metrics_port}"],
                   # every client comes from 127.0.0.1: the per-address limit (16) would refuse
                   # the 17th; this measures the daemon calls, not that limit
@@ -87,27 +81,15 @@ def main():
         env.start()
         for i in range(a.policies):
             regex = "^EngineCore(_DP[0-9]+)?$" if i == 0 else f"^nothing{i}$"
-            s, b, _ = env.request("POST", "/api/v1/node-scheduling-policies",
+            s, b = env.request("POST", "/api/v1/node-scheduling-policies",
                                   body={"nodeNames": [NODE], "commandRegex": regex, "priority": 1})
             assert s == 200, b
         gateways = [("after", env.port)]
         if a.before:
-            old_port = free_port()
-            env.rest_bin, new_bin = a.before, env.rest_bin
-            env.start_gateway(port=old_port)
-            env.rest_bin = new_bin
-            deadline = time.time() + 20
-            while time.time() < deadline:
-                try:
-                    c = http.client.HTTPConnection("127.0.0.1", old_port, timeout=5)
-                    c.request("GET", "/version")
-                    if c.getresponse().status == 200:
-                        break
-                except OSError:
-                    time.sleep(0.2)
+            old_port = env.start_gateway(a.before)
             gateways.insert(0, ("before", old_port))
         print(f"{a.policies} policies, {a.clients} clients x {a.requests} GET /api/v1/tasks each")
-        print(f"load average before: {os.getloadavg()[0]:.2f}")
+        print(f"load average before: {loadavg()}")
         results = {name: ([], [], 0.0, 0.0, 0.0) for name, _ in gateways}
         for rnd in range(2):  # alternate, so that neither always runs on a warmer daemon
             for name, port in gateways:
@@ -118,10 +100,10 @@ def main():
                 results[name] = (r[0] + lat, r[1] + errors, r[2] + wall, r[3] + p1 - p0, r[4] + l1 - l0)
         for name, (lat, errors, wall, previews, lists) in results.items():
             n = len(lat)
-            print(f"{name:6}: {n} requests, {len(errors)} errors {sorted(set(errors))}, p50 {pct(lat, 50) * 1000:.1f} ms, "
-                  f"p99 {pct(lat, 99) * 1000:.1f} ms, max {max(lat) * 1000:.1f} ms, {n / wall:.1f} req/s; "
+            print(f"{name:6}: {n} requests, {len(errors)} errors {sorted(set(errors))}, p50 {pct(lat, 0.50) * 1000:.1f} ms, "
+                  f"p99 {pct(lat, 0.99) * 1000:.1f} ms, max {max(lat) * 1000:.1f} ms, {n / wall:.1f} req/s; "
                   f"daemon calls per request: Preview {previews / n:.1f}, ListTasks {lists / n:.1f}")
-        print(f"load average after: {os.getloadavg()[0]:.2f}")
+        print(f"load average after: {loadavg()}")
     finally:
         env.stop()
 
