@@ -1,5 +1,5 @@
 # Compiles go through ccache when it is installed (scripts/setup installs it), with paths made
-# relative to the source tree. Why: the seeded-bug runs (tests/mutants/run, mirror_run) build a
+# relative to the source tree. Why: the seeded-bug runs (tests/mutants/mutate.py) build a
 # copy of the tree in /tmp; with the same flags and relative paths, every file a mutant does not
 # touch is a cache hit on the objects the main build just made, instead of a second full build.
 # CCACHE_NOHASHDIR: the build directory differs between the two (it only changes debug info's

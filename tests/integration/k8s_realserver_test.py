@@ -77,7 +77,7 @@ def probe_all(b, expire):
 
 
 def scenario_parity():
-    # tests/mutants/realk8s_run measures the real server once ($C2C_PARITY_REAL_FACTS, written when
+    # tests/mutants/mutate.py realk8s measures the real server once ($C2C_PARITY_REAL_FACTS, written when
     # missing) and then judges each seeded bug of the fake ($C2C_K8S_FAKE_APISERVER) against it.
     facts_file = os.environ.get("C2C_PARITY_REAL_FACTS")
     facts = {}

@@ -4,7 +4,7 @@
 # no mask word out of bounds, no wrapping time arithmetic). Prints every goal and its prover, then
 # the totals; exits 0 only when every goal is proved (a timeout or an unknown is a failure).
 #
-#   run-wp.sh [--header-dir DIR (a dir whose c2c_guards.h is proved instead: tests/mutants/kernel_run)]
+#   run-wp.sh [--header-dir DIR (a dir whose c2c_guards.h is proved instead: tests/mutants/mutate.py kernel)]
 #             [--timeout S (per goal and prover, default 20: the slowest goal takes ~1 s on an idle
 #              core, and the suite runs on 2 loaded ones)] [--jobs N (default 2)]
 #             [--functions F1,F2 (only these functions' goals: a mutant is killed by its own)]

@@ -1,7 +1,7 @@
 // property.controller (issue 46): the controller's properties CTL-1..CTL-6 (spec/state-machine.md,
 // "The controller"), on random valid specs and random input sequences, and the controller against
 // the independent naive model (naive_controller.hpp), decision by decision. Self-contained (the
-// controller, the CPU set and this file): tests/mutants/controller_run builds it with each seeded
+// controller, the CPU set and this file): tests/mutants/mutate.py controller builds it with each seeded
 // bug of tests/mutants/controller.tsv.
 #include <gtest/gtest.h>
 #include <rapidcheck.h>

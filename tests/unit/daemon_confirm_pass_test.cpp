@@ -4,7 +4,7 @@
 // middle of a burst (src/daemon/loop/heap_trim.hpp); the drop counter is read at most every 10 ms
 // (src/daemon/loop/throttle.hpp); the periodic full passes are paced (src/daemon/reconciler/full_pass_pacing.hpp).
 // Built into daemon_intents_tests, so
-// tests/mutants/mirror_run seeds bugs in them.
+// tests/mutants/mutate.py mirror seeds bugs in them.
 #include <gtest/gtest.h>
 
 #include "daemon/reconciler/confirm_pass.hpp"

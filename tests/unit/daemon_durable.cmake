@@ -1,7 +1,7 @@
 # Part `daemon`, its durable layer (issue 45): the state file, the state log, their loader, the
 # generation guard, compiled from their sources against core + codec + mirror (no gRPC), so that
-# tests/mutants/mirror_run seeds bugs in them cheaply. The crash-consistency test (every state a
-# power loss could leave, through host/file_ops.hpp) and the generation guard's bound; the
+# tests/mutants/mutate.py daemon_durable seeds bugs in them cheaply. The crash-consistency test (every
+# state a power loss could leave, through host/file_ops.hpp) and the generation guard's bound; the
 # node-state model and the reconciler over the mirror's fake map.
 if(TARGET c2c_mirror AND TARGET c2c_codec)
   find_package(spdlog REQUIRED)

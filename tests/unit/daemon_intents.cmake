@@ -1,6 +1,6 @@
 # Part `daemon`, its intents' pure pieces (states, confirmed counts, reasons: spec/daemon.md,
 # "Intents"; the short read-back's comparison, the heap trim's timing, when a batch skips its undo copy, when the task-event ring buffer is read, the daemon's SCHED_FIFO), compiled from their sources against the core alone, so that
-# tests/mutants/mirror_run (which builds core + host + mirror) can seed bugs in them cheaply.
+# tests/mutants/mutate.py mirror (which rebuilds only this test binary) can seed bugs in them cheaply.
 if(TARGET c2c_core)
   add_executable(daemon_intents_tests ${CMAKE_CURRENT_LIST_DIR}/daemon_intents_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_confirm_pass_test.cpp

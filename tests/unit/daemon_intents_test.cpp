@@ -1,7 +1,7 @@
 // The intents' pure pieces (issue #14, "intents that tell the truth"): the states (APPLIED only
 // after a read-back, nothing in the map is PENDING), the confirmed counts, the reasons from the
 // core's own accounts. Built from the daemon's sources against the core alone
-// (tests/unit/daemon_intents.cmake), so tests/mutants/mirror_run seeds bugs in them cheaply.
+// (tests/unit/daemon_intents.cmake), so tests/mutants/mutate.py mirror seeds bugs in them cheaply.
 #include <gtest/gtest.h>
 
 #include "core_fixture.hpp"

@@ -1,7 +1,7 @@
 // Host unit tests of the scheduler's guards (bpf/c2c_guards.h), the same header the BPF program
 // compiles: INV-2 (identity), INV-6 (masks, CPU choice), INV-8 (lease, budget, starvation) and the
 // slice choice. Each seeded bug of tests/mutants/kernel.tsv fails at least one of them
-// (tests/mutants/kernel_run compiles this file against each mutated header).
+// (tests/mutants/mutate.py kernel compiles this file against each mutated header).
 #include <gtest/gtest.h>
 
 #include <cstdint>
