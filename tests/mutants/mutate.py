@@ -5,7 +5,7 @@ each mutant is written into a tree copy, only the targets its checkers need are 
 section's checkers judge it, and the file is restored.
 
   mutate.py SECTION [--only NAME[,NAME...]] [--checkers "LIST"] [--full-matrix] [--keep]
-            [--tree DIR] [--list]
+            [--tree DIR] [--list] [--table FILE]
             [--integration-tests BIN]            (mirror: the main build's mirror_integration_tests)
             [--daemon CLAIM2CORED --fake VLLM]   (rest: the adversarial integration test)
             [--bpf-dir DIR]                      (role_socket: the BPF objects claim2cored loads)
@@ -683,6 +683,7 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the logs (and a temporary tree)")
     ap.add_argument("--tree", help="the shared tree copy (kept; ctest passes the build's mutants-tree)")
     ap.add_argument("--list", action="store_true", help="print the section's rows and checkers, and exit")
+    ap.add_argument("--table", help="another table for the section (mutate_test.py's seeded runner bugs)")
     ap.add_argument("--integration-tests")
     ap.add_argument("--daemon")
     ap.add_argument("--fake")
@@ -693,7 +694,7 @@ def main():
     sec = secs[args.section]
     global TOOL
     TOOL = f"mutate {args.section}"
-    rows = read_table(os.path.join(HERE, sec["table"]))
+    rows = read_table(args.table or os.path.join(HERE, sec["table"]))
     if args.only:
         want = args.only.split(",")
         unknown = set(want) - {r["name"] for r in rows}
