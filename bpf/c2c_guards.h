@@ -9,8 +9,9 @@
  *
  * Contracts: INV-2 c2c_entry_usable; INV-6 c2c_policy_masks, c2c_choose_cpu,
  * c2c_choose_preemptible, and the preference inside allowed (c2c_may_run_on, c2c_choose_placed);
- * INV-8 c2c_lease_live, c2c_budget_*, c2c_starved, c2c_rescue_dsq, c2c_yields_to_waiting; the
- * untracked slice (c2c_untracked_slice, c2c_cut_untracked).
+ * INV-8 c2c_lease_live, c2c_budget_*, c2c_starved, c2c_rescue_dsq, c2c_yields_to_waiting, and
+ * c2c_run_preemptible (a rescued run is never preempted); the untracked slice (c2c_untracked_slice,
+ * c2c_cut_untracked); a sleeper against CPU hogs (c2c_wake_vtime, c2c_wakeup_preempts).
  * Every function is also proved free of run-time errors (-wp-rte with unsigned overflow checked:
  * no mask word out of bounds, no wrapping time arithmetic).
  */
@@ -554,6 +555,84 @@ static inline __u64 c2c_cut_untracked(__u64 left, __u64 ran)
 	__u64 rest = ran >= C2C_DEFAULT_SLICE_NS ? 0 : C2C_DEFAULT_SLICE_NS - ran;
 
 	return rest < left ? rest : left;
+}
+
+/* ---- the default path: a sleeper against CPU hogs (issue 43) ------------------------------- */
+
+/*
+ * How far before vtime_now (the largest virtual time that started running) a task that slept is
+ * placed in DSQ_NORM: its bounded sleeper credit, EEVDF's lag in spirit (place_entity keeps a
+ * woken entity's lag, clamped to a bound) and scx_simple's floor (vtime_now - SCX_SLICE_DFL). It
+ * is the longest slice a task of DSQ_NORM runs by default (an untracked task on a node without
+ * entries, a throughput task): the hogs queued there began their turn at most about that far
+ * before vtime_now, so a sleeper lands ahead of them. With 3 ms (the default slice, until issue
+ * 43) beside hogs running 20 ms slices, a woken Worker landed behind the hogs that were waiting
+ * their turn and waited one or two hog slices more (tests/vm/README.md, "Where a woken Worker
+ * waits"). Bounded: sleeping longer buys nothing more, so a sleeper cannot bank CPU time, and
+ * the tasks' shares stay those of their weights (a task that keeps running never gets a credit).
+ */
+#define C2C_WAKE_CREDIT_NS C2C_UNTRACKED_LONG_SLICE_NS
+
+/*
+ * A task's virtual time as it is queued in DSQ_NORM: its own, or vtime_now - C2C_WAKE_CREDIT_NS
+ * if that is later (0 while vtime_now is below the credit).
+ */
+/*@ assigns \nothing;
+    ensures c2c_wake_own: \result >= vtime;
+    ensures c2c_wake_bounded: vtime_now >= C2C_WAKE_CREDIT_NS ==> \result >= vtime_now - C2C_WAKE_CREDIT_NS;
+    ensures c2c_wake_no_gift: \result == vtime ||
+              (vtime_now >= C2C_WAKE_CREDIT_NS && \result == vtime_now - C2C_WAKE_CREDIT_NS);
+*/
+static inline __u64 c2c_wake_vtime(__u64 vtime, __u64 vtime_now)
+{
+	__u64 floor = vtime_now >= C2C_WAKE_CREDIT_NS ? vtime_now - C2C_WAKE_CREDIT_NS : 0;
+
+	return vtime < floor ? floor : vtime;
+}
+
+/*
+ * Wakeup preemption (issue 43): a task woken into DSQ_NORM takes a CPU from a run of DSQ_NORM
+ * (an unboosted normal, throughput or unmatched task; never a boosted, latency-critical,
+ * background or rescued run) whose virtual time is ahead of the woken task's by more than
+ * C2C_PREEMPT_GAP_NS, once that run has lasted C2C_PREEMPT_MIN_TICKS ticks. Without it a woken
+ * Worker waited for a hog's slice to end (20 ms on a node without entries). EEVDF preempts the
+ * current entity for a woken one with an earlier deadline once the current one has had its
+ * slice (RUN_TO_PARITY); scx_lavd kicks the CPU of the least latency-critical running task. The
+ * gap keeps tasks of about the same virtual time (hackbench's) from preempting each other at
+ * every wakeup; the minimum run keeps a hog from losing every run at its start (a preemption
+ * storm). run_vtime is the run's virtual time at its start (a lower bound of its virtual time
+ * now), ran_ticks how many jiffies began since it started.
+ */
+#define C2C_PREEMPT_GAP_NS C2C_DEFAULT_SLICE_NS
+#define C2C_PREEMPT_MIN_TICKS 1ull
+
+/*@ assigns \nothing;
+    ensures c2c_preempt_spec: \result == 1 <==> (preemptible && ran_ticks >= C2C_PREEMPT_MIN_TICKS &&
+                               run_vtime > woken_vtime && run_vtime - woken_vtime > C2C_PREEMPT_GAP_NS);
+*/
+static inline bool c2c_wakeup_preempts(__u64 woken_vtime, __u64 run_vtime, __u64 ran_ticks, bool preemptible)
+{
+	if (!preemptible || ran_ticks < C2C_PREEMPT_MIN_TICKS)
+		return false;
+	return run_vtime > woken_vtime && run_vtime - woken_vtime > C2C_PREEMPT_GAP_NS;
+}
+
+/*
+ * Whether a run of class cls may be preempted by a woken task of DSQ_NORM: a run of DSQ_NORM
+ * itself (unmatched, normal, throughput), unboosted, and not given the CPU by a starvation rescue
+ * (INV-8: a rescued run is short and must not be cut, or a busy node could starve the queue the
+ * rescue served). Latency-critical and comm-progress runs are above DSQ_NORM; a background run
+ * yields to a waiting higher class at the tick already (c2c_yields_to_waiting).
+ */
+/*@ assigns \nothing;
+    ensures c2c_preemptible_spec: \result == 1 <==> (!boosted && !rescued &&
+              (cls == C2C_CLASS_UNMATCHED || cls == C2C_CLASS_THROUGHPUT || cls == C2C_CLASS_NORMAL));
+*/
+static inline bool c2c_run_preemptible(__u32 cls, bool boosted, bool rescued)
+{
+	if (boosted || rescued)
+		return false;
+	return cls == C2C_CLASS_UNMATCHED || cls == C2C_CLASS_THROUGHPUT || cls == C2C_CLASS_NORMAL;
 }
 
 #endif /* C2C_GUARDS_H */

@@ -163,6 +163,15 @@ struct cpu_ctx {
 	 */
 	__u64 policies_asked_at;
 	__u32 policies_present;
+	/*
+	 * The run here now as a wakeup of DSQ_NORM sees it (preempt_for_wakeup, read by other CPUs,
+	 * racy by design: a hint): whether it may be preempted (c2c_run_preemptible), its virtual time
+	 * and the jiffy at its start (a load, where a clock read on every switch was what the
+	 * untracked path had shed).
+	 */
+	__u32 run_preemptible;
+	__u64 run_vtime;
+	__u64 run_jiffies;
 };
 
 struct {
@@ -186,6 +195,12 @@ __u64 dsq_served_at[4];
  * so sleeping cannot bank an unbounded head start over the tasks that kept running.
  */
 __u64 vtime_now;
+
+/*
+ * Wakeups of DSQ_NORM that preempted a run (preempt_for_wakeup): a diagnostic, not ABI (the
+ * pinned c2c_stats layout is); tests/vm/vllm-guest.sh reads it from the object's .bss map.
+ */
+__u64 diag_wakeup_preempts;
 
 /* The kernel's nr_cpu_ids capped at C2C_MAX_CPUS, read once in init (a kfunc call each time). */
 __u32 nr_cpus_seen;
@@ -585,13 +600,54 @@ static __s32 pick_preemptible_cpu(const __u64 *envelope, const __u64 *first, __s
 	return c2c_choose_preemptible(envelope, first, boosted, cpu, nr_cpus());
 }
 
+/* p's virtual time as it is queued in DSQ_NORM: a sleeper gets its bounded credit (c2c_wake_vtime). */
 static __u64 norm_vtime(struct task_struct *p)
 {
-	__u64 floor = vtime_now > C2C_DEFAULT_SLICE_NS ? vtime_now - C2C_DEFAULT_SLICE_NS : 0;
-
-	if (p->scx.dsq_vtime < floor)
-		p->scx.dsq_vtime = floor;
+	p->scx.dsq_vtime = c2c_wake_vtime(p->scx.dsq_vtime, vtime_now);
 	return p->scx.dsq_vtime;
+}
+
+#define C2C_PREEMPT_SCAN_MAX 8 /* CPUs a wakeup of DSQ_NORM looks at for a run to preempt */
+
+/*
+ * p, woken with virtual time vtime, was queued in DSQ_NORM (no idle CPU took it in select_cpu):
+ * kicks, with SCX_KICK_PREEMPT, the CPU of p's cpumask whose run is furthest ahead of it in
+ * virtual time among those c2c_wakeup_preempts allows (issue 43). That CPU's dispatch then serves
+ * DSQ_NORM's head, p or a task still further behind; the preempted task is queued again by its
+ * virtual time. At most C2C_PREEMPT_SCAN_MAX CPUs from p's own CPU on, so a wakeup's cost does
+ * not grow with the node.
+ */
+static void preempt_for_wakeup(struct task_struct *p, __u64 vtime)
+{
+	__u32 nr = nr_cpus(), zero = 0, start = (__u32)scx_bpf_task_cpu(p), n, i;
+	__u64 now_j = bpf_jiffies64(), best_vtime = 0;
+	__s32 best = -1;
+
+	if (nr == 0)
+		return;
+	n = nr < C2C_PREEMPT_SCAN_MAX ? nr : C2C_PREEMPT_SCAN_MAX;
+	bpf_for(i, 0, n) {
+		__u32 cpu = (start + i) % nr;
+		struct cpu_ctx *cc = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, cpu);
+		__u64 run_j, run_v;
+
+		if (!cc)
+			continue;
+		run_j = cc->run_jiffies;
+		run_v = cc->run_vtime;
+		if (!c2c_wakeup_preempts(vtime, run_v, now_j > run_j ? now_j - run_j : 0, cc->run_preemptible))
+			continue;
+		if (best >= 0 && run_v <= best_vtime)
+			continue;
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			continue;
+		best = (__s32)cpu;
+		best_vtime = run_v;
+	}
+	if (best < 0)
+		return;
+	scx_bpf_kick_cpu(best, SCX_KICK_PREEMPT);
+	__sync_fetch_and_add(&diag_wakeup_preempts, 1);
 }
 
 static void count_dispatch(__u32 cls)
@@ -787,12 +843,15 @@ static __u64 placed_offset(const struct task_ctx *tc)
  */
 static void enqueue_untracked(struct task_struct *p, u64 enq_flags)
 {
+	__u64 vtime = norm_vtime(p);
+
 	if (marked_queued(p->scx.slice))
 		__sync_fetch_and_add(&dsq_queued[DSQ_NORM], -1);
 	count_dispatch(C2C_CLASS_UNMATCHED);
 	__sync_fetch_and_add(&dsq_queued[DSQ_NORM], 1);
-	scx_bpf_dispatch_vtime(p, DSQ_NORM, C2C_MARK_QUEUED + (__u32)scx_bpf_task_cpu(p), norm_vtime(p),
-			       enq_flags);
+	scx_bpf_dispatch_vtime(p, DSQ_NORM, C2C_MARK_QUEUED + (__u32)scx_bpf_task_cpu(p), vtime, enq_flags);
+	if (enq_flags & SCX_ENQ_WAKEUP)
+		preempt_for_wakeup(p, vtime);
 }
 
 void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
@@ -865,9 +924,14 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 	if (tc)
 		tc->cls = (__u8)cls;
 	count_queued(tc, dsq);
-	if (class_dsq(cls) == DSQ_NORM)
-		scx_bpf_dispatch_vtime(p, dsq, slice, norm_vtime(p), enq_flags);
-	else
+	if (class_dsq(cls) == DSQ_NORM) {
+		__u64 vtime = norm_vtime(p);
+
+		scx_bpf_dispatch_vtime(p, dsq, slice, vtime, enq_flags);
+		/* A placed task waits for its preferred CPUs (kick_preferred), not for any CPU's run. */
+		if ((enq_flags & SCX_ENQ_WAKEUP) && !(tc && tc->placed))
+			preempt_for_wakeup(p, vtime);
+	} else
 		scx_bpf_dispatch(p, dsq, slice, enq_flags);
 	if (tc && tc->placed)
 		kick_preferred(tc);
@@ -1171,6 +1235,10 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 				p->scx.slice = C2C_RESCUE_SLICE_NS;
 		}
 		cc->curr_yields = tc && tc->tracked && c2c_yields_to_waiting(tc->cls, rescued);
+		cc->run_preemptible = c2c_run_preemptible(tc && tc->tracked ? tc->cls : C2C_CLASS_UNMATCHED,
+							  tc && tc->boosted, rescued);
+		cc->run_vtime = p->scx.dsq_vtime;
+		cc->run_jiffies = bpf_jiffies64();
 		cc->run_pid = tc || untracked ? p->pid : 0; /* 0: no record, stopping looks the storage up */
 		cc->run_tracked = tc && tc->tracked;
 		cc->run_exec_start = p->se.sum_exec_runtime;
@@ -1341,6 +1409,7 @@ void BPF_STRUCT_OPS(c2c_stopping, struct task_struct *p, bool runnable)
 		cc->curr_boosted = 0;
 		cc->curr_yields = 0;
 		cc->curr_long = 0;
+		cc->run_preemptible = 0;
 		recorded = cc->run_pid && cc->run_pid == p->pid;
 		tracked = !recorded || cc->run_tracked;
 		start = cc->run_exec_start;

@@ -339,4 +339,53 @@ TEST(GuardsSlice, ALongUntrackedRunIsCutBackToTheDefaultSlice) {
   EXPECT_EQ(c2c_cut_untracked(20 * ms, 0), C2C_DEFAULT_SLICE_NS);
 }
 
+// ---- the default path: a sleeper against CPU hogs (issue 43) ----------------------------------
+
+TEST(GuardsWakeup, ASleeperIsPlacedAtMostTheCreditBeforeVtimeNow) {
+  const __u64 ms = C2C_NSEC_PER_MSEC, now = 1000 * ms;
+  // Slept long: its own virtual time is far behind; it gets the credit, no more.
+  EXPECT_EQ(c2c_wake_vtime(10 * ms, now), now - C2C_WAKE_CREDIT_NS);
+  // The credit is the longest default slice of DSQ_NORM: a hog that waits its turn began it at
+  // most that far before vtime_now, so the sleeper lands ahead of every waiting hog (the 3 ms
+  // floor of before issue 43 landed it behind them).
+  EXPECT_EQ(C2C_WAKE_CREDIT_NS, C2C_UNTRACKED_LONG_SLICE_NS);
+  EXPECT_LT(c2c_wake_vtime(10 * ms, now), now - 15 * ms);
+  // Slept briefly (or never): its own virtual time stands; sleeping never moves it forward.
+  EXPECT_EQ(c2c_wake_vtime(now - 5 * ms, now), now - 5 * ms);
+  EXPECT_EQ(c2c_wake_vtime(now + 7 * ms, now), now + 7 * ms);
+  EXPECT_EQ(c2c_wake_vtime(now - C2C_WAKE_CREDIT_NS, now), now - C2C_WAKE_CREDIT_NS);
+  // No wrap below 0 at the start.
+  EXPECT_EQ(c2c_wake_vtime(0, 5 * ms), 0u);
+  EXPECT_EQ(c2c_wake_vtime(3, C2C_WAKE_CREDIT_NS), 3u);
+}
+
+TEST(GuardsWakeup, AWokenTaskFarBehindPreemptsARunOfItsQueue) {
+  const __u64 ms = C2C_NSEC_PER_MSEC, run = 500 * ms;
+  // Far behind a run that has lasted a tick: preempts.
+  EXPECT_TRUE(c2c_wakeup_preempts(run - C2C_WAKE_CREDIT_NS, run, 1, true));
+  EXPECT_TRUE(c2c_wakeup_preempts(run - C2C_PREEMPT_GAP_NS - 1, run, 5, true));
+  // Within the gap (hackbench's tasks, about level): no preemption.
+  EXPECT_FALSE(c2c_wakeup_preempts(run - C2C_PREEMPT_GAP_NS, run, 5, true));
+  EXPECT_FALSE(c2c_wakeup_preempts(run - 1 * ms, run, 5, true));
+  // Ahead of the run: never.
+  EXPECT_FALSE(c2c_wakeup_preempts(run + 10 * ms, run, 5, true));
+  // A run that began in this tick keeps its CPU (no preemption storm at a run's start).
+  EXPECT_FALSE(c2c_wakeup_preempts(run - C2C_WAKE_CREDIT_NS, run, 0, true));
+  // A run that may not be preempted (boosted, rescued, another class) keeps its CPU.
+  EXPECT_FALSE(c2c_wakeup_preempts(run - C2C_WAKE_CREDIT_NS, run, 5, false));
+  // No wrap: a woken task at virtual time 0 against a run at the gap exactly.
+  EXPECT_FALSE(c2c_wakeup_preempts(0, C2C_PREEMPT_GAP_NS, 5, true));
+  EXPECT_TRUE(c2c_wakeup_preempts(0, C2C_PREEMPT_GAP_NS + 1, 5, true));
+}
+
+TEST(GuardsWakeup, OnlyUnboostedUnrescuedRunsOfTheNormalQueueArePreemptible) {
+  for (__u32 cls : {0u + C2C_CLASS_UNMATCHED, 0u + C2C_CLASS_THROUGHPUT, 0u + C2C_CLASS_NORMAL}) {
+    EXPECT_TRUE(c2c_run_preemptible(cls, false, false)) << cls;
+    EXPECT_FALSE(c2c_run_preemptible(cls, true, false)) << cls;  // boosted
+    EXPECT_FALSE(c2c_run_preemptible(cls, false, true)) << cls;  // a starvation rescue's run (INV-8)
+  }
+  for (__u32 cls : {0u + C2C_CLASS_LATENCY_CRITICAL, 0u + C2C_CLASS_COMM_PROGRESS, 0u + C2C_CLASS_BACKGROUND, 6u, 255u})
+    EXPECT_FALSE(c2c_run_preemptible(cls, false, false)) << cls;
+}
+
 }  // namespace

@@ -105,7 +105,8 @@ for t in ${mutant_targets[@]+"${mutant_targets[@]}"}; do
 done
 # --mode cost: $C2C_VM_BASE_OBJECT, another build of the scheduler object, runs beside this one in
 # the same boot (rounds alternate), so that two builds compare on one emulated machine's speed.
-[ "$mode" = cost ] && [ -n "${C2C_VM_BASE_OBJECT:-}" ] && extra_files+=(--file "$C2C_VM_BASE_OBJECT:/c2c/base.bpf.o")
+# --mode vllm: the same, as the configurations <config>-base (vllm-guest.sh).
+case $mode in cost|vllm) [ -n "${C2C_VM_BASE_OBJECT:-}" ] && extra_files+=(--file "$C2C_VM_BASE_OBJECT:/c2c/base.bpf.o") ;; esac
 [ -s "$here/experiment-guest.sh" ] && extra_files+=(--file "$here/experiment-guest.sh:/c2c/experiment-guest.sh")
 daemon_bins=("$daemon_build/src/daemon/claim2cored" "$daemon_build/src/cli/claim2core" "$daemon_build/src/cli/c2c-fake-vllm")
 missing=""
@@ -139,6 +140,8 @@ if [ "$mode" = experiment ]; then
 fi
 if [ "$mode" = vllm ]; then
   bins+=(--bin "$build/tests/vm/c2c-vllm-standin")
+  # bpftool reads the scheduler's diagnostic counters (its .bss) at each window's ends.
+  p=$(command -v bpftool || true); [ -z "$p" ] || bins+=(--bin "$p")
   extra_files+=(--file "$here/vllm-guest.sh:/c2c/vllm-guest.sh"
                 --file "$here/../../examples/vllm-standin/intended.json:/c2c/vllm/intended.json")
   for f in "$here"/../../examples/policies/vllm/*.yaml; do extra_files+=(--file "$f:/c2c/vllm/$(basename "$f")"); done
@@ -161,11 +164,16 @@ log "$(wc -l <"$work/results.jsonl") results in $work/results.jsonl"
 [ "$mode" = cost ] && python3 "$here/cost_table.py" "$work/results.jsonl" || true
 if [ "$mode" = vllm ]; then
   log "host load after the guest: $(cut -d' ' -f1-3 /proc/loadavg)"
-  # Every step of every configuration and EngineCore: C2C-VLLM-CSV <config> <rank> <csv line>.
+  # Every step of every configuration, round and EngineCore: C2C-VLLM-CSV <config>-r<round> <rank> <csv line>.
   tr -d '\r' <"$work/console.log" | awk -v dir="$work" '$1 == "C2C-VLLM-CSV" {
       f = dir "/vllm-" $2 "-dp" $3 ".csv"; line = $0; sub(/^C2C-VLLM-CSV [^ ]+ [^ ]+ /, "", line); print line > f }'
   log "per-step CSVs: $(ls "$work"/vllm-*.csv 2>/dev/null | tr '\n' ' ')"
   [ -z "$samples_dir" ] || cp "$work"/vllm-*.csv "$samples_dir"/ 2>/dev/null || true
+  # The scheduler trace (c2c.vllm_trace_ms): C2C-VLLM-TRACE lines, for tests/vm/vllm_trace.py.
+  if grep -aq "^C2C-VLLM-TRACE" "$work/console.log"; then
+    tr -d '\r' <"$work/console.log" | grep -a "^C2C-VLLM-TRACE" >"$work/vllm-trace.txt"
+    [ -z "$samples_dir" ] || cp "$work/vllm-trace.txt" "$samples_dir"/
+  fi
 fi
 if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ]; then
   # The last lines are what a CI log keeps: the verdict and each failed result, once more.
