@@ -594,7 +594,11 @@ static inline __u64 c2c_wake_vtime(__u64 vtime, __u64 vtime_now)
  * Wakeup preemption (issue 43): a task woken into DSQ_NORM takes a CPU from a run of DSQ_NORM
  * (an unboosted normal, throughput or unmatched task; never a boosted, latency-critical,
  * background or rescued run) whose virtual time is ahead of the woken task's by more than
- * C2C_PREEMPT_GAP_NS, once that run has lasted C2C_PREEMPT_MIN_TICKS ticks. Without it a woken
+ * C2C_PREEMPT_GAP_NS, once that run has lasted C2C_PREEMPT_MIN_TICKS ticks. A task woken into
+ * DSQ_HI (an unboosted latency-critical or comm-progress task: no lease, or its CPU's boost
+ * budget spent) takes it whatever the virtual times (above: the class order dispatch serves
+ * anyway); otherwise such a task waited for a hog's slice while an unmatched sleeper preempted
+ * it, a class inversion. Without it a woken
  * Worker waited for a hog's slice to end (20 ms on a node without entries). EEVDF preempts the
  * current entity for a woken one with an earlier deadline once the current one has had its
  * slice (RUN_TO_PARITY); scx_lavd kicks the CPU of the least latency-critical running task. The
@@ -608,12 +612,15 @@ static inline __u64 c2c_wake_vtime(__u64 vtime, __u64 vtime_now)
 
 /*@ assigns \nothing;
     ensures c2c_preempt_spec: \result == 1 <==> (preemptible && ran_ticks >= C2C_PREEMPT_MIN_TICKS &&
-                               run_vtime > woken_vtime && run_vtime - woken_vtime > C2C_PREEMPT_GAP_NS);
+                               (above || (run_vtime > woken_vtime && run_vtime - woken_vtime > C2C_PREEMPT_GAP_NS)));
 */
-static inline bool c2c_wakeup_preempts(__u64 woken_vtime, __u64 run_vtime, __u64 ran_ticks, bool preemptible)
+static inline bool c2c_wakeup_preempts(__u64 woken_vtime, bool above, __u64 run_vtime, __u64 ran_ticks,
+				       bool preemptible)
 {
 	if (!preemptible || ran_ticks < C2C_PREEMPT_MIN_TICKS)
 		return false;
+	if (above)
+		return true;
 	return run_vtime > woken_vtime && run_vtime - woken_vtime > C2C_PREEMPT_GAP_NS;
 }
 

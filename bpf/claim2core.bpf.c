@@ -610,14 +610,15 @@ static __u64 norm_vtime(struct task_struct *p)
 #define C2C_PREEMPT_SCAN_MAX 8 /* CPUs a wakeup of DSQ_NORM looks at for a run to preempt */
 
 /*
- * p, woken with virtual time vtime, was queued in DSQ_NORM (no idle CPU took it in select_cpu):
- * kicks, with SCX_KICK_PREEMPT, the CPU of p's cpumask whose run is furthest ahead of it in
- * virtual time among those c2c_wakeup_preempts allows (issue 43). That CPU's dispatch then serves
- * DSQ_NORM's head, p or a task still further behind; the preempted task is queued again by its
- * virtual time. At most C2C_PREEMPT_SCAN_MAX CPUs from p's own CPU on, so a wakeup's cost does
- * not grow with the node.
+ * p, woken with virtual time vtime, was queued in DSQ_NORM, or in DSQ_HI (above), since no idle
+ * CPU took it in select_cpu: kicks, with SCX_KICK_PREEMPT, the CPU of p's cpumask whose run is
+ * furthest ahead in virtual time among those c2c_wakeup_preempts allows (issue 43). That CPU's
+ * dispatch then serves the classes in order: p, or a task of DSQ_NORM still further behind; the
+ * preempted task is queued again by its virtual time. At most C2C_PREEMPT_SCAN_MAX CPUs from p's
+ * own CPU on, so a wakeup's cost does not grow with the node. (scx_lavd kicks a victim CPU in
+ * the same way, chosen by latency criticality: sched-ext/scx, scheds/rust/scx_lavd.)
  */
-static void preempt_for_wakeup(struct task_struct *p, __u64 vtime)
+static void preempt_for_wakeup(struct task_struct *p, __u64 vtime, bool above)
 {
 	__u32 nr = nr_cpus(), zero = 0, start = (__u32)scx_bpf_task_cpu(p), n, i;
 	__u64 now_j = bpf_jiffies64(), best_vtime = 0;
@@ -635,7 +636,7 @@ static void preempt_for_wakeup(struct task_struct *p, __u64 vtime)
 			continue;
 		run_j = cc->run_jiffies;
 		run_v = cc->run_vtime;
-		if (!c2c_wakeup_preempts(vtime, run_v, now_j > run_j ? now_j - run_j : 0, cc->run_preemptible))
+		if (!c2c_wakeup_preempts(vtime, above, run_v, now_j > run_j ? now_j - run_j : 0, cc->run_preemptible))
 			continue;
 		if (best >= 0 && run_v <= best_vtime)
 			continue;
@@ -851,7 +852,7 @@ static void enqueue_untracked(struct task_struct *p, u64 enq_flags)
 	__sync_fetch_and_add(&dsq_queued[DSQ_NORM], 1);
 	scx_bpf_dispatch_vtime(p, DSQ_NORM, C2C_MARK_QUEUED + (__u32)scx_bpf_task_cpu(p), vtime, enq_flags);
 	if (enq_flags & SCX_ENQ_WAKEUP)
-		preempt_for_wakeup(p, vtime);
+		preempt_for_wakeup(p, vtime, false);
 }
 
 void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
@@ -930,9 +931,12 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 		scx_bpf_dispatch_vtime(p, dsq, slice, vtime, enq_flags);
 		/* A placed task waits for its preferred CPUs (kick_preferred), not for any CPU's run. */
 		if ((enq_flags & SCX_ENQ_WAKEUP) && !(tc && tc->placed))
-			preempt_for_wakeup(p, vtime);
-	} else
+			preempt_for_wakeup(p, vtime, false);
+	} else {
 		scx_bpf_dispatch(p, dsq, slice, enq_flags);
+		if ((enq_flags & SCX_ENQ_WAKEUP) && class_dsq(cls) == DSQ_HI && !(tc && tc->placed))
+			preempt_for_wakeup(p, 0, true);
+	}
 	if (tc && tc->placed)
 		kick_preferred(tc);
 }

@@ -362,20 +362,31 @@ TEST(GuardsWakeup, ASleeperIsPlacedAtMostTheCreditBeforeVtimeNow) {
 TEST(GuardsWakeup, AWokenTaskFarBehindPreemptsARunOfItsQueue) {
   const __u64 ms = C2C_NSEC_PER_MSEC, run = 500 * ms;
   // Far behind a run that has lasted a tick: preempts.
-  EXPECT_TRUE(c2c_wakeup_preempts(run - C2C_WAKE_CREDIT_NS, run, 1, true));
-  EXPECT_TRUE(c2c_wakeup_preempts(run - C2C_PREEMPT_GAP_NS - 1, run, 5, true));
+  EXPECT_TRUE(c2c_wakeup_preempts(run - C2C_WAKE_CREDIT_NS, false, run, 1, true));
+  EXPECT_TRUE(c2c_wakeup_preempts(run - C2C_PREEMPT_GAP_NS - 1, false, run, 5, true));
   // Within the gap (hackbench's tasks, about level): no preemption.
-  EXPECT_FALSE(c2c_wakeup_preempts(run - C2C_PREEMPT_GAP_NS, run, 5, true));
-  EXPECT_FALSE(c2c_wakeup_preempts(run - 1 * ms, run, 5, true));
+  EXPECT_FALSE(c2c_wakeup_preempts(run - C2C_PREEMPT_GAP_NS, false, run, 5, true));
+  EXPECT_FALSE(c2c_wakeup_preempts(run - 1 * ms, false, run, 5, true));
   // Ahead of the run: never.
-  EXPECT_FALSE(c2c_wakeup_preempts(run + 10 * ms, run, 5, true));
+  EXPECT_FALSE(c2c_wakeup_preempts(run + 10 * ms, false, run, 5, true));
   // A run that began in this tick keeps its CPU (no preemption storm at a run's start).
-  EXPECT_FALSE(c2c_wakeup_preempts(run - C2C_WAKE_CREDIT_NS, run, 0, true));
+  EXPECT_FALSE(c2c_wakeup_preempts(run - C2C_WAKE_CREDIT_NS, false, run, 0, true));
   // A run that may not be preempted (boosted, rescued, another class) keeps its CPU.
-  EXPECT_FALSE(c2c_wakeup_preempts(run - C2C_WAKE_CREDIT_NS, run, 5, false));
+  EXPECT_FALSE(c2c_wakeup_preempts(run - C2C_WAKE_CREDIT_NS, false, run, 5, false));
   // No wrap: a woken task at virtual time 0 against a run at the gap exactly.
-  EXPECT_FALSE(c2c_wakeup_preempts(0, C2C_PREEMPT_GAP_NS, 5, true));
-  EXPECT_TRUE(c2c_wakeup_preempts(0, C2C_PREEMPT_GAP_NS + 1, 5, true));
+  EXPECT_FALSE(c2c_wakeup_preempts(0, false, C2C_PREEMPT_GAP_NS, 5, true));
+  EXPECT_TRUE(c2c_wakeup_preempts(0, false, C2C_PREEMPT_GAP_NS + 1, 5, true));
+}
+
+TEST(GuardsWakeup, AWokenTaskOfAHigherClassPreemptsWhateverTheVirtualTimes) {
+  const __u64 ms = C2C_NSEC_PER_MSEC, run = 500 * ms;
+  // An unboosted latency-critical wakeup (DSQ_HI) is not held to the gap: class order, as dispatch.
+  EXPECT_TRUE(c2c_wakeup_preempts(0, true, run, 1, true));
+  EXPECT_TRUE(c2c_wakeup_preempts(run + 50 * ms, true, run, 1, true));
+  EXPECT_TRUE(c2c_wakeup_preempts(run, true, run, 3, true));
+  // Still never a run that may not be preempted, nor one that began in this tick.
+  EXPECT_FALSE(c2c_wakeup_preempts(0, true, run, 1, false));
+  EXPECT_FALSE(c2c_wakeup_preempts(0, true, run, 0, true));
 }
 
 TEST(GuardsWakeup, OnlyUnboostedUnrescuedRunsOfTheNormalQueueArePreemptible) {

@@ -132,8 +132,13 @@ run_scenarios() {
   stress-ng --cpu 4 --timeout 120s --quiet >/dev/null 2>&1 &
   STRESS=$!
   sleep 1
-  base=$(c2c-vm-tool latency --cgroup /sys/fs/cgroup/lc --duration-ms 3000)
-  result latency_unboosted "$base"
+  unm=$(c2c-vm-tool latency --cgroup /sys/fs/cgroup/lc --duration-ms 3000)
+  result latency_unboosted "$unm"
+  # The control the boost is judged against: since issue 43 an unmatched sleeper preempts the hogs
+  # itself (c2c_wakeup_preempts), so its wait no longer shows what a lease adds; a background
+  # probe (the same masks, a class nobody preempts for) still waits behind them.
+  base=$(c2c-vm-tool latency --cgroup /sys/fs/cgroup/lc --duration-ms 3000 --class background --allowed 0-1 --preferred 0)
+  result latency_background "$base"
   s0=$(c2c-vm-tool stats)
   boost=$(c2c-vm-tool latency --cgroup /sys/fs/cgroup/lc --duration-ms 3000 --class lc --boost-ms 60000 --allowed 0-1 --preferred 0)
   s1=$(c2c-vm-tool stats)
@@ -144,10 +149,11 @@ run_scenarios() {
   rej=$(( $(jget "$s1" .cpumask_rejections) - $(jget "$s0" .cpumask_rejections) ))
   lcd=$(( $(jget "$s1" .dispatched.latency_critical) - $(jget "$s0" .dispatched.latency_critical) ))
   bin=$(jget "$boost" .inside_cpuset)
-  # The median must at least halve. p99 is reported, not asserted: under TCG on a busy host the
-  # tail is dominated by the host descheduling the guest's vCPU threads.
+  u50=$(jget "$unm" .p50_us); u99=$(jget "$unm" .p99_us)
+  # The median must at least halve against the background probe. p99 is reported, not asserted:
+  # under TCG on a busy host the tail is dominated by the host descheduling the guest's vCPU threads.
   ok=false; [ $((x50 * 2)) -lt "$b50" ] && [ $lcd -gt 0 ] && [ "$bin" = true ] && ok=true
-  result boost_enforced "{\"scenario\":\"boost_enforced\",\"p50_us_unboosted\":$b50,\"p50_us_boosted\":$x50,\"p99_us_unboosted\":$b99,\"p99_us_boosted\":$x99,\"cpumask_rejections\":$rej,\"lc_dispatches\":$lcd,\"inside_cpuset\":$bin,\"pass\":$ok}"
+  result boost_enforced "{\"scenario\":\"boost_enforced\",\"p50_us_unmatched\":$u50,\"p99_us_unmatched\":$u99,\"p50_us_unboosted\":$b50,\"p50_us_boosted\":$x50,\"p99_us_unboosted\":$b99,\"p99_us_boosted\":$x99,\"cpumask_rejections\":$rej,\"lc_dispatches\":$lcd,\"inside_cpuset\":$bin,\"pass\":$ok}"
 
   # 3. A TID reused by a new thread gets no policy (INV-2).
   result tid_reuse "$(c2c-vm-tool reuse)"

@@ -27,7 +27,8 @@ constexpr uint64_t kWriterSliceNs = 20'000'000;
 constexpr uint64_t kControlMinP50Ns = 2'000'000;
 constexpr uint64_t kBoostedMaxP50Ns = 1'000'000;
 
-// One series: the writer on `cpu` (a 20 ms slice, so an unboosted reader waits up to that long),
+// One series: the writer on `cpu` (latency-critical without a lease, a 20 ms slice, so an
+// unboosted reader waits up to that long),
 // the reader unpinned, with `reader` as its policy (none: no entry). The delays, write to read.
 std::vector<uint64_t> series(int cpu, int rounds, const std::optional<PolicySpec>& reader) {
   int fds[2];
@@ -66,7 +67,11 @@ std::vector<uint64_t> series(int cpu, int rounds, const std::optional<PolicySpec
   std::optional<PolicyMap> map;
   try {
     map.emplace();
+    // Latency-critical without a lease: a class a woken normal or unmatched task does not preempt
+    // (c2c_run_preemptible, issue 43), so the control reader waits for the writer's slice; the
+    // boosted reader must preempt it all the same.
     PolicySpec writer;
+    writer.exec_class = C2C_CLASS_LATENCY_CRITICAL;
     writer.slice_ns = kWriterSliceNs;
     map->put_task(getpid(), writer_tid, writer);
     if (reader) map->put_task(getpid(), reader_tid, *reader);
