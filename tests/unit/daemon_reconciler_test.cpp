@@ -4,7 +4,7 @@
 // write waits in the retry queue for the timer (no sleep) and is written when due; drift (a key
 // holding an older value, a key nobody wrote) is found by the read-back, re-observed and
 // repaired (INV-5); a read-back in slices goes over the whole map. Built into daemon_durable_tests
-// (no gRPC, no prometheus-cpp), so tests/mutants/daemon_durable_run seeds bugs in the reconciler.
+// (no gRPC, no prometheus-cpp), so tests/mutants/mutate.py daemon_durable seeds bugs in the reconciler.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -1,7 +1,7 @@
 // What the reconciler reports (claim2core_apply_*, _readback_*, _drift_*, _full_pass_*,
 // _invariant_violations_*: spec/daemon.md, "Metrics"). The daemon's Metrics implements it; the
 // reconciler's unit tests count with their own, so the reconciler builds without prometheus-cpp
-// (and tests/mutants/daemon_durable_run seeds bugs in it cheaply).
+// (and tests/mutants/mutate.py daemon_durable seeds bugs in it cheaply).
 #pragma once
 
 #include <string>
