@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -19,20 +20,6 @@ using Clock = std::chrono::steady_clock;
 
 std::chrono::microseconds to_duration(time_t sec, time_t usec) {
   return std::chrono::seconds(sec) + std::chrono::microseconds(usec);
-}
-
-// poll(2) for one event, restarted on EINTR; true when the socket is ready.
-bool wait_for(int fd, short events, std::chrono::microseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {
-    // Rounded up: a wait that ends before its deadline would read as "not yet expired".
-    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
-    pollfd p{fd, events, 0};
-    int n = ::poll(&p, 1, static_cast<int>(std::max<std::chrono::milliseconds::rep>(0, left.count())));
-    if (n > 0) return true;
-    if (n == 0) return false;
-    if (errno != EINTR) return false;
-  }
 }
 
 void address_of(int fd, bool peer, std::string& ip, int& port) {
@@ -57,37 +44,41 @@ void address_of(int fd, bool peer, std::string& ip, int& port) {
 }
 
 // How long a connection refused for a late head or body has its late bytes discarded before it is
-// closed (refuse_raw).
+// closed (refuse).
 constexpr std::chrono::milliseconds kLingerTime{300};
 
-// Why a connection's read failed on a deadline or a size limit (for the refusal count and the 408).
-enum class Expired : uint8_t { None, HeaderDeadline, HeaderTooLarge, BodyDeadline };
+}  // namespace
+
+// Why a connection's read failed on a deadline, a size limit or an eviction (for the refusal count
+// and the reply).
+enum class Expired : uint8_t { None, HeaderDeadline, HeaderTooLarge, BodyDeadline, Evicted };
 
 // One connection's stream, kept across its requests. Reads are buffered because httplib reads the
 // request line and headers a byte at a time; each read is bounded by the server's read timeout and
-// by the current request's deadline (head, then body); write timeouts are the server's.
+// by the current request's deadline (head, then body); write timeouts are the server's. The bytes
+// come through a Transport (plain or TLS), so both are bounded alike.
 class ConnectionStream final : public httplib::Stream {
  public:
-  ConnectionStream(int fd, std::chrono::microseconds read_timeout, std::chrono::microseconds write_timeout,
-                   const ConnectionLimits& limits)
-      : fd_(fd), read_timeout_(read_timeout), write_timeout_(write_timeout), limits_(limits) {}
+  ConnectionStream(int fd, Transport& t, std::chrono::microseconds read_timeout,
+                   std::chrono::microseconds write_timeout, const ConnectionLimits& limits)
+      : fd_(fd), t_(t), read_timeout_(read_timeout), write_timeout_(write_timeout), limits_(limits) {}
 
-  bool is_readable() const override { return off_ < len_ || wait_for(fd_, POLLIN, read_wait()); }
+  bool is_readable() const override { return off_ < len_ || t_.pending() || wait_for(fd_, POLLIN, read_wait()); }
   bool is_writable() const override { return wait_for(fd_, POLLOUT, write_timeout_); }
 
   ssize_t read(char* ptr, size_t size) override {
     if (expired_ != Expired::None) return -1;
+    if (evicted_by() != ConnectionGate::Admit::Ok) return expire(Expired::Evicted);
     if (in_head_ && head_bytes_ >= limits_.max_header_bytes) return expire(Expired::HeaderTooLarge);
     if (in_head_) size = std::min(size, limits_.max_header_bytes - head_bytes_);
     if (off_ < len_) return take(ptr, size);
     if (Clock::now() >= deadline_) return expire(in_head_ ? Expired::HeaderDeadline : Expired::BodyDeadline);
-    if (!wait_for(fd_, POLLIN, read_wait())) {
-      if (Clock::now() >= deadline_) return expire(in_head_ ? Expired::HeaderDeadline : Expired::BodyDeadline);
-      return -1;
-    }
-    if (size >= sizeof(buf_)) return count(recv_retrying(ptr, size));
-    ssize_t n = recv_retrying(buf_, sizeof(buf_));
-    if (n <= 0) return n;
+    const bool direct = size >= sizeof(buf_);
+    ssize_t n = t_.read(direct ? ptr : buf_, direct ? size : sizeof(buf_), read_wait());
+    // An eviction shuts the socket's read side, which ends the wait: say why, not "end of stream".
+    if (evicted_by() != ConnectionGate::Admit::Ok) return expire(Expired::Evicted);
+    if (n < 0 && Clock::now() >= deadline_) return expire(in_head_ ? Expired::HeaderDeadline : Expired::BodyDeadline);
+    if (n <= 0 || direct) return count(n);
     off_ = 0;
     len_ = static_cast<size_t>(n);
     return take(ptr, size);
@@ -96,11 +87,7 @@ class ConnectionStream final : public httplib::Stream {
   ssize_t write(const char* ptr, size_t size) override {
     // Past a deadline or limit httplib would answer 400; process_and_close_socket answers 408/431.
     if (expired_ != Expired::None) return -1;
-    if (!wait_for(fd_, POLLOUT, write_timeout_)) return -1;
-    for (;;) {
-      ssize_t n = ::send(fd_, ptr, size, MSG_NOSIGNAL);
-      if (n >= 0 || errno != EINTR) return n;
-    }
+    return t_.write(ptr, size, write_timeout_);
   }
 
   void get_remote_ip_and_port(std::string& ip, int& port) const override { address_of(fd_, true, ip, port); }
@@ -108,15 +95,16 @@ class ConnectionStream final : public httplib::Stream {
   socket_t socket() const override { return fd_; }
 
   // The next request: already buffered, or readable within `idle` (and before `by`, the head
-  // deadline of a new connection), checking `stopped` in between.
+  // deadline of a new connection), checking `stopped` and an eviction in between.
   template <class Stopped>
   bool next_request(std::chrono::microseconds idle, Clock::time_point by, Stopped stopped) const {
-    if (off_ < len_) return true;
+    if (off_ < len_ || t_.pending()) return true;
     const auto deadline = std::min(Clock::now() + idle, by);
-    while (!stopped()) {
+    while (!stopped() && evicted_by() == ConnectionGate::Admit::Ok) {
       auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
       if (left.count() <= 0) return false;
-      if (wait_for(fd_, POLLIN, std::min<std::chrono::microseconds>(left, kStopCheckInterval))) return true;
+      if (wait_for(fd_, POLLIN, std::min<std::chrono::microseconds>(left, kStopCheckInterval)))
+        return evicted_by() == ConnectionGate::Admit::Ok;
     }
     return false;
   }
@@ -132,6 +120,9 @@ class ConnectionStream final : public httplib::Stream {
     deadline_ = Clock::now() + limits_.body_timeout;
   }
   Expired expired() const { return expired_; }
+  // Another worker's new connection takes this one's place (KeepAliveServer::evict).
+  void evict(ConnectionGate::Admit why) { evicted_.store(why); }
+  ConnectionGate::Admit evicted_by() const { return evicted_.load(); }
 
  private:
   std::chrono::microseconds read_wait() const {
@@ -152,14 +143,9 @@ class ConnectionStream final : public httplib::Stream {
     off_ += n;
     return count(static_cast<ssize_t>(n));
   }
-  ssize_t recv_retrying(char* ptr, size_t size) {
-    for (;;) {
-      ssize_t n = ::recv(fd_, ptr, size, 0);
-      if (n >= 0 || errno != EINTR) return n;
-    }
-  }
 
   int fd_;
+  Transport& t_;
   std::chrono::microseconds read_timeout_, write_timeout_;
   const ConnectionLimits& limits_;
   char buf_[4096];
@@ -168,7 +154,10 @@ class ConnectionStream final : public httplib::Stream {
   size_t head_bytes_ = 0;
   Clock::time_point deadline_ = Clock::time_point::max();
   Expired expired_ = Expired::None;
+  std::atomic<ConnectionGate::Admit> evicted_{ConnectionGate::Admit::Ok};
 };
+
+namespace {
 
 // The stream this worker thread serves now (head_received() reaches it from the pre-routing
 // handler, which httplib calls on the same thread once the head is read).
@@ -176,20 +165,24 @@ thread_local ConnectionStream* t_stream = nullptr;
 thread_local ConnectionGate* t_gate = nullptr;
 thread_local uint64_t t_gate_id = 0;
 
-// A reply written straight to the socket, for a connection refused before httplib reads it (or
-// whose head came too late): best effort, never blocking, then the connection is closed.
-void refuse_raw(int fd, int status, const char* phrase, const std::string& message, std::chrono::milliseconds linger) {
-  std::string body = R"({"success":false,"error":")" + message + "\"}";
-  std::string head = "HTTP/1.1 " + std::to_string(status) + " " + phrase +
-                     "\r\nContent-Type: application/json\r\nConnection: close\r\nCache-Control: no-store\r\n"
-                     "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n";
-  std::string all = head + body;
-  (void)::send(fd, all.data(), all.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+// A reply to a connection refused (over a limit, evicted, or its head or body too late or too
+// large), through its transport: best effort, never blocking, then the connection is closed by
+// the caller. Without a transport ready for HTTP (a TLS handshake not done) nothing is sent.
+void refuse(int fd, Transport& t, int status, const char* phrase, const std::string& message,
+            std::chrono::milliseconds linger) {
+  if (t.ready()) {
+    std::string body = R"({"success":false,"error":")" + message + "\"}";
+    std::string all = "HTTP/1.1 " + std::to_string(status) + " " + phrase +
+                      "\r\nContent-Type: application/json\r\nConnection: close\r\nCache-Control: no-store\r\n"
+                      "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    (void)t.write(all.data(), all.size(), std::chrono::microseconds(0));
+    t.close_notify();
+  }
   // Closing a socket with unread bytes (the client still sending its head) makes the kernel send
   // a reset, and the client may lose the reply before reading it. So: end our side, and discard
   // what the client still sends for a moment (at most `linger` and 64 KiB) before closing. A
   // connection refused over a connection limit lingers 0: only what already arrived is discarded,
-  // so a flood of them costs no worker time.
+  // so a flood of them costs no worker time. (Discarded raw: TLS records need no decrypting.)
   ::shutdown(fd, SHUT_WR);
   const auto until = Clock::now() + linger;
   char sink[4096];
@@ -210,24 +203,27 @@ std::string seconds(std::chrono::milliseconds ms) {
 
 }  // namespace
 
-KeepAliveServer::KeepAliveServer(ConnectionLimits limits, Refused on_refusal, std::function<void(int)> on_connections)
+KeepAliveServer::KeepAliveServer(ConnectionLimits limits, Refused on_refusal, std::function<void(int)> on_connections,
+                                 std::shared_ptr<const TlsContext> tls)
     : limits_(limits),
       on_refusal_(std::move(on_refusal)),
       on_connections_(std::move(on_connections)),
-      gate_(limits.max_connections, limits.max_connections_per_client, [this](int fd, ConnectionGate::Admit why) {
-        // A pending connection makes room for a new one (connection_gate.hpp says why): told so,
-        // and shut down; its worker sees the end of the stream and closes it.
-        const bool per_client = why == ConnectionGate::Admit::OverClientLimit;
-        if (on_refusal_) on_refusal_(per_client ? "connections-per-client" : "connections-total");
-        std::string msg = per_client ? "closed for a newer connection from the same address (at most " +
-                                           std::to_string(limits_.max_connections_per_client) +
-                                           " a client, --max-connections-per-client)"
-                                     : "closed for a newer connection (at most " +
-                                           std::to_string(limits_.max_connections) + ", --max-connections)";
-        refuse_raw(fd, per_client ? 429 : 503, per_client ? "Too Many Requests" : "Service Unavailable", msg,
-                   std::chrono::milliseconds(0));
-        ::shutdown(fd, SHUT_RDWR);
-      }) {}
+      tls_(std::move(tls)),
+      gate_(limits.max_connections, limits.max_connections_per_client,
+            [this](int fd, ConnectionGate::Admit why) { evict(fd, why); }) {}
+
+void KeepAliveServer::evict(int fd, ConnectionGate::Admit why) {
+  // Under the gate's lock, so `fd` is still open. A pending connection makes room for a new one
+  // (connection_gate.hpp says why): its stream is told why, and the read side of its socket shut
+  // down, which ends its worker's wait; that worker answers 429 / 503 and closes it (only it may
+  // write to its TLS stream).
+  if (on_refusal_) on_refusal_(why == ConnectionGate::Admit::OverClientLimit ? "connections-per-client" : "connections-total");
+  {
+    std::lock_guard<std::mutex> l(live_mu_);
+    if (auto it = live_.find(fd); it != live_.end()) it->second->evict(why);
+  }
+  ::shutdown(fd, SHUT_RD);
+}
 
 void KeepAliveServer::set_listen_backlog(int n) {
   if (svr_sock_ != INVALID_SOCKET) ::listen(svr_sock_, n);
@@ -243,28 +239,50 @@ bool KeepAliveServer::process_and_close_socket(socket_t sock) {
   std::string client;
   int port = 0;
   address_of(sock, true, client, port);
-  auto refuse = [&](const char* reason, int status, const char* phrase, const std::string& message) {
-    if (on_refusal_) on_refusal_(reason);
-    refuse_raw(sock, status, phrase, message, std::chrono::milliseconds(0));
+  std::unique_ptr<Transport> transport;
+  TlsTransport* tls = nullptr;
+  if (tls_) {
+    auto t = std::make_unique<TlsTransport>(*tls_, sock);
+    tls = t.get();
+    transport = std::move(t);
+  } else {
+    transport = std::make_unique<PlainTransport>(sock);
+  }
+  ConnectionStream strm(sock, *transport, to_duration(read_timeout_sec_, read_timeout_usec_),
+                        to_duration(write_timeout_sec_, write_timeout_usec_), limits_);
+  {
+    std::lock_guard<std::mutex> l(live_mu_);
+    live_[sock] = &strm;
+  }
+  auto close_socket = [&] {
+    {
+      std::lock_guard<std::mutex> l(live_mu_);
+      live_.erase(sock);
+    }
     ::shutdown(sock, SHUT_RDWR);
     ::close(sock);
+  };
+  auto refuse_now = [&](const char* reason, int status, const char* phrase, const std::string& message) {
+    // Over TLS nothing can be said before a handshake, and a handshake is a worker's time spent on
+    // a client being refused: the connection is closed without a reply.
+    if (on_refusal_) on_refusal_(reason);
+    refuse(sock, *transport, status, phrase, message, std::chrono::milliseconds(0));
+    close_socket();
     return false;
   };
   const auto ticket = gate_.enter(client, sock);
   switch (ticket.admit) {
     case ConnectionGate::Admit::OverClientLimit:
-      return refuse("connections-per-client", 429, "Too Many Requests",
-                    "too many connections from " + client + " (at most " +
-                        std::to_string(limits_.max_connections_per_client) + ", --max-connections-per-client)");
+      return refuse_now("connections-per-client", 429, "Too Many Requests",
+                        "too many connections from " + client + " (at most " +
+                            std::to_string(limits_.max_connections_per_client) + ", --max-connections-per-client)");
     case ConnectionGate::Admit::OverTotalLimit:
-      return refuse("connections-total", 503, "Service Unavailable",
-                    "too many connections (at most " + std::to_string(limits_.max_connections) +
-                        ", --max-connections)");
+      return refuse_now("connections-total", 503, "Service Unavailable",
+                        "too many connections (at most " + std::to_string(limits_.max_connections) +
+                            ", --max-connections)");
     case ConnectionGate::Admit::Ok: break;
   }
   if (on_connections_) on_connections_(+1);
-  ConnectionStream strm(sock, to_duration(read_timeout_sec_, read_timeout_usec_),
-                        to_duration(write_timeout_sec_, write_timeout_usec_), limits_);
   t_stream = &strm;
   t_gate = &gate_;
   t_gate_id = ticket.id;
@@ -275,44 +293,71 @@ bool KeepAliveServer::process_and_close_socket(socket_t sock) {
   // nothing holds its worker no longer than one that drips); a kept-alive connection's next
   // request may idle keep_alive_timeout first, and its head is due header_timeout after its first byte.
   auto by = accepted + limits_.header_timeout;
-  for (size_t left = keep_alive_max_count_; left > 0 && strm.next_request(idle, by, stopped); --left) {
+  // Over TLS the handshake is part of the first head: bounded by the same deadline.
+  bool serve = true;
+  if (tls) {
+    auto left = std::chrono::duration_cast<std::chrono::microseconds>(by - Clock::now());
+    switch (tls->handshake(std::max(std::chrono::microseconds(0), left))) {
+      case TlsTransport::Handshake::Done: break;
+      case TlsTransport::Handshake::TooSlow:
+        if (strm.evicted_by() == ConnectionGate::Admit::Ok && on_refusal_) on_refusal_("header-deadline");
+        serve = false;
+        break;
+      case TlsTransport::Handshake::Failed:
+        if (strm.evicted_by() == ConnectionGate::Admit::Ok && on_refusal_) on_refusal_("tls-handshake");
+        serve = false;
+        break;
+    }
+  }
+  for (size_t left = keep_alive_max_count_; serve && left > 0 && strm.next_request(idle, by, stopped); --left) {
     strm.begin_request(left == keep_alive_max_count_ ? by : Clock::now() + limits_.header_timeout);
     bool closed = false;
     ret = process_request(strm, /*close_connection=*/left == 1, closed, nullptr);
-    if (strm.expired() != Expired::None) {
-      switch (strm.expired()) {
-        case Expired::HeaderDeadline:
-          if (on_refusal_) on_refusal_("header-deadline");
-          refuse_raw(sock, 408, "Request Timeout",
-                     "the request head did not arrive within " + seconds(limits_.header_timeout) +
-                         " s (--header-timeout-ms)", kLingerTime);
-          break;
-        case Expired::HeaderTooLarge:
-          if (on_refusal_) on_refusal_("header-too-large");
-          refuse_raw(sock, 431, "Request Header Fields Too Large",
-                     "the request head is larger than " + std::to_string(limits_.max_header_bytes) +
-                         " bytes (--max-header-bytes)", kLingerTime);
-          break;
-        case Expired::BodyDeadline:
-          if (on_refusal_) on_refusal_("body-deadline");
-          refuse_raw(sock, 408, "Request Timeout",
-                     "the request body did not arrive within " + seconds(limits_.body_timeout) +
-                         " s of its head (--body-timeout-ms)", kLingerTime);
-          break;
-        case Expired::None: break;
-      }
-      break;
-    }
+    if (strm.expired() != Expired::None) break;
     if (!ret || closed) break;
     by = Clock::time_point::max();
     gate_.set_pending(ticket.id, true);  // idle until the next request: may make room for others
+  }
+  if (strm.evicted_by() != ConnectionGate::Admit::Ok) {
+    // Counted by evict(); answered here, by the stream's owner.
+    const bool per_client = strm.evicted_by() == ConnectionGate::Admit::OverClientLimit;
+    refuse(sock, *transport, per_client ? 429 : 503, per_client ? "Too Many Requests" : "Service Unavailable",
+           per_client ? "closed for a newer connection from the same address (at most " +
+                            std::to_string(limits_.max_connections_per_client) + " a client, --max-connections-per-client)"
+                      : "closed for a newer connection (at most " + std::to_string(limits_.max_connections) +
+                            ", --max-connections)",
+           std::chrono::milliseconds(0));
+  } else {
+    switch (strm.expired()) {
+      case Expired::HeaderDeadline:
+        if (on_refusal_) on_refusal_("header-deadline");
+        refuse(sock, *transport, 408, "Request Timeout",
+               "the request head did not arrive within " + seconds(limits_.header_timeout) + " s (--header-timeout-ms)",
+               kLingerTime);
+        break;
+      case Expired::HeaderTooLarge:
+        if (on_refusal_) on_refusal_("header-too-large");
+        refuse(sock, *transport, 431, "Request Header Fields Too Large",
+               "the request head is larger than " + std::to_string(limits_.max_header_bytes) +
+                   " bytes (--max-header-bytes)",
+               kLingerTime);
+        break;
+      case Expired::BodyDeadline:
+        if (on_refusal_) on_refusal_("body-deadline");
+        refuse(sock, *transport, 408, "Request Timeout",
+               "the request body did not arrive within " + seconds(limits_.body_timeout) +
+                   " s of its head (--body-timeout-ms)",
+               kLingerTime);
+        break;
+      case Expired::Evicted:
+      case Expired::None: transport->close_notify(); break;
+    }
   }
   t_stream = nullptr;
   t_gate = nullptr;
   gate_.leave(ticket.id);
   if (on_connections_) on_connections_(-1);
-  ::shutdown(sock, SHUT_RDWR);
-  ::close(sock);
+  close_socket();
   return ret;
 }
 

@@ -22,15 +22,20 @@
 //     (connection_gate.hpp says why).
 // The pool has more workers than `max_connections` (main.cpp checks it), so a worker is always
 // free to refuse a connection over the limits instead of leaving it queued behind slow clients.
-// TLS (httplib::SSLServer) keeps httplib's own loop and none of these bounds (src/rest/README.md).
+// With TLS (--tls-cert) the same loop serves over a TLS transport (connection_transport.hpp says
+// why not httplib::SSLServer): the handshake counts as part of the first request's head.
 #pragma once
 
 #include <httplib.h>
 
 #include "rest/connection_gate.hpp"
+#include "rest/connection_transport.hpp"
 
 #include <chrono>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
 namespace c2c::rest {
@@ -43,10 +48,14 @@ struct ConnectionLimits {
   size_t max_connections_per_client = 16;           // --max-connections-per-client
 };
 
+class ConnectionStream;
+
 class KeepAliveServer : public httplib::Server {
  public:
   using Refused = std::function<void(const char* reason)>;
-  KeepAliveServer(ConnectionLimits limits, Refused on_refusal, std::function<void(int delta)> on_connections);
+  // `tls`: serve HTTPS with this context (null: plain HTTP).
+  KeepAliveServer(ConnectionLimits limits, Refused on_refusal, std::function<void(int delta)> on_connections,
+                  std::shared_ptr<const TlsContext> tls = nullptr);
   // Called by the pre-routing handler once httplib has read the request head: from here the
   // connection's reads are bounded by the body deadline. A no-op outside this server's workers.
   static void head_received();
@@ -57,10 +66,17 @@ class KeepAliveServer : public httplib::Server {
 
  private:
   bool process_and_close_socket(socket_t sock) override;
+  // The connection on `fd` is to make room for another: its own worker answers and closes it.
+  void evict(int fd, ConnectionGate::Admit why);
 
   ConnectionLimits limits_;
   Refused on_refusal_;
   std::function<void(int)> on_connections_;
+  std::shared_ptr<const TlsContext> tls_;
+  // The streams being served, by socket, so an eviction (on another worker) reaches the stream's
+  // owner: only the owner may write to a TLS stream.
+  std::mutex live_mu_;
+  std::map<int, ConnectionStream*> live_;
   ConnectionGate gate_;
 };
 

@@ -119,18 +119,19 @@ std::optional<std::string> options_problem(const ServerOptions& o) {
 }
 
 int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions& o, RestMetrics& metrics) {
-  std::unique_ptr<httplib::Server> svr;
+  // Plain or TLS, one connection loop with the same bounds (keep_alive_server.hpp).
+  std::shared_ptr<const TlsContext> tls;
   if (!o.tls_cert.empty()) {
-    svr = std::make_unique<httplib::SSLServer>(o.tls_cert.c_str(), o.tls_key.c_str());
-  } else {
-    svr = std::make_unique<KeepAliveServer>(
-        o.limits, [&metrics](const char* reason) { metrics.refused(reason); },
-        [&metrics](int delta) { delta > 0 ? metrics.connection_opened() : metrics.connection_closed(); });
+    std::string error;
+    tls = TlsContext::load(o.tls_cert, o.tls_key, error);
+    if (!tls) {
+      std::cerr << "claim2core-rest: " << error << "\n";
+      return 1;
+    }
   }
-  if (!svr->is_valid()) {
-    std::cerr << "claim2core-rest: cannot use --tls-cert " << o.tls_cert << " / --tls-key " << o.tls_key << "\n";
-    return 1;
-  }
+  auto svr = std::make_unique<KeepAliveServer>(
+      o.limits, [&metrics](const char* reason) { metrics.refused(reason); },
+      [&metrics](int delta) { delta > 0 ? metrics.connection_opened() : metrics.connection_closed(); }, tls);
   metrics.set_limit("max_json_depth", static_cast<double>(gw.limits().max_json_depth));
   metrics.set_limit("max_body_bytes", static_cast<double>(o.max_body_bytes));
   metrics.set_limit("max_header_bytes", static_cast<double>(o.limits.max_header_bytes));
@@ -257,7 +258,7 @@ int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions&
     std::cerr << "claim2core-rest: cannot listen on " << o.host << ":" << o.port << "\n";
     return 1;
   }
-  if (auto* ka = dynamic_cast<KeepAliveServer*>(svr.get())) ka->set_listen_backlog(static_cast<int>(o.limits.max_connections));
+  svr->set_listen_backlog(static_cast<int>(o.limits.max_connections));
   return svr->listen_after_bind() ? 0 : 1;
 }
 

@@ -8,14 +8,20 @@ if(TARGET claim2core-rest AND TARGET claim2cored AND TARGET c2c-fake-vllm AND TA
   set_tests_properties(rest.api_end_to_end PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS rest)
 endif()
 
-# The gateway under attack (issue 42): deep, duplicate-key and non-UTF-8 bodies, slow clients from
-# one and from many loopback addresses, an idempotent PUT, a FIFO token file, /metrics. Bounded
-# load on loopback, < 20 s.
+# The gateway under attack (issue 42), bounded load on loopback, each < 20 s: deep, duplicate-key
+# and non-UTF-8 bodies, an idempotent PUT, a FIFO token file, /metrics (bodies); slow clients from
+# one and from many loopback addresses, the per-client and total connection limits, the body
+# deadline and the head size limit, over plain HTTP and over TLS (connections).
 if(TARGET claim2core-rest AND TARGET claim2cored AND TARGET c2c-fake-vllm)
-  add_test(NAME rest.adversarial
-           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/rest_adversarial_test.py $<TARGET_FILE:claim2cored>
-                   $<TARGET_FILE:claim2core-rest> $<TARGET_FILE:c2c-fake-vllm>)
-  set_tests_properties(rest.adversarial PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS rest)
+  function(c2c_rest_adversarial name)
+    add_test(NAME ${name}
+             COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/rest_adversarial_test.py $<TARGET_FILE:claim2cored>
+                     $<TARGET_FILE:claim2core-rest> $<TARGET_FILE:c2c-fake-vllm> ${ARGN})
+    set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS rest)
+  endfunction()
+  c2c_rest_adversarial(rest.adversarial --part bodies)
+  c2c_rest_adversarial(rest.adversarial_connections --part connections)
+  c2c_rest_adversarial(rest.adversarial_tls --part connections --tls)
 endif()
 
 # The web GUI in headless Chromium (chromium, chromium-driver, python3-selenium; else skipped).

@@ -6,6 +6,7 @@ import http.client
 import json
 import os
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
@@ -36,8 +37,10 @@ def write_token_file(path, mode=0o600):
 
 
 class RestEnv:
-    def __init__(self, daemon, rest, fake, tag="rest", daemon_args=(), gateway_args=()):
+    def __init__(self, daemon, rest, fake, tag="rest", daemon_args=(), gateway_args=(), tls=False):
         self.daemon_bin, self.rest_bin, self.fake_bin = daemon, rest, fake
+        self.tls = tls  # serve HTTPS with a throwaway certificate for 127.0.0.1 (self.tls_context trusts it)
+        self.tls_context = None
         self.daemon_args = list(daemon_args)  # more claim2cored flags (e.g. --role-socket)
         self.gateway_args = list(gateway_args)  # more claim2core-rest flags (its limits)
         self.work = tempfile.mkdtemp(prefix=f"c2c-{tag}-")
@@ -63,6 +66,13 @@ class RestEnv:
              os.path.join(self.work, "state"), "--pin-root", self.pin_root, "--task-discovery", "scan",
              "--config", "/dev/null", *self.daemon_args], stdout=log, stderr=subprocess.STDOUT))
         write_token_file(self.token_file)
+        if self.tls:
+            cert, key = os.path.join(self.work, "cert.pem"), os.path.join(self.work, "key.pem")
+            subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                            "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=localhost",
+                            "-addext", "subjectAltName=IP:127.0.0.1"], check=True, capture_output=True)
+            self.tls_context = ssl.create_default_context(cafile=cert)
+            self.gateway_args += ["--tls-cert", cert, "--tls-key", key]
         self.gateway = self.start_gateway(*self.gateway_args)
         deadline = time.time() + 30
         while time.time() < deadline:
@@ -83,7 +93,7 @@ class RestEnv:
 
     def request(self, method, path, body=None, token="admin", headers=None, raw=None):
         """(status, parsed JSON or None, response headers)"""
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        c = self.connection(timeout=30)
         h = dict(headers or {})
         if token:
             h["Authorization"] = "Bearer " + TOKENS[token][0]
@@ -99,6 +109,22 @@ class RestEnv:
         except ValueError:
             parsed = None
         return r.status, parsed, {k.lower(): v for k, v in r.getheaders()}
+
+    def connection(self, timeout=10, source=None):
+        """An http.client connection to the gateway (HTTPS when self.tls), from `source` if given."""
+        src = (source, 0) if source else None
+        if self.tls:
+            return http.client.HTTPSConnection("127.0.0.1", self.port, timeout=timeout, source_address=src,
+                                               context=self.tls_context)
+        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout, source_address=src)
+
+    def raw_socket(self, source=None, timeout=8):
+        """A connected socket to the gateway (TLS handshake done when self.tls), from `source` if given."""
+        s = socket.create_connection(("127.0.0.1", self.port), timeout=timeout,
+                                     source_address=(source, 0) if source else None)
+        if self.tls:
+            s = self.tls_context.wrap_socket(s, server_hostname="127.0.0.1")
+        return s
 
     def stop(self):
         stop_processes(self.procs, self.pin_root, self.work)
