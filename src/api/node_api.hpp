@@ -120,6 +120,9 @@ struct RoleCaller {
   // The role socket's connection: a pidfd of the process that connected (-1: none, gRPC). Its pid
   // is trusted only while that process lives (a pid can be reused once it exited, issue 42).
   int pidfd = -1;
+  // Without a pidfd (a kernel before 6.5, or role_peer_identity: start-time): the pid's start time
+  // (/proc/<pid>/stat field 22) at accept; the pid is trusted while it still has that start.
+  std::optional<uint64_t> start_ticks = std::nullopt;
 };
 struct RoleRequest {
   uint32_t tid = 0;

@@ -55,4 +55,11 @@ if(TARGET claim2cored)
   # RUN_SERIAL: it times gRPC calls under a flood and steers the next pid (ns_last_pid).
   set_tests_properties(daemon.integration.role_socket_attack PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE
                        SKIP_RETURN_CODE 77)
+  # The same pid reuse with the binding of kernels before 6.5 (no SO_PEERPIDFD), forced by
+  # role_peer_identity: start-time: the pid's start time re-checked per request. ~5 s.
+  add_test(NAME daemon.integration.role_socket_pid_reuse_start_time
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/role_socket_attack_test.py ${PROJECT_SOURCE_DIR}
+                   $<TARGET_FILE:claim2cored> --only pid-reuse --peer-identity start-time)
+  set_tests_properties(daemon.integration.role_socket_pid_reuse_start_time PROPERTIES TIMEOUT 120 RUN_SERIAL TRUE
+                       SKIP_RETURN_CODE 77)
 endif()

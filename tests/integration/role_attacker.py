@@ -17,7 +17,8 @@ usage: role_attacker.py ROLE_SOCKET hold N SECONDS     open N connections, send 
                                                         as they come; counts per reply code
        role_attacker.py ROLE_SOCKET client              clients/python's register_role for this thread:
                                                         its result, or the error's code and message
-       role_attacker.py ROLE_SOCKET reuse DIR           connect, fork, exit: the child keeps the
+       role_attacker.py ROLE_SOCKET reuse DIR           connect, one request (CLEAR of its own
+                                                        thread, answered), fork, exit: the child keeps the
                                                         connection, waits for DIR/target (a tid),
                                                         sends SET <tid> 0 stolen and writes the reply
                                                         to DIR/reply
@@ -164,6 +165,11 @@ elif cmd == "client":
 elif cmd == "reuse":
     d = sys.argv[3]
     s = connect()
+    # One answered request first, so the daemon has accepted the connection and bound it to this
+    # process (pidfd or start time) before it exits: the child's request is then judged by that
+    # binding, not refused at accept because its connecting process was already gone.
+    s.sendall(f"C2C-ROLE/1 CLEAR {os.getpid()} 0\n".encode())
+    first_line(s, 10)
     if os.fork() == 0:
         # The child: the connection outlives the process that opened it.
         os.setsid()

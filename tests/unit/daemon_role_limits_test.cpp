@@ -10,11 +10,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "daemon/process/config.hpp"
 #include "daemon/role_socket/role_limits.hpp"
 #include "daemon/role_socket/role_protocol.hpp"
 #include "daemon/role_socket/role_socket.hpp"
 #include "daemon/role_socket/task_roles.hpp"
+#include "daemon/role_socket/peer_identity.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -114,6 +118,7 @@ TEST(RoleLimits, TheConfigKeysSetTheLimitsAndBadValuesNameTheKey) {
        "role_limits.connections_per_uid"},
       {"role_limits:\n  nonsense: 1\n", "role_limits.nonsense"},
       {"role_limits: 3\n", "role_limits"},
+      {"role_peer_identity: pidfd\n", "role_peer_identity"},
   };
   for (const auto& [yaml, field] : bad) {
     DaemonConfig keep;
@@ -126,6 +131,13 @@ TEST(RoleLimits, TheConfigKeysSetTheLimitsAndBadValuesNameTheKey) {
   next.role_limits.rate_per_uid = 51;
   const auto changed = restart_only_changes(c, next);
   EXPECT_NE(std::find(changed.begin(), changed.end(), "role_limits"), changed.end());
+  // role_peer_identity: the older kernels' binding, forced (so it is tested on any kernel).
+  DaemonConfig st;
+  ASSERT_TRUE(parse_config("role_peer_identity: start-time\n", &st, &err)) << err.field << ": " << err.message;
+  EXPECT_EQ(st.role_peer_identity, PeerIdentityMode::StartTime);
+  EXPECT_EQ(DaemonConfig{}.role_peer_identity, PeerIdentityMode::Auto);
+  const auto changed2 = restart_only_changes(DaemonConfig{}, st);
+  EXPECT_NE(std::find(changed2.begin(), changed2.end(), "role_peer_identity"), changed2.end());
   // The defaults are valid and keep root's reserve.
   EXPECT_FALSE(validate(DaemonConfig{}));
   EXPECT_GT(RoleLimits{}.privileged_reserve, 0u);
@@ -171,33 +183,74 @@ TEST(RolePeerIdentity, APidfdOfThePeerTellsWhenItExited) {
   ASSERT_EQ(pipe(go), 0);
   pid_t child = fork();
   ASSERT_GE(child, 0);
-  if (child == 0) {  // the peer: connects (its end of the pair), waits, exits
+  if (child == 0) {  // the peer: holds its end of the pair, waits, exits
     char b;
     close(sv[0]);
     [[maybe_unused]] auto n = read(go[0], &b, 1);
     _exit(0);
   }
-  close(sv[1]);
   close(go[0]);
   // sv[0]'s peer credentials are the parent's (socketpair's creator): a connected socket names the
   // process that made the connection, as accept does for the role socket.
   std::string err;
-  int self = peer_pidfd(sv[0], getpid(), &err);
-  ASSERT_GE(self, 0) << err;
-  EXPECT_FALSE(process_exited(self)) << "this process lives";
-  close(self);
-  // pidfd_open's path (the kernels before SO_PEERPIDFD) on the child:
-  int child_fd = peer_pidfd(-1, child, &err);
-  ASSERT_GE(child_fd, 0) << err;
-  EXPECT_FALSE(process_exited(child_fd));
+  PeerCred me{getpid(), getuid(), getgid()};
+  PeerIdentity self;
+  ASSERT_TRUE(bind_peer(sv[0], me, PeerIdentityMode::Auto, "/proc", &self, &err)) << err;
+  ASSERT_GE(self.pidfd, 0) << "this host's kernel has SO_PEERPIDFD (>= 6.5)";
+  EXPECT_FALSE(peer_gone(self)) << "this process lives";
+  close(self.pidfd);
+  // The start-time path (the kernels before SO_PEERPIDFD, or role_peer_identity: start-time) on
+  // the child, whose uid is this process's:
+  PeerIdentity kid;
+  ASSERT_TRUE(bind_peer(-1, PeerCred{child, getuid(), getgid()}, PeerIdentityMode::StartTime, "/proc", &kid, &err))
+      << err;
+  EXPECT_EQ(kid.pidfd, -1);
+  ASSERT_TRUE(kid.start_ticks.has_value());
+  EXPECT_EQ(kid.start_ticks, process_start_ticks("/proc", child));
+  EXPECT_FALSE(peer_gone(kid));
   ASSERT_EQ(write(go[1], "x", 1), 1);
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
-  EXPECT_TRUE(process_exited(child_fd)) << "the child exited (and was reaped: its pid is free for reuse)";
-  close(child_fd);
+  EXPECT_TRUE(peer_gone(kid)) << "the child exited (and was reaped: its pid is free for reuse)";
+  EXPECT_TRUE(peer_gone(PeerIdentity{getpid(), -1, std::nullopt})) << "neither pidfd nor start time: fail closed";
   EXPECT_TRUE(process_exited(-1)) << "no pidfd: fail closed";
   close(go[1]);
   close(sv[0]);
+  close(sv[1]);
+}
+
+// The start-time binding against a /proc of our own making: a pid whose start changed is another
+// process (reused); one whose uid is not the connection's was reused before the accept.
+TEST(RolePeerIdentity, AReusedPidIsToldApartByItsStartTime) {
+  const auto root = std::filesystem::temp_directory_path() / ("c2c-peer-identity-" + std::to_string(getpid()));
+  std::filesystem::remove_all(root);
+  std::filesystem::create_directories(root / "4242");
+  auto write_proc = [&](uint64_t start, uint32_t euid) {
+    std::ofstream(root / "4242" / "stat")
+        << "4242 (a b) c) S 1 4242 4242 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 " << start << " 0 0\n";
+    std::ofstream(root / "4242" / "status") << "Name:\tx\nUid:\t" << euid + 1 << "\t" << euid << "\t0\t0\n";
+  };
+  write_proc(1000, 65534);
+  std::string err;
+  PeerIdentity id;
+  ASSERT_TRUE(bind_peer(-1, PeerCred{4242, 65534, 65534}, PeerIdentityMode::StartTime, root, &id, &err)) << err;
+  EXPECT_EQ(id.start_ticks, 1000u);
+  EXPECT_FALSE(peer_gone(id, root)) << "the same process";
+  write_proc(1001, 65534);
+  EXPECT_TRUE(peer_gone(id, root)) << "the pid now names a process that started a tick later: reused";
+  std::filesystem::remove_all(root / "4242");
+  EXPECT_TRUE(peer_gone(id, root)) << "no such process";
+  // Reused between connect() and accept by a process of another uid (root's): refused at once.
+  std::filesystem::create_directories(root / "4242");
+  write_proc(2000, 0);
+  EXPECT_FALSE(bind_peer(-1, PeerCred{4242, 65534, 65534}, PeerIdentityMode::StartTime, root, &id, &err));
+  EXPECT_NE(err.find("not the process that connected"), std::string::npos) << err;
+  EXPECT_FALSE(bind_peer(-1, PeerCred{4343, 65534, 65534}, PeerIdentityMode::StartTime, root, &id, &err));
+  EXPECT_NE(err.find("no such process"), std::string::npos) << err;
+  EXPECT_EQ(parse_peer_identity_mode("start-time"), PeerIdentityMode::StartTime);
+  EXPECT_EQ(parse_peer_identity_mode("auto"), PeerIdentityMode::Auto);
+  EXPECT_FALSE(parse_peer_identity_mode("pidfd"));
+  std::filesystem::remove_all(root);
 }
 
 }  // namespace

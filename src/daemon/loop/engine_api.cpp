@@ -7,6 +7,7 @@
 
 #include "daemon/loop/engine.hpp"
 #include "daemon/role_socket/task_roles.hpp"
+#include "daemon/role_socket/peer_identity.hpp"
 #include "host/cgroup.hpp"
 
 namespace c2c::daemon {
@@ -227,7 +228,8 @@ node::RoleReply Engine::register_role(const node::RoleRequest& q) {
   if (auto why = role_refusal(q.caller, *target)) return fail(Code::PermissionDenied, "", *why);
   // After every read under the caller's pid (its namespace, the target's tgid): if the caller
   // still lives now, that pid named it all along (issue 42, a reused pid).
-  if (q.caller.pidfd >= 0 && process_exited(q.caller.pidfd))
+  if ((q.caller.pidfd >= 0 || q.caller.start_ticks) &&
+      peer_gone(PeerIdentity{static_cast<pid_t>(q.caller.pid), q.caller.pidfd, q.caller.start_ticks}))
     return fail(Code::CallerExited, "connection",
                 "the process that connected (pid " + std::to_string(q.caller.pid) +
                     ") has exited; its pid may name another process now: reconnect");

@@ -72,7 +72,7 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
   if (!root.IsMap()) fail("(root)", "must be a mapping of fields");
   only(root, "", {"node_name", "socket", "role_socket", "allowed_uids", "state_dir", "pin_root", "policy_map_max_entries",
                   "task_discovery", "task_event_buffer", "task_event_poll_interval", "realtime_priority", "rescan_interval", "readback_interval", "watch_queue", "max_message_bytes",
-                  "max_connections", "role_limits", "log_level", "scheduler", "scheduler_object", "bpf_dir", "tcp", "metrics", "node"});
+                  "max_connections", "role_limits", "role_peer_identity", "log_level", "scheduler", "scheduler_object", "bpf_dir", "tcp", "metrics", "node"});
   if (auto n = root["node_name"]) {
     c.node_name = scalar(n, "node_name");
     if (c.node_name.size() > 253) fail("node_name", "longer than 253 characters");
@@ -103,6 +103,11 @@ void parse_into(const YAML::Node& root, DaemonConfig& c) {
     if (c.role_socket != "off" && (c.role_socket.empty() || c.role_socket.front() != '/'))
       fail("role_socket", "must be an absolute path or off");
     if (c.role_socket.size() >= 108) fail("role_socket", "longer than a Unix socket path may be (107 bytes)");
+  }
+  if (auto n = root["role_peer_identity"]) {
+    auto mode = parse_peer_identity_mode(scalar(n, "role_peer_identity"));
+    if (!mode) fail("role_peer_identity", "must be auto or start-time");
+    c.role_peer_identity = *mode;
   }
   if (auto n = root["role_limits"]) {
     if (!n.IsMap()) fail("role_limits", "must be a mapping (idle_timeout, connections, connections_per_uid, ...)");
@@ -297,6 +302,7 @@ std::vector<std::string> restart_only_changes(const DaemonConfig& a, const Daemo
   if (a.socket != b.socket) out.emplace_back("socket");
   if (a.role_socket != b.role_socket) out.emplace_back("role_socket");
   if (!(a.role_limits == b.role_limits)) out.emplace_back("role_limits");
+  if (a.role_peer_identity != b.role_peer_identity) out.emplace_back("role_peer_identity");
   if (a.state_dir != b.state_dir) out.emplace_back("state_dir");
   if (a.pin_root != b.pin_root) out.emplace_back("pin_root");
   if (a.policy_map_max_entries != b.policy_map_max_entries) out.emplace_back("policy_map_max_entries");

@@ -10,6 +10,7 @@
 
 #include "core/core.hpp"
 #include "daemon/role_socket/role_limits.hpp"
+#include "daemon/role_socket/peer_identity.hpp"
 
 namespace c2c::daemon {
 
@@ -48,6 +49,10 @@ struct DaemonConfig {
   std::string role_socket;
   // role_limits.*: what one uid may hold and ask of the role socket (role_limits.hpp; restart).
   RoleLimits role_limits;
+  // role_peer_identity: how a role connection is bound to its process (peer_identity.hpp):
+  // "auto" (SO_PEERPIDFD, else the start time) or "start-time" (the older kernels' path, forced;
+  // restart).
+  PeerIdentityMode role_peer_identity = PeerIdentityMode::Auto;
   std::string state_dir = "/var/lib/claim2core";
   std::string pin_root = "/sys/fs/bpf/claim2core";
   uint32_t policy_map_max_entries = 131072;

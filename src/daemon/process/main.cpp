@@ -202,6 +202,7 @@ int main(int argc, char** argv) {
     cfg.socket = keep.socket;
     cfg.role_socket = keep.role_socket;
     cfg.role_limits = keep.role_limits;
+    cfg.role_peer_identity = keep.role_peer_identity;
     cfg.state_dir = keep.state_dir;
     cfg.pin_root = keep.pin_root;
     cfg.tcp = keep.tcp;

@@ -20,10 +20,6 @@
 #include "daemon/role_socket/role_protocol.hpp"
 #include "daemon/role_socket/task_roles.hpp"
 
-#ifndef SO_PEERPIDFD
-#define SO_PEERPIDFD 77  // Linux 6.5 (asm-generic/socket.h); older headers lack it
-#endif
-
 namespace c2c::daemon {
 namespace {
 
@@ -39,7 +35,8 @@ constexpr size_t kChunk = 512;
 }  // namespace
 
 struct RoleSocket::Conn {
-  int fd = -1, pidfd = -1;
+  int fd = -1;
+  PeerIdentity id;  // the process that connected (its pidfd is closed with the connection)
   PeerCred peer;
   bool privileged = false;
   bool open = true;      // false once dropped (an engine reply may still hold a reference)
@@ -57,7 +54,7 @@ struct RoleSocket::Conn {
   uint64_t paused_until = 0;    // out of rate tokens: not read before
   ~Conn() {
     if (fd >= 0) ::close(fd);
-    if (pidfd >= 0) ::close(pidfd);
+    if (id.pidfd >= 0) ::close(id.pidfd);
   }
 };
 
@@ -94,25 +91,13 @@ struct RoleSocket::Completions {
   }
 };
 
-int peer_pidfd(int fd, pid_t pid, std::string* err) {
-  int pidfd = -1;
-  socklen_t len = sizeof pidfd;
-  if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) == 0 && pidfd >= 0) return pidfd;
-  const int e = errno;
-  if (e == ESRCH) {
-    *err = "SO_PEERPIDFD: the peer has exited";
-    return -1;
-  }
-  // A kernel before 6.5 (ENOPROTOOPT): the pid as it is now, which is the peer unless it exited
-  // and its pid was reused between its connect and this accept (spec/daemon.md says so).
-  pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd < 0) *err = std::string("pidfd_open(") + std::to_string(pid) + "): " + std::strerror(errno);
-  return pidfd;
-}
-
 std::unique_ptr<RoleSocket> RoleSocket::open(const std::string& path, Engine& engine, std::shared_ptr<PeerPolicy> peers,
-                                             const RoleLimits& limits, Metrics& metrics, std::string* err) {
+                                             const RoleLimits& limits, PeerIdentityMode identity, Metrics& metrics,
+                                             std::string* err) {
   std::unique_ptr<RoleSocket> s(new RoleSocket(engine, limits, metrics));
+  s->identity_ = identity;
+  if (identity == PeerIdentityMode::StartTime)
+    spdlog::info("role socket: peers bound by their start time (role_peer_identity: start-time)");
   s->peers_ = std::move(peers);
   s->path_ = path;
   s->done_ = std::make_shared<Completions>();
@@ -264,9 +249,9 @@ int RoleSocket::accept_one(uint64_t now) {
   }
   conns_[cfd] = c;
   metrics_.set_role_connections(static_cast<double>(admission_.connections()));
-  c->pidfd = peer_pidfd(cfd, c->peer.pid, &why);
-  if (c->pidfd < 0 || process_exited(c->pidfd)) {
-    if (c->pidfd < 0) spdlog::warn("role socket: uid {} pid {}: {}", c->peer.uid, c->peer.pid, why);
+  const bool bound = bind_peer(cfd, c->peer, identity_, "/proc", &c->id, &why);
+  if (!bound || peer_gone(c->id)) {
+    if (!bound) spdlog::warn("role socket: uid {} pid {}: {}", c->peer.uid, c->peer.pid, why);
     refuse(c, RoleRefusal::PeerExited, "UNAUTHENTICATED", refusal_message(RoleRefusal::PeerExited, admission_.limits(), c->peer.uid),
            true);
   }
@@ -301,7 +286,7 @@ void RoleSocket::take_lines(const std::shared_ptr<Conn>& c, uint64_t now) {
     c->buf.erase(0, nl + 1);
     // The connecting process must still be the pid's (issue 42: a forked child that kept the
     // connection of an exited parent spoke with the parent's pid, reused by another process).
-    if (process_exited(c->pidfd)) {
+    if (peer_gone(c->id)) {
       refuse(c, RoleRefusal::PeerExited, "UNAUTHENTICATED",
              refusal_message(RoleRefusal::PeerExited, admission_.limits(), c->peer.uid), true);
       return;
@@ -320,7 +305,7 @@ void RoleSocket::take_lines(const std::shared_ptr<Conn>& c, uint64_t now) {
     }
     node::RoleRequest q = std::get<node::RoleRequest>(parsed);
     q.caller = node::RoleCaller{static_cast<uint32_t>(c->peer.pid), static_cast<uint32_t>(c->peer.uid), c->privileged,
-                                c->pidfd};
+                                c->id.pidfd, c->id.start_ticks};
     auto slot = std::make_shared<Conn::Slot>();
     c->replies.push_back(slot);
     auto reply = std::make_shared<node::RoleReply>();

@@ -12,10 +12,10 @@
 // rate. A complete line becomes an engine command in the role lane (command_queue.hpp), whose
 // reply comes back to this thread once the role is durable; replies leave in request order.
 //
-// A connection is bound to its process by a pidfd (SO_PEERPIDFD, else pidfd_open of the peer's
-// pid right after accept): once that process has exited its pid may be reused, so a request on a
-// connection whose process exited is refused (UNAUTHENTICATED, reconnect), here and again in the
-// engine after the target was read (Engine::register_role).
+// A connection is bound to its process at accept (peer_identity.hpp: SO_PEERPIDFD, else the pid's
+// start time): once that process has exited its pid may be reused, so a request on a connection
+// whose process is gone is refused (UNAUTHENTICATED, reconnect), here and again in the engine
+// after the target was read (Engine::register_role).
 #pragma once
 
 #include <atomic>
@@ -30,6 +30,7 @@
 #include "daemon/process/metrics.hpp"
 #include "daemon/service/peer_auth.hpp"
 #include "daemon/role_socket/role_limits.hpp"
+#include "daemon/role_socket/peer_identity.hpp"
 
 namespace c2c::daemon {
 
@@ -37,11 +38,12 @@ class RoleSocket {
  public:
   // nullptr with *err. `peers`: the gRPC socket's allow list (who is privileged here).
   static std::unique_ptr<RoleSocket> open(const std::string& path, Engine& engine, std::shared_ptr<PeerPolicy> peers,
-                                          const RoleLimits& limits, Metrics& metrics, std::string* err);
+                                          const RoleLimits& limits, PeerIdentityMode identity, Metrics& metrics,
+                                          std::string* err);
   ~RoleSocket();
   void stop();  // stop serving and unlink the socket
 
-  struct Conn;         // one client: its fd and pidfd (closed with the last reference), peer, buffers
+  struct Conn;         // one client: its fd and identity (closed with the last reference), peer, buffers
   struct Completions;  // replies the engine's loop hands back to this thread
 
  private:
@@ -60,6 +62,7 @@ class RoleSocket {
   RoleAdmission admission_;  // this thread only
   Metrics& metrics_;
   std::shared_ptr<PeerPolicy> peers_;
+  PeerIdentityMode identity_ = PeerIdentityMode::Auto;
   std::shared_ptr<Completions> done_;
   std::string path_;
   int fd_ = -1, wake_ = -1;
@@ -67,10 +70,5 @@ class RoleSocket {
   std::thread thread_;
   std::atomic<bool> stopped_{false};
 };
-
-// A pidfd of the process at the other end of the Unix socket `fd` (SO_PEERPIDFD, else
-// pidfd_open(peer.pid) with the residual race that the peer exited and its pid was reused
-// between connect and this call); -1 with *err.
-int peer_pidfd(int fd, pid_t pid, std::string* err);
 
 }  // namespace c2c::daemon

@@ -73,7 +73,7 @@ std::unique_ptr<Server> Server::start(const DaemonConfig& cfg, Engine& engine, M
   spdlog::info("listening on {} (mode 0600, peer uid checked, at most {} connections)", cfg.socket,
                s->unix_->connection_cap());
   if (const std::string roles = role_socket_path(cfg); !roles.empty()) {
-    s->roles_ = RoleSocket::open(roles, engine, s->peers_, cfg.role_limits, metrics, err);
+    s->roles_ = RoleSocket::open(roles, engine, s->peers_, cfg.role_limits, cfg.role_peer_identity, metrics, err);
     if (!s->roles_) return nullptr;
     spdlog::info("task roles on {} (mode 0666: any process may label its own threads, line protocol C2C-ROLE/1)", roles);
   }
