@@ -2,7 +2,8 @@
 // --max-connections-per-client): who is being served, by client address, and whether each
 // connection is still waiting for a request head ("pending": a new connection, or a kept-alive one
 // between requests) or has one in hand ("active"). Bookkeeping only: the eviction itself is the
-// caller's callback (keep_alive_server.cpp shuts the socket down); unit-tested
+// caller's callback (keep_alive_server.cpp marks the stream and shuts its socket's read side; the
+// stream's own worker answers and closes it); unit-tested
 // (tests/unit/rest_request_decoder_test.cpp).
 //
 // Why evict rather than only refuse: on loopback every local client is 127.0.0.1, so slow clients

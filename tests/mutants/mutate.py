@@ -529,8 +529,15 @@ def rest_adversarial(ctx, label):
         return NOT_RUN, "needs --daemon and --fake"
     log = ctx.log(label, "adversarial")
     d = os.path.join(ctx.tree.root, "tests", "integration")
-    rc = run(["timeout", "120", "/usr/bin/python3", "rest_adversarial_test.py", ctx.args.daemon,
-              os.path.join(ctx.build, "src", "rest", "claim2core-rest"), ctx.args.fake], log, cwd=d, timeout=300)
+    # Every part over plain HTTP, then the connection part over TLS (the same loop, another
+    # transport): killed when either fails; the status is the first failure's (77: skipped).
+    argv = ["timeout", "120", "/usr/bin/python3", "rest_adversarial_test.py", ctx.args.daemon,
+            os.path.join(ctx.build, "src", "rest", "claim2core-rest"), ctx.args.fake]
+    rc = run(argv, log, cwd=d, timeout=300)
+    if rc == 0:
+        rc = run(argv + ["--part", "connections", "--tls"], log + ".tls", cwd=d, timeout=300)
+        if rc != 0:
+            log = log + ".tls"
     if rc == 77:
         return SKIP, "root and bpffs needed"
     if rc == 0:
