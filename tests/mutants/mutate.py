@@ -145,7 +145,8 @@ class Tree:
     # them), no checker reads debug info and it is a quarter of each compile
     # (tests/mutants/README.md). lld links the test binaries several times faster than ld.bfd.
     PARTS = ["src/core", "src/codec", "src/trace", "src/k8s", "src/host", "src/mirror", "src/sched", "src/api",
-             "src/daemon", "src/cli", "src/rest", "tests/unit", "tests/property", "tests/integration", "fuzz", "bpf"]
+             "src/client", "src/daemon", "src/cli", "src/rest", "tests/unit", "tests/property", "tests/integration",
+             "fuzz", "src/report", "bpf"]
 
     def __init__(self, root, builds, persistent):
         self.root, self.builds, self.persistent = root, builds, persistent

@@ -21,7 +21,7 @@
 #include <optional>
 #include <string>
 
-#include "daemon/peer_auth.hpp"
+#include "daemon/service/peer_auth.hpp"
 
 namespace c2c::daemon {
 
