@@ -509,49 +509,44 @@ def realk8s_parity(ctx, label):
     return (SURVIVED, "") if rc == 1 and label != "baseline" else (ERROR, f"exit {rc}")
 
 
-def role_attack(ctx, label):
-    """tests/integration/role_socket_attack_test.py against the copy's claim2cored (root, bpffs)."""
-    log = ctx.log(label, "attack")
-    env = dict(os.environ, C2C_BPF_DIR=ctx.args.bpf_dir or os.path.join(ctx.build, "bpf"))
-    test = ["/usr/bin/python3", os.path.join(ctx.tree.root, "tests", "integration", "role_socket_attack_test.py"),
-            ctx.tree.root, os.path.join(ctx.build, "src", "daemon", "claim2cored")]
-    rc = run(test, log, env=env, timeout=300)
-    if rc == 0:
-        # Then its pid reuse with the older kernels' binding (the start time, no SO_PEERPIDFD).
-        rc = run(test + ["--only", "pid-reuse", "--peer-identity", "start-time"], log + ".start-time", env=env,
-                 timeout=300)
+def integration_variants(ctx, label, checker, argv, variants, prefix="", **kw):
+    """An integration test run as given, then once per variant (extra arguments) while it passes:
+    the mutant is killed by the first run that fails (77: skipped, root and bpffs needed)."""
+    log = ctx.log(label, checker)
+    rc = run(argv, log, timeout=300, **kw)
+    for suffix, extra in variants:
         if rc != 0:
-            log = log + ".start-time"
+            break
+        log = ctx.log(label, checker) + "." + suffix
+        rc = run(argv + extra, log, timeout=300, **kw)
     if rc == 77:
         return SKIP, "root and bpffs needed"
     if rc == 0:
         return SURVIVED, ""
     fails = [l[5:95] for l in open(log, errors="replace").read().splitlines() if l.startswith("FAIL ")]
-    return KILLED, "; ".join(fails) or f"exit {rc}"
+    return KILLED, prefix + ("; ".join(fails[:2]) or f"exit {rc}")
+
+
+def role_attack(ctx, label):
+    """tests/integration/role_socket_attack_test.py against the copy's claim2cored (root, bpffs),
+    then its pid reuse with the older kernels' binding (the start time, no SO_PEERPIDFD)."""
+    env = dict(os.environ, C2C_BPF_DIR=ctx.args.bpf_dir or os.path.join(ctx.build, "bpf"))
+    test = ["/usr/bin/python3", os.path.join(ctx.tree.root, "tests", "integration", "role_socket_attack_test.py"),
+            ctx.tree.root, os.path.join(ctx.build, "src", "daemon", "claim2cored")]
+    return integration_variants(ctx, label, "attack", test,
+                                [("start-time", ["--only", "pid-reuse", "--peer-identity", "start-time"])], env=env)
 
 
 def rest_adversarial(ctx, label):
     """tests/integration/rest_adversarial_test.py against the copy's claim2core-rest and the
-    main build's claim2cored and fake vLLM (root, bpffs)."""
+    main build's claim2cored and fake vLLM (root, bpffs): every part over plain HTTP, then the
+    connection part over TLS (the same loop, another transport)."""
     if not (ctx.args.daemon and ctx.args.fake):
         return NOT_RUN, "needs --daemon and --fake"
-    log = ctx.log(label, "adversarial")
-    d = os.path.join(ctx.tree.root, "tests", "integration")
-    # Every part over plain HTTP, then the connection part over TLS (the same loop, another
-    # transport): killed when either fails; the status is the first failure's (77: skipped).
     argv = ["timeout", "120", "/usr/bin/python3", "rest_adversarial_test.py", ctx.args.daemon,
             os.path.join(ctx.build, "src", "rest", "claim2core-rest"), ctx.args.fake]
-    rc = run(argv, log, cwd=d, timeout=300)
-    if rc == 0:
-        rc = run(argv + ["--part", "connections", "--tls"], log + ".tls", cwd=d, timeout=300)
-        if rc != 0:
-            log = log + ".tls"
-    if rc == 77:
-        return SKIP, "root and bpffs needed"
-    if rc == 0:
-        return SURVIVED, ""
-    fails = [l[5:80] for l in open(log, errors="replace").read().splitlines() if l.startswith("FAIL ")]
-    return KILLED, "rest.adversarial: " + ("; ".join(fails[:2]) or f"exit {rc}")
+    return integration_variants(ctx, label, "adversarial", argv, [("tls", ["--part", "connections", "--tls"])],
+                                prefix="rest.adversarial: ", cwd=os.path.join(ctx.tree.root, "tests", "integration"))
 
 
 def mirror_bpf(ctx, label):
