@@ -583,7 +583,7 @@ def sections():
                 model_checker("z3"), model_checker("spin"),
                 Checker("unit", ["core_unit_tests"], gtest("unit", "tests/unit/core_unit_tests"), 1),
                 Checker("replay", ["claim2core"], core_replay, 2),
-                Checker("fuzz", ["fuzz/all", "claim2core"],
+                Checker("fuzz", ["fuzz/all", "c2c-report", "claim2core"],
                         ctest_checker("fuzz", r"^fuzz\.(corpus|regression|report)"), 3),
                 # 2,000 traces, not the suite's 10,000 (tests/mutants/README.md); no shrinking.
                 Checker("property", ["tests/property/all"], ctest_checker("property", "^property", prop_env), 4),

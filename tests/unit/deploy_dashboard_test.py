@@ -25,7 +25,7 @@ from check_lines import check, finish  # noqa: E402
 
 def exported_metrics():
     names = set()
-    for path in glob.glob(os.path.join(SRC, "src", "daemon", "*.cpp")):
+    for path in glob.glob(os.path.join(SRC, "src", "daemon", "**", "*.cpp"), recursive=True):
         with open(path, encoding="utf-8") as f:
             names |= set(re.findall(r'"((?:claim2core|process)_[a-z0-9_]+)"', f.read()))
     return names
