@@ -54,8 +54,8 @@ LatencyBuckets latency_buckets(const c2c_stats& s) {
 std::string class_name(uint32_t cls) {
   switch (cls) {
     case C2C_CLASS_UNMATCHED: return "unmatched";
-    case C2C_CLASS_LATENCY_CRITICAL: return "latency_critical";
-    case C2C_CLASS_COMM_PROGRESS: return "comm_progress";
+    case C2C_CLASS_LATENCY_CRITICAL: return "latency-critical";
+    case C2C_CLASS_COMM_PROGRESS: return "communication-progress";
     case C2C_CLASS_THROUGHPUT: return "throughput";
     case C2C_CLASS_BACKGROUND: return "background";
     case C2C_CLASS_NORMAL: return "normal";

@@ -60,7 +60,8 @@ LatencyBuckets latency_buckets(const c2c_stats& s);
 // One-line JSON object with every counter, named after the ABI fields, plus p50/p99 bounds.
 std::string stats_json(const c2c_stats& s);
 
-// Name of an execution class (enum c2c_exec_class), "class<N>" for unknown values.
+// Name of an execution class (enum c2c_exec_class) as the policy language spells it (core/model.hpp
+// ExecClass names), "class<N>" for unknown values.
 std::string class_name(uint32_t cls);
 
 }  // namespace c2c::sched

@@ -59,8 +59,8 @@ TEST(SchedStats, JsonNamesClassesAndCounters) {
 }
 
 TEST(SchedStats, ClassNamesCoverTheAbiEnum) {
-  EXPECT_EQ(class_name(C2C_CLASS_LATENCY_CRITICAL), "latency_critical");
-  EXPECT_EQ(class_name(C2C_CLASS_COMM_PROGRESS), "comm_progress");
+  EXPECT_EQ(class_name(C2C_CLASS_LATENCY_CRITICAL), "latency-critical");  // the policy language's spelling
+  EXPECT_EQ(class_name(C2C_CLASS_COMM_PROGRESS), "communication-progress");
   EXPECT_EQ(class_name(C2C_CLASS_THROUGHPUT), "throughput");
   EXPECT_EQ(class_name(C2C_NR_CLASSES), "class6");
 }

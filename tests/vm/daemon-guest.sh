@@ -1,7 +1,7 @@
 # The `daemon` scenario, sourced by guest-init.sh (busybox sh): claim2cored on a kernel with
 # sched_ext. It loads the scheduler itself (scheduler: auto, on its own pin root), the CLI reports
 # it enforcing, the seed's vLLM node policy reaches APPLIED with the two EngineCore threads' entries
-# in the pinned map, the scheduler's stats count dispatches of their class (latency_critical), and
+# in the pinned map, the scheduler's stats count dispatches of their class (latency-critical), and
 # SIGTERM does what spec/daemon.md says: the daemon detaches the scheduler (the kernel disables it,
 # SCX_EXIT_UNREG), the pins stay, every task keeps running. A second start on the same state dir
 # loads the scheduler again and restores the intent (INV-7); SysRq-S then throws the scheduler out
@@ -33,7 +33,7 @@ intent_applied() {  # the vllm-enginecore intent is APPLIED with both engine ent
   [ "$(jget "$it" .state)" = APPLIED ] && [ "$(jget "$it" .appliedEntries)" = 2 ]
 }
 
-map_has_engines() {  # both EngineCore TIDs have an entry of class 1 (latency_critical) in the map
+map_has_engines() {  # both EngineCore TIDs have an entry of class 1 (latency-critical) in the map
   c2c-mirror-tool --pin-root $DAEMON_PIN dump >/tmp/c2cd-map 2>/dev/null || return 1
   grep -q "^$E0 .*class=1 " /tmp/c2cd-map && grep -q "^$E1 .*class=1 " /tmp/c2cd-map
 }
@@ -114,7 +114,7 @@ EOF
   mark "map read"
   sleep 2  # the engines wake every 50 ms
   s1=$(c2c-vm-tool stats --pin-root $DAEMON_PIN)
-  lcd=$(( $(jget "$s1" .dispatched.latency_critical) - $(jget "$s0" .dispatched.latency_critical) ))
+  lcd=$(( $(jget "$s1" .dispatched["latency-critical"]) - $(jget "$s0" .dispatched["latency-critical"]) ))
   ok=false
   [ $arc -eq 0 ] && [ $applied = true ] && [ $inmap = true ] && [ $lcd -gt 0 ] && ok=true
   result daemon_policy "{\"scenario\":\"daemon_policy\",\"engine_tids\":[${E0:-0},${E1:-0}],\"apply_rc\":$arc,\"intent_applied\":$applied,\"entries_in_map\":$inmap,\"lc_dispatches\":$lcd,\"pass\":$ok}"

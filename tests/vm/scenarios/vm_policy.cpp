@@ -14,7 +14,7 @@ namespace c2c::vm {
 
 uint8_t parse_class(const std::string& name) {
   if (name == "lc" || name == "latency-critical") return C2C_CLASS_LATENCY_CRITICAL;
-  if (name == "comm" || name == "comm-progress") return C2C_CLASS_COMM_PROGRESS;
+  if (name == "comm" || name == "communication-progress") return C2C_CLASS_COMM_PROGRESS;
   if (name == "throughput") return C2C_CLASS_THROUGHPUT;
   if (name == "background") return C2C_CLASS_BACKGROUND;
   if (name == "normal") return C2C_CLASS_NORMAL;
