@@ -2,7 +2,7 @@
 
 #include <exception>
 
-#include "codec/event_codec.hpp"
+#include "codec/trace_codec.hpp"
 
 #ifdef C2C_FUZZ_HAVE_NAIVE
 #include "compare.hpp"

@@ -10,7 +10,7 @@
 #include "fuzz/checked_run.hpp"
 #include "fuzz/event_source.hpp"
 #include "fuzz/harness_support.hpp"
-#include "codec/event_codec.hpp"
+#include "codec/trace_codec.hpp"
 #include "trace/render.hpp"
 
 // Says once which checks this build runs, so a log shows whether the naive model was compared.

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "fuzz/harness_support.hpp"
-#include "codec/event_codec.hpp"
+#include "codec/trace_codec.hpp"
 #include "trace/replay.hpp"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <iostream>
 
 #include "conformance.hpp"
-#include "codec/event_codec.hpp"
+#include "codec/trace_codec.hpp"
 
 int main(int argc, char** argv) {
   if (argc < 2) {

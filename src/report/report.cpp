@@ -7,7 +7,7 @@
 #include "core/core.hpp"
 #include "core/fnv.hpp"
 #include "fuzz/event_source.hpp"
-#include "codec/event_codec.hpp"
+#include "codec/trace_codec.hpp"
 #include "trace/render.hpp"
 
 namespace c2c::report {

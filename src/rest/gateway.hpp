@@ -1,6 +1,6 @@
 // The REST endpoints as functions of (Authorization header, body) -> Reply, over the daemon's
 // gRPC API only (a StubInterface: the real client in claim2core-rest, anything in tests). The
-// HTTP wiring is in server.cpp; the body mapping in policy_body.*; auth in auth.*.
+// HTTP wiring is in http_routes.cpp; the body mapping in policy_body.*; auth in auth.*.
 #pragma once
 
 #include <chrono>

@@ -7,7 +7,7 @@
 #include <random>
 
 #include "client/connection.hpp"
-#include "rest/server.hpp"
+#include "rest/http_routes.hpp"
 
 namespace {
 

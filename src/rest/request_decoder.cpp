@@ -52,7 +52,7 @@ const std::vector<std::string>& refusal_reasons() {
   static const std::vector<std::string> k = {
       // connections (keep_alive_server.cpp)
       "connections-per-client", "connections-total", "header-deadline", "header-too-large", "body-deadline",
-      // the HTTP layer (server.cpp)
+      // the HTTP layer (http_routes.cpp)
       "body-too-large", "event-streams",
       // requests: the token (auth.cpp), the body (json_body.cpp, policy_body.cpp), query, path, route, headers
       "auth", "body-empty", "body-syntax", "body-depth", "body-duplicate-key", "body-utf8", "body-field", "body-id",

@@ -21,7 +21,7 @@ struct DecodeLimits {
 };
 
 // Every reason the gateway counts a refusal under (claim2core_rest_refusals_total{reason}): the
-// decoder's and the HTTP layer's (keep_alive_server.cpp, server.cpp).
+// decoder's and the HTTP layer's (keep_alive_server.cpp, http_routes.cpp).
 const std::vector<std::string>& refusal_reasons();
 
 // A refused request: the HTTP status, the field to blame (never empty: "body" for the body as a

@@ -1,6 +1,6 @@
 #include "trace/render.hpp"
 
-#include "codec/event_codec.hpp"
+#include "codec/trace_codec.hpp"
 #include "core/names.hpp"
 
 namespace c2c::trace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/core.hpp"
-#include "codec/event_codec.hpp"
+#include "codec/trace_codec.hpp"
 
 namespace c2c::trace {
 

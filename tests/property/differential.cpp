@@ -5,7 +5,7 @@
 #include <sstream>
 
 #include "compare.hpp"
-#include "codec/event_codec.hpp"
+#include "codec/trace_codec.hpp"
 
 namespace c2c::property {
 

@@ -8,7 +8,7 @@
 #include <variant>
 
 #include "differential.hpp"
-#include "codec/event_codec.hpp"
+#include "codec/trace_codec.hpp"
 
 int main(int argc, char** argv) {
   if (argc != 2) {

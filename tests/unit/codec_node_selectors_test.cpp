@@ -2,7 +2,7 @@
 // as the seeds' simple map or as a Kubernetes LabelSelector (matchLabels + matchExpressions).
 #include <gtest/gtest.h>
 
-#include "codec/event_codec.hpp"
+#include "codec/trace_codec.hpp"
 #include "codec/json_reader.hpp"
 #include "codec/policy_codec.hpp"
 

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "codec/event_codec.hpp"
+#include "codec/trace_codec.hpp"
 #include "codec/json_reader.hpp"
 #include "trace/replay.hpp"
 #include "source_dir.hpp"

@@ -5,7 +5,7 @@
 
 #include <fstream>
 
-#include "codec/event_codec.hpp"
+#include "codec/trace_codec.hpp"
 #include "core/core.hpp"
 #include "source_dir.hpp"
 #include "trace/replay.hpp"

@@ -7,7 +7,7 @@
 
 #include <sstream>
 
-#include "codec/event_codec.hpp"
+#include "codec/trace_codec.hpp"
 #include "core/names.hpp"
 #include "core_fixture.hpp"
 #include "trace/render.hpp"

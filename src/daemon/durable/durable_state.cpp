@@ -14,7 +14,7 @@
 
 #include "core/fnv.hpp"
 #include "host/durable_file.hpp"
-#include "codec/event_codec.hpp"
+#include "codec/trace_codec.hpp"
 #include "codec/json_reader.hpp"
 #include "codec/policy_codec.hpp"
 

@@ -19,7 +19,7 @@
 #include "daemon/process/metrics.hpp"
 #include "daemon/loop/realtime_priority.hpp"
 #include "daemon/process/sd_notify.hpp"
-#include "daemon/service/server.hpp"
+#include "daemon/service/grpc_listeners.hpp"
 #include "daemon/process/signals.hpp"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "codec/event_codec.hpp"
+#include "codec/trace_codec.hpp"
 
 #include "core/core.hpp"
 #include "codec/json_reader.hpp"

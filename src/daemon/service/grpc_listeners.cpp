@@ -1,4 +1,4 @@
-#include "daemon/service/server.hpp"
+#include "daemon/service/grpc_listeners.hpp"
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>

@@ -1,4 +1,4 @@
-#include "rest/server.hpp"
+#include "rest/http_routes.hpp"
 
 #include <httplib.h>
 
