@@ -5,11 +5,12 @@ each mutant is written into a tree copy, only the targets its checkers need are 
 section's checkers judge it, and the file is restored.
 
   mutate.py SECTION [--only NAME[,NAME...]] [--checkers "LIST"] [--full-matrix] [--keep]
-            [--tree DIR] [--list] [--table FILE]
+            [--tree DIR] [--list] [--table FILE] [--prepare]
             [--integration-tests BIN]            (mirror: the main build's mirror_integration_tests)
             [--daemon CLAIM2CORED --fake VLLM]   (rest: the adversarial integration test)
             [--bpf-dir DIR]                      (role_socket: the BPF objects claim2cored loads)
             [--baseline-stamp FILE]              (kernel: proof.guards_wp's stamp)
+            [--wp-cache DIR]                     (kernel: proof.guards_wp's cache of proved goals)
             [--guest-results FILE]               (kernel, scheduler: a guest run's results.jsonl)
 
 The table format (tests/mutants/*.tsv): '#' comment lines, then a header line naming the
@@ -26,6 +27,9 @@ directory's mutants-tree, kept between sections and runs), brought up to date wi
 file by file (an unchanged file keeps its time stamp, so ninja rebuilds only what changed) and
 built through ccache; a mutant rebuilds only its checker's targets. The others (kernel, judge,
 realk8s) build nothing and work in a private temporary copy. Without --tree, a temporary copy.
+--prepare only brings the tree up to date and builds every target of the section's checkers,
+judging nothing: scripts/test does so in its build phase, so the default suite's first section
+does not carry the copy's first build (tests/mutants/README.md).
 
 Judging (the failure semantics of the runners this one replaced):
   * the unmutated tree must pass every checker first (baseline);
@@ -40,9 +44,12 @@ Judging (the failure semantics of the runners this one replaced):
 Exit 0: pass; 1: fail; 2: usage or setup error; 77: the checkers' tools are missing (skip).
 """
 import argparse
+import concurrent.futures
+import copy
 import filecmp
 import json
 import os
+import queue
 import re
 import shutil
 import subprocess
@@ -408,6 +415,10 @@ def kernel_proof(ctx, label):
     # Unknown or a timeout) kills it, as it would fail proof.guards_wp. The baseline: the whole
     # header at run-wp's own timeout, unless proof.guards_wp's stamp says that proof was made.
     cmd = [WP, "--header-dir", os.path.join(ctx.tree.root, "bpf")]
+    if ctx.args.wp_cache:
+        # Goals the mutation left as they were are replayed from the proofs proof.guards_wp made
+        # (run-wp.sh keeps only proofs there): only the changed goals meet the provers.
+        cmd += ["--cache-dir", ctx.args.wp_cache]
     row = ctx.rows_by_name.get(label)
     if row:
         cmd += ["--functions", row["function"], "--timeout", "10"]
@@ -416,6 +427,9 @@ def kernel_proof(ctx, label):
         goals = re.findall(r"^\s*\[(?:Unknown|Timeout|Failed)[^\]]*\]\s*(.*)$", open(ctx.log(label, "proof")).read(), re.M)
         return KILLED, (goals[0][:80] if goals else "a goal not proved")
     return {0: (SURVIVED, ""), 77: (SKIP, "Frama-C or a prover missing")}.get(rc, (ERROR, f"run-wp exit {rc}"))
+
+
+PCH_LOCK = threading.Lock()
 
 
 def kernel_pch(work):
@@ -433,8 +447,9 @@ def kernel_pch(work):
 
 def kernel_unit(ctx, label):
     """tests/unit/guards_test.cpp compiled against the copy's (mutated) header, then run."""
-    if ctx.pch is None:
-        ctx.pch = kernel_pch(ctx.logs)
+    with PCH_LOCK:
+        if ctx.pch is None:
+            ctx.pch = kernel_pch(ctx.logs)
     exe = os.path.join(ctx.logs, f"{label}.guards_test")
     cxx = os.environ.get("CXX", "g++")
     unit = os.path.join(ctx.tree.root, "tests", "unit", "guards_test.cpp")
@@ -603,7 +618,7 @@ def sections():
                 Checker("bpf", ["c2c_bpf_policy_maps"], mirror_bpf),
             ]),
         "kernel": dict(
-            table="kernel.tsv", builds=False, mode="every", idle_fails=False,
+            table="kernel.tsv", builds=False, mode="every", idle_fails=False, jobs=2,
             copy=["bpf", "tests/unit/guards_test.cpp"],
             checkers=[Checker("unit", (), kernel_unit, 1), Checker("proof", (), kernel_proof, 2),
                       Checker("guest", (), guest_verdict, 0)]),
@@ -611,7 +626,7 @@ def sections():
             table="scheduler.tsv", builds=False, mode="every", idle_fails=False, copy=["bpf"],
             checkers=[Checker("guest", (), guest_verdict, 0)]),
         "judge": dict(
-            table="judge.tsv", builds=False, mode="any", idle_fails=False, copy=["tests/vm"],
+            table="judge.tsv", builds=False, mode="any", idle_fails=False, copy=["tests/vm"], jobs=2,
             checkers=[Checker("test", (), judge_test)]),
         "realk8s": dict(
             table="realk8s.tsv", builds=False, mode="any", idle_fails=False, copy=["tests/integration"],
@@ -693,12 +708,16 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the logs (and a temporary tree)")
     ap.add_argument("--tree", help="the shared tree copy (kept; ctest passes the build's mutants-tree)")
     ap.add_argument("--list", action="store_true", help="print the section's rows and checkers, and exit")
+    ap.add_argument("--prepare", action="store_true",
+                    help="bring the --tree copy up to date and build its checkers' targets; judge nothing")
     ap.add_argument("--table", help="another table for the section (mutate_test.py's seeded runner bugs)")
     ap.add_argument("--integration-tests")
     ap.add_argument("--daemon")
     ap.add_argument("--fake")
     ap.add_argument("--bpf-dir")
     ap.add_argument("--baseline-stamp")
+    ap.add_argument("--wp-cache")
+    ap.add_argument("--jobs", type=int, help="mutants judged at once (sections that build nothing)")
     ap.add_argument("--guest-results")
     args = ap.parse_args()
     sec = secs[args.section]
@@ -758,6 +777,8 @@ def run_section(sec, args, rows, checkers, work, logs, t0):
     tree = prepare_tree(sec, args, work)
     if tree is None:
         return 2
+    if args.prepare:
+        return prepare_only(sec, tree, checkers, work, t0)
     ctx = Context(tree, args, logs)
     ctx.rows_by_name = {r["name"]: r for r in rows}
     ctx.pch = None
@@ -798,8 +819,10 @@ def run_section(sec, args, rows, checkers, work, logs, t0):
     kills = {c.name: 0 for c in checkers}
     failures = []
     table = []
-    pending = []  # (row, cells, ...) whose model cells the background thread still owes
-    for row in rows:
+    lock = threading.Lock()
+
+    def judge_row(row, tree, ctx):
+        """Writes row's mutant into tree, lets its checkers judge it, restores the file."""
         mine = [c for c in checkers if c.name not in model
                 and ("checkers" not in row or c.name in row["checkers"].split())]
         if sec["mode"] == "any" and not args.full_matrix:
@@ -815,19 +838,52 @@ def run_section(sec, args, rows, checkers, work, logs, t0):
                 if sec["mode"] == "any" and not args.full_matrix and KILLED in cells.values():
                     cells[c.name] = "-"
                     continue
-                v, why = judge(row["name"], c)
-                if v == ERROR and why.startswith("does not build"):
+                if not tree.make(c.targets, ctx.log(row["name"], c.name) + ".build"):
+                    v, why = ERROR, "does not build: " + tail(ctx.log(row["name"], c.name) + ".build", 3).strip()[-200:]
                     failures.append(f"{row['name']}: does not compile (not a useful mutant)")
+                else:
+                    v, why = c.run(ctx, row["name"])
                 cells[c.name] = v
                 if v == KILLED:
-                    kills[c.name] += 1
+                    with lock:
+                        kills[c.name] += 1
                     by = by or f"{c.name}: {why}"
         finally:
             m.restore()
         secs_build, secs_all = tree.build_seconds - b0, time.time() - tm
-        print(f"{TOOL}: {row['name']}: " + ", ".join(f"{c} {v}" for c, v in cells.items() if v != "-")
-              + (f" (by {by[:140]})" if by else "") + f" [{secs_build:.0f} + {secs_all - secs_build:.0f} s]", flush=True)
-        table.append((row, cells, secs_build, secs_all))
+        with lock:
+            print(f"{TOOL}: {row['name']}: " + ", ".join(f"{c} {v}" for c, v in cells.items() if v != "-")
+                  + (f" (by {by[:140]})" if by else "") + f" [{secs_build:.0f} + {secs_all - secs_build:.0f} s]",
+                  flush=True)
+        return row, cells, secs_build, secs_all
+
+    jobs = parallel_jobs(sec, checkers, args)
+    if jobs > 1:
+        # Mutants judged side by side, each worker in its own copy of the files: only where no
+        # mutant's verdict depends on another's (every checker runs, or there is one), and no
+        # checker builds in the shared tree.
+        workers = []
+        for i in range(jobs):
+            root = os.path.join(work, f"tree-{i}")
+            shutil.copytree(tree.root, root, symlinks=True)
+            wctx = copy.copy(ctx)
+            wctx.tree = Tree(root, False, False)
+            workers.append(wctx)
+        free = queue.Queue()
+        for w in workers:
+            free.put(w)
+
+        def one(row):
+            w = free.get()
+            try:
+                return judge_row(row, w.tree, w)
+            finally:
+                free.put(w)
+
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            table = list(pool.map(one, rows))
+    else:
+        table = [judge_row(row, tree, ctx) for row in rows]
     # The model's columns (z3, spin), from the background thread, which may still be running.
     for row, cells, _, _ in table:
         for c in model:
@@ -869,6 +925,31 @@ def run_section(sec, args, rows, checkers, work, logs, t0):
         return 1
     print(f"{TOOL}: PASS: every mutant killed")
     return 0
+
+
+def prepare_only(sec, tree, checkers, work, t0):
+    """--prepare: the section's checkers' targets built in the tree, so that its baseline builds
+    nothing; a section that does not build has nothing to prepare."""
+    if not sec["builds"]:
+        print(f"{TOOL}: nothing to prepare (the section builds nothing)")
+        return 0
+    targets = sorted({t for c in checkers for t in c.targets})
+    log = os.path.join(work, "prepare.log")
+    if not tree.make(targets, log):
+        print(f"{TOOL}: FAIL: the tree's checker targets do not build:\n{tail(log)}")
+        return 1
+    print(f"{TOOL}: prepared {tree.root}: {' '.join(targets)} built in {time.time() - t0:.0f} s")
+    return 0
+
+
+def parallel_jobs(sec, checkers, args):
+    """How many mutants a section judges at once: its `jobs` (default 1) where that cannot change
+    a verdict: nothing is built in the shared tree, and every checker runs on every mutant (mode
+    "every", the whole matrix, or a single checker), so no mutant's checkers depend on the kills
+    before it. --jobs overrides the section's own."""
+    jobs = args.jobs if args.jobs is not None else sec.get("jobs", 1)
+    independent = sec["mode"] == "every" or args.full_matrix or len(checkers) == 1
+    return jobs if jobs > 1 and not sec["builds"] and independent else 1
 
 
 def stamped_baseline(stamp):

@@ -49,6 +49,31 @@ class Runner(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("row 'wide' has 6 columns, want 5", r.stderr)
 
+    def test_mutants_judged_side_by_side_each_in_its_own_copy(self):
+        # Two mutants of one line, two at a time: each worker writes its mutant into its own copy,
+        # so neither finds the other's in its file (a shared copy: "text not found exactly once
+        # in the copy", or one restores the line under the other's checker); the table in row order.
+        r = self.run_judge(HEADER + f"one\t{JUDGE}\tx\tNOISE_REL = 0.10\tNOISE_REL = 0.0\n"
+                           f"two\t{JUDGE}\tx\tNOISE_REL = 0.10\tNOISE_REL = 0.5\n", "--jobs", "2")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        table = r.stdout[r.stdout.index("judge section of the kill matrix"):]
+        self.assertRegex(table, r"one +KILLED[\s\S]*two +KILLED", r.stdout)
+
+    def test_side_by_side_only_where_no_verdict_depends_on_another(self):
+        class A:
+            jobs = None
+            full_matrix = False
+        one, two = [mutate.Checker("a")], [mutate.Checker("a"), mutate.Checker("b")]
+        kernel = dict(builds=False, mode="every", jobs=2)
+        self.assertEqual(mutate.parallel_jobs(kernel, two, A()), 2)
+        # "any" with several checkers: a mutant's order depends on the kills before it.
+        self.assertEqual(mutate.parallel_jobs(dict(kernel, mode="any"), two, A()), 1)
+        self.assertEqual(mutate.parallel_jobs(dict(kernel, mode="any"), one, A()), 2)
+        # A section that builds shares one tree (and ninja) between its mutants.
+        self.assertEqual(mutate.parallel_jobs(dict(kernel, builds=True), one, A()), 1)
+        A.jobs = 1
+        self.assertEqual(mutate.parallel_jobs(kernel, two, A()), 1)
+
     def test_escapes_are_a_line_break_and_a_tab(self):
         self.assertEqual(mutate.unescape("a\\nb\\tc"), "a\nb\tc")
         self.assertIsNone(mutate.replace_once("x x", "x", "y"))

@@ -11,6 +11,12 @@
 #             [--stamp FILE (after a whole-header PASS, FILE holds --print-inputs-hash: the
 #              kill matrix's kernel section then takes this run as its baseline, not a second proof)]
 #             [--print-inputs-hash (the SHA-256 of everything the proof reads, and exit)]
+#             [--cache-dir DIR (WP's cache of prover results: a goal whose text, prover and version
+#              are in DIR as proved is not sent to the prover again. Only proofs are kept: every
+#              other result (a timeout, an unknown) is removed after the run, so a goal missed under
+#              load is proved afresh next time and a goal never counts as proved without a proof.
+#              proof.guards_wp and tests/mutants/mutate.py kernel share one, so a mutant's proof
+#              sends only the goals its mutation changed to the provers)]
 #
 # Provers: Z3 and CVC4 through Why3 (Debian bookworm: z3, cvc4, why3, frama-c-base; scripts/setup).
 # Debian has no Alt-Ergo and its CVC5 (1.0.3) is newer than Why3 1.5.1 recognizes. The Why3
@@ -19,7 +25,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
-header_dir="" timeout_s=20 jobs=2 functions="" stamp="" print_hash=0
+header_dir="" timeout_s=20 jobs=2 functions="" stamp="" print_hash=0 cache_dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --header-dir) header_dir=$(cd "$2" && pwd); shift 2 ;;
@@ -28,6 +34,8 @@ while [ $# -gt 0 ]; do
     --functions) functions=$2; shift 2 ;;
     --stamp) stamp=$2; shift 2 ;;
     --print-inputs-hash) print_hash=1; shift ;;
+    --cache-dir) if mkdir -p "$2" 2>/dev/null && [ -w "$2" ]; then cache_dir=$(cd "$2" && pwd)
+                 else echo "run-wp: $2 cannot be written: proving without the cache"; fi; shift 2 ;;
     *) echo "run-wp: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -50,13 +58,21 @@ export WHY3CONFIG=$work/why3.conf
 why3 config detect -C "$WHY3CONFIG" >"$work/detect.log" 2>&1 || { cat "$work/detect.log"; exit 1; }
 
 includes="${header_dir:+-I$header_dir }-I$src/bpf -I$here/include"
+cache=(-wp-cache none)
+[ -z "$cache_dir" ] || cache=(-wp-cache update -wp-cache-dir "$cache_dir")
 start=$(date +%s.%N)
 set +e
 # -c11: the ABI header's _Static_assert. -pp-annot: ACSL sees the header's macros (C2C_MAX_CPUS...).
 (cd "$work" && nice frama-c -c11 -pp-annot -cpp-extra-args="$includes" \
   -wp -wp-rte -warn-unsigned-overflow -wp-prover z3,cvc4 -wp-timeout "$timeout_s" -wp-par "$jobs" \
-  -wp-cache none ${functions:+-wp-fct "$functions"} "$here/guards_proof.c") >"$work/wp.log" 2>&1
+  "${cache[@]}" ${functions:+-wp-fct "$functions"} "$here/guards_proof.c") >"$work/wp.log" 2>&1
 rc=$?
+# Keep only proofs in the cache (see --cache-dir): WP also records timeouts and unknowns, which
+# are facts about this run's load and time limit, not about the goal.
+if [ -n "$cache_dir" ]; then
+  find "$cache_dir" -maxdepth 1 -name '*.json' -print0 |
+    xargs -0 -r grep -L '"verdict": *"valid"' | xargs -r rm -f
+fi
 set -e
 end=$(date +%s.%N)
 grep -E "^\[wp\] \[[^]]*\] Goal " "$work/wp.log" || true
