@@ -387,15 +387,6 @@ pb::Policy to_proto(const AnyPolicy& p) {
 
 pb::PolicyKind to_proto(PolicyKind k) { return k == PolicyKind::Dra ? pb::DRA_EXECUTION_POLICY : pb::NODE_SCHEDULING_POLICY; }
 
-PolicyKind kind_of(const AnyPolicy& p) {
-  return std::holds_alternative<DraExecutionPolicy>(p) ? PolicyKind::Dra : PolicyKind::Node;
-}
-const std::string& name_of(const AnyPolicy& p) {
-  return std::visit([](const auto& x) -> const std::string& { return x.name; }, p);
-}
-int64_t generation_of(const AnyPolicy& p) {
-  return std::visit([](const auto& x) { return x.generation; }, p);
-}
 
 // ---- claim bindings and pods -----------------------------------------------------------------
 

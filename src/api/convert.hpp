@@ -57,9 +57,9 @@ pb::DRAExecutionPolicy to_proto(const DraExecutionPolicy& p);
 pb::NodeSchedulingPolicy to_proto(const NodeSchedulingPolicy& p);
 pb::Policy to_proto(const AnyPolicy& p);
 pb::PolicyKind to_proto(PolicyKind k);
-PolicyKind kind_of(const AnyPolicy& p);
-const std::string& name_of(const AnyPolicy& p);
-int64_t generation_of(const AnyPolicy& p);
+using c2c::generation_of;  // a policy's identity is the core's (core/model.hpp)
+using c2c::kind_of;
+using c2c::name_of;
 
 // ---- claim bindings and pods -----------------------------------------------------------------
 // Groups bindings by claim_uid into claims (first appearance order). All bindings of one claim

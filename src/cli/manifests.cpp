@@ -9,15 +9,7 @@
 
 namespace c2c::cli {
 
-PolicyKind kind_of(const c2c::AnyPolicy& p) {
-  return std::holds_alternative<DraExecutionPolicy>(p) ? PolicyKind::Dra : PolicyKind::Node;
-}
-
-const std::string& name_of(const c2c::AnyPolicy& p) {
-  return std::visit([](const auto& v) -> const std::string& { return v.name; }, p);
-}
-
-std::string kind_name(PolicyKind k) { return k == PolicyKind::Dra ? "DRAExecutionPolicy" : "NodeSchedulingPolicy"; }
+std::string kind_name(PolicyKind k) { return c2c::to_string(k); }
 
 std::string ref_of(const c2c::AnyPolicy& p) { return kind_name(kind_of(p)) + "/" + name_of(p); }
 

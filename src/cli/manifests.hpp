@@ -36,8 +36,8 @@ std::vector<PolicyManifest> decode_policy_manifests(std::string_view text, const
 // Reads `path` ("-": standard input) and decodes it; errors name the path.
 std::vector<PolicyManifest> load_policy_manifests(const std::string& path, const YamlLimits& limits = {});
 
-PolicyKind kind_of(const c2c::AnyPolicy& p);
-const std::string& name_of(const c2c::AnyPolicy& p);
+using c2c::kind_of;  // a policy's identity is the core's (core/model.hpp)
+using c2c::name_of;
 // "NodeSchedulingPolicy/vllm-enginecore", as the daemon names policies.
 std::string ref_of(const c2c::AnyPolicy& p);
 std::string kind_name(PolicyKind k);

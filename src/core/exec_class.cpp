@@ -30,6 +30,16 @@ bool class_boosts(ExecClass c) {
 
 const char* to_string(PolicyKind k) { return k == PolicyKind::Dra ? "DRAExecutionPolicy" : "NodeSchedulingPolicy"; }
 
+PolicyKind kind_of(const AnyPolicy& p) {
+  return std::holds_alternative<DraExecutionPolicy>(p) ? PolicyKind::Dra : PolicyKind::Node;
+}
+const std::string& name_of(const AnyPolicy& p) {
+  return std::visit([](const auto& x) -> const std::string& { return x.name; }, p);
+}
+int64_t generation_of(const AnyPolicy& p) {
+  return std::visit([](const auto& x) { return x.generation; }, p);
+}
+
 const char* to_string(Strategy s) { return s == Strategy::ExactTid ? "exact-tid" : "tgid"; }
 
 const char* to_string(PlanOp::Kind k) {

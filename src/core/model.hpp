@@ -196,6 +196,11 @@ struct NodeSchedulingPolicy {
 using AnyPolicy = std::variant<DraExecutionPolicy, NodeSchedulingPolicy>;
 
 enum class PolicyKind : uint8_t { Dra = 0, Node = 1 };
-const char* to_string(PolicyKind k);
+const char* to_string(PolicyKind k);  // "DRAExecutionPolicy" | "NodeSchedulingPolicy": the one spelling
+
+// A policy's identity, whichever its kind (the one definition every layer uses).
+PolicyKind kind_of(const AnyPolicy& p);
+const std::string& name_of(const AnyPolicy& p);
+int64_t generation_of(const AnyPolicy& p);
 
 }  // namespace c2c

@@ -9,9 +9,7 @@ namespace c2c::k8s {
 
 using nlohmann::json;
 
-const char* policy_kind_name(PolicyKind k) {
-  return k == PolicyKind::Dra ? "DRAExecutionPolicy" : "NodeSchedulingPolicy";
-}
+const char* policy_kind_name(PolicyKind k) { return c2c::to_string(k); }
 
 const char* policy_plural(PolicyKind k) {
   return k == PolicyKind::Dra ? "draexecutionpolicies" : "nodeschedulingpolicies";
