@@ -138,6 +138,21 @@ grpc::Status refused(const node::Refusal& r, const std::vector<int>& binding_ind
   return invalid(api::request_field(r, binding_index), r.message);
 }
 
+// Every mutating RPC answers a node::Write alike: a refusal becomes the call's status (nothing
+// changed), an ignored write says so with its message (stale or duplicate input, INV-3), and the
+// write's durability is what the batch must persist. Returns that durability.
+template <class C>
+bool answer_write(C& call, const node::Write& w, const std::vector<int>& binding_index = {}) {
+  if (w.refused) {
+    call.status = refused(*w.refused, binding_index);
+    return false;
+  }
+  call.resp.set_ignored(w.ignored);
+  if constexpr (requires { call.resp.set_message(w.message); })
+    if (w.ignored) call.resp.set_message(w.message);
+  return w.durable;
+}
+
 std::optional<FieldError> check_name(const std::string& field, const std::string& s) {
   if (s.empty()) return FieldError{field, "must not be empty"};
   return api::check_string(field, s, 253);
@@ -156,18 +171,12 @@ grpc::ServerUnaryReactor* Service::UpsertPolicy(Ctx* ctx, const Buf* in, Buf* ou
       engine_, call,
       [call, policy](Engine& e) {
         auto w = e.upsert_policy(policy, call->req.require_named_node());
-        if (w.refused) {
-          call->status = refused(*w.refused);
-          return false;
+        if (!w.refused) {
+          call->resp.set_node_selected(!w.node_not_selected);
+          if (w.node_not_selected) call->resp.set_node_not_selected(*w.node_not_selected);
+          for (const auto& x : w.warnings) call->resp.add_warnings(x);
         }
-        call->resp.set_node_selected(!w.node_not_selected);
-        if (w.node_not_selected) call->resp.set_node_not_selected(*w.node_not_selected);
-        for (const auto& x : w.warnings) call->resp.add_warnings(x);
-        if (w.ignored) {
-          call->resp.set_ignored(true);
-          call->resp.set_message(w.message);
-        }
-        return w.durable;
+        return answer_write(*call, w);
       },
       [call, policy](Engine& e) {
         auto [kind, name] = policy_id(policy);
@@ -200,16 +209,7 @@ grpc::ServerUnaryReactor* Service::DeletePolicy(Ctx* ctx, const Buf* in, Buf* ou
   submit(
       engine_, call,
       [call, k = *kind.value](Engine& e) {
-        auto w = e.delete_policy(k, call->req.name(), call->req.generation());
-        if (w.refused) {
-          call->status = refused(*w.refused);
-          return false;
-        }
-        if (w.ignored) {
-          call->resp.set_ignored(true);
-          call->resp.set_message(w.message);
-        }
-        return w.durable;
+        return answer_write(*call, e.delete_policy(k, call->req.name(), call->req.generation()));
       },
       [call](Engine& e) { call->resp.set_node_generation(e.reported_generation()); });
   return reactor;
@@ -254,16 +254,9 @@ grpc::ServerUnaryReactor* Service::UpsertClaimBinding(Ctx* ctx, const Buf* in, B
       engine_, call,
       [call, claims = *claims.value, pods, first_binding](Engine& e) {
         auto w = e.bind_claims(claims, pods);
-        if (w.refused) {
-          call->status = refused(*w.refused, first_binding);
-          return false;
-        }
-        for (const auto& x : w.warnings) call->resp.add_warnings(x);
-        if (w.ignored) {
-          call->resp.set_ignored(true);
-          call->resp.set_message(w.message);
-        }
-        return w.durable;
+        if (!w.refused)
+          for (const auto& x : w.warnings) call->resp.add_warnings(x);
+        return answer_write(*call, w, first_binding);
       },
       [call](Engine& e) { call->resp.set_node_generation(e.reported_generation()); });
   return reactor;
@@ -285,13 +278,7 @@ grpc::ServerUnaryReactor* Service::DeleteClaimBinding(Ctx* ctx, const Buf* in, B
   submit(
       engine_, call,
       [call](Engine& e) {
-        auto w = e.unbind_claim(call->req.claim_uid(), call->req.claim_generation());
-        if (w.refused) {
-          call->status = refused(*w.refused);
-          return false;
-        }
-        if (w.ignored) call->resp.set_ignored(true);
-        return w.durable;
+        return answer_write(*call, e.unbind_claim(call->req.claim_uid(), call->req.claim_generation()));
       },
       [call](Engine& e) { call->resp.set_node_generation(e.reported_generation()); });
   return reactor;
@@ -519,16 +506,10 @@ grpc::ServerUnaryReactor* Service::SetNodeLabels(Ctx* ctx, const Buf* in, Buf* o
   submit(
       engine_, call,
       [call, labels](Engine& e) {
-        auto w = e.set_node_labels(labels);
-        if (w.refused) {
-          call->status = refused(*w.refused);
-          return false;
-        }
-        call->resp.set_ignored(w.ignored);
         // Changed labels are logged with the batch (a restart selects the same node policies
         // before the feed reconnects, INV-7); before, the record was dropped unless another
         // durable change shared the batch.
-        return w.durable;
+        return answer_write(*call, e.set_node_labels(labels));
       },
       [call](Engine& e) {
         call->resp.set_node_generation(e.reported_generation());
