@@ -232,7 +232,7 @@ Reply Gateway::explain(Auth a, const std::string& tid) {
   auto resp = node_.explain(std::get<uint32_t>(n));
   if (!resp.ok()) return from_rpc(resp.error(), "Explain");
   if (!resp->found) return fail(404, "task " + tid + " is not known to claim2cored on this node");
-  json lineage = resp->json["lineage"];
+  json lineage = resp->json.at("lineage");
   if (auto parts = parse_policy_name(resp->lineage ? resp->lineage->policy : "")) lineage["policyId"] = parts->id;
   return ok(json{{"lineage", lineage}});
 }
