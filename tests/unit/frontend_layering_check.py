@@ -39,7 +39,6 @@ PROTOBUF_NOT_YET = {
     "src/k8s/feed.hpp",
     "src/k8s/feed_claims.hpp",
     "src/k8s/feed_sender.hpp",
-    "src/k8s/policy_status.hpp",
     "src/k8s/status_writer.hpp",
 }
 PROTOBUF_DIRECT = re.compile(r'^\s*#\s*include\s*["<]([^">]*(?:\.pb\.h|google/protobuf/[^">]*))[">]', re.M)
