@@ -11,7 +11,7 @@
 //     a 4xx status and a reason from refusal_reasons() (the metric's labels);
 //   * an accepted body is shallower than the limit, has no key twice (the daemon's own strict
 //     parser, codec::parse_json_strict, agrees) and its policy passes c2c::validate;
-//   * an accepted policy round-trips: api::to_proto -> policy_to_body (what GET .../self shows)
+//   * an accepted policy round-trips: policy_to_body (what GET .../self shows)
 //     -> decoded again by the same route -> the same policy.
 #include <algorithm>
 #include <cstdint>
@@ -101,7 +101,7 @@ void check_policy_body(const c2c::rest::HttpRequest& req, const c2c::rest::Polic
     fail(std::string("accepted a body with a key given twice: ") + x.what());
   } catch (const json::exception&) {
   }
-  json back = c2c::rest::policy_to_body(c2c::api::to_proto(w.policy), w.id.empty() ? c2c::rest::kUnsetPolicyId : w.id);
+  json back = c2c::rest::policy_to_body(w.policy, w.id.empty() ? c2c::rest::kUnsetPolicyId : w.id);
   if (!w.id.empty()) back["policyId"] = w.id;
   auto again = c2c::rest::decode_policy_write(back.dump(), {kDepth}, "alice", rule);
   const auto* same = std::get_if<c2c::rest::PolicyWrite>(&again);

@@ -5,6 +5,7 @@
 #include <set>
 #include <tuple>
 
+#include "api/field_names.hpp"
 #include "codec/json_reader.hpp"
 #include "core/names.hpp"
 
@@ -50,22 +51,10 @@ std::map<std::string, std::string> to_std_map(const google::protobuf::Map<std::s
   return {m.begin(), m.end()};
 }
 
-std::string snake(const std::string& camel) {
-  std::string out;
-  for (char c : camel) {
-    if (std::isupper(static_cast<unsigned char>(c))) {
-      out += '_';
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 // Maps a core validation error into the proto's field names under `path`.
 FieldError translate(const FieldError& e, const std::string& path) {
-  return FieldError{at(path, proto_field_of(e.field)), e.message};
+  return FieldError{FieldPath::parse(path).append(proto_path_of(FieldPath::parse(e.field))).str(), e.message};
 }
 
 Converted<std::optional<CpuSet>> cpus_from(const std::string& field, const std::string& text) {
@@ -151,31 +140,6 @@ std::optional<FieldError> check_string(const std::string& field, const std::stri
   return std::nullopt;
 }
 
-std::string proto_field_of(const std::string& f) {
-  static const std::pair<const char*, const char*> kPrefixes[] = {
-      {"metadata.", ""},
-      {"spec.workloadSelector.", ""},
-      {"spec.safety.", ""},
-      {"spec.", ""},
-  };
-  std::string s = f;
-  for (const auto& [from, to] : kPrefixes)
-    if (s.rfind(from, 0) == 0) {
-      s = to + s.substr(std::string(from).size());
-      break;
-    }
-  // Role selectors are flattened in the proto.
-  for (const char* sel : {".selector.commandRegex", ".selector.registeredRole", ".selector.processRegex"}) {
-    auto pos = s.find(sel);
-    if (pos != std::string::npos) s = s.substr(0, pos) + "." + s.substr(pos + std::string(".selector.").size());
-  }
-  if (s.size() > 9 && s.compare(s.size() - 9, 9, ".selector") == 0) s = s.substr(0, s.size() - 9) + ".command_regex";
-  if (s == "executionTime") return "execution_time_ns";
-  // nodeSelectors.matchExpressions is its own repeated field in the proto.
-  if (s.rfind("nodeSelectors.matchExpressions", 0) == 0)
-    s = "nodeSelectorExpressions" + s.substr(std::string("nodeSelectors.matchExpressions").size());
-  return snake(s);
-}
 
 // ---- policies --------------------------------------------------------------------------------
 
@@ -461,23 +425,6 @@ Converted<std::vector<Claim>> claims_from_bindings(
   return ok(std::move(claims));
 }
 
-std::string binding_field_of(std::string f) {
-  while (f.rfind("claim.", 0) == 0) f = f.substr(6);
-  if (f.rfind("devices[", 0) == 0 && f.find("].") != std::string::npos) f = f.substr(f.find("].") + 2);
-  if (f == "generation" || f == "uid") return "claim_" + f;
-  if (f == "node") return "node_name";
-  return f;
-}
-
-std::string pod_field_of(const std::string& core_field) {
-  const std::string f = core_field.rfind("pod.", 0) == 0 ? core_field.substr(4) : core_field;
-  const size_t key = f.find('[');
-  const std::string name = f.substr(0, key), rest = key == std::string::npos ? "" : f.substr(key);
-  if (name == "taskRoles") return "task_roles" + rest;
-  if (name == "cpuset") return "cpus" + rest;
-  return f;
-}
-
 std::vector<pb::ClaimDeviceBinding> bindings_from_claim(const Claim& c) {
   std::vector<pb::ClaimDeviceBinding> out;
   std::vector<std::string> pods = c.reserved_for;
@@ -568,8 +515,9 @@ Converted<Task> from_proto(const pb::Task& t, const std::string& path) {
   o.cgroup = t.cgroup();
   o.title = t.title();
   if (auto e = validate(o)) {
-    std::string f = e->field.rfind("task.", 0) == 0 ? e->field.substr(5) : e->field;
-    return fail<Task>(at(path, f), e->message);
+    FieldPath f = FieldPath::parse(e->field);
+    if (f.size() > 1 && f.starts_with({"task"})) f = f.drop_front(1);
+    return fail<Task>(at(path, f.str()), e->message);
   }
   return ok(std::move(o));
 }

@@ -1,16 +1,10 @@
 #include "api/node_api_proto.hpp"
 
 #include "api/convert.hpp"
+#include "api/field_names.hpp"
+#include "api/replies.hpp"
 
 namespace c2c::api {
-namespace {
-
-std::string strip(const std::string& f, const char* prefix) {
-  const std::string p(prefix);
-  return f.rfind(p, 0) == 0 ? f.substr(p.size()) : f;
-}
-
-}  // namespace
 
 void to_proto(const node::Intent& in, pb::Intent* p) {
   p->set_kind(to_proto(in.kind));
@@ -72,15 +66,18 @@ pb::PreviewResponse to_proto(const node::PreviewReply& r) {
 // how the core's name inside it reads on the wire.
 std::string request_field(const node::Refusal& r, const std::vector<int>& binding_index) {
   using S = node::Refusal::Subject;
+  const FieldPath core = FieldPath::parse(r.field);
   switch (r.subject) {
-    case S::Policy:
-      return std::string("policy.") + (r.kind == PolicyKind::Dra ? "dra." : "node.") + proto_field_of(strip(r.field, "policy."));
+    case S::Policy: {
+      const FieldPath in = core.size() > 1 && core.starts_with({"policy"}) ? core.drop_front(1) : core;
+      return FieldPath().add("policy").add(r.kind == PolicyKind::Dra ? "dra" : "node").append(proto_path_of(in)).str();
+    }
     case S::Claim: {
-      int at = r.index < binding_index.size() ? binding_index[r.index] : static_cast<int>(r.index);
-      return "bindings[" + std::to_string(at) + "]." + binding_field_of(r.field);
+      size_t at = r.index < binding_index.size() ? static_cast<size_t>(binding_index[r.index]) : r.index;
+      return FieldPath().add("bindings").index(at).append(binding_path_of(core)).str();
     }
     case S::Pod:
-      return "pods[" + std::to_string(r.index) + "]." + pod_field_of(r.field);
+      return FieldPath().add("pods").index(r.index).append(pod_path_of(core)).str();
     case S::ClaimRef:
       return r.field == "uid" ? "claim_uid" : r.field == "generation" ? "claim_generation" : r.field;
     case S::Acknowledge:
@@ -91,14 +88,6 @@ std::string request_field(const node::Refusal& r, const std::vector<int>& bindin
   return r.field;
 }
 
-const char* intent_state_name(pb::IntentState s) {
-  switch (s) {
-    case pb::PENDING: return "Pending";
-    case pb::SENT: return "Sent";
-    case pb::APPLIED: return "Applied";
-    case pb::FAILED: return "Failed";
-    default: return "Unknown";
-  }
-}
+const char* intent_state_name(pb::IntentState s) { return reply::state_name(static_cast<node::IntentState>(s)); }
 
 }  // namespace c2c::api

@@ -1,7 +1,5 @@
 #include "cli/daemon_commands.hpp"
 
-#include <grpcpp/client_context.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
@@ -9,9 +7,8 @@
 #include <iostream>
 #include <memory>
 
-#include "api/convert.hpp"
-#include "claim2core.grpc.pb.h"
 #include "client/connection.hpp"
+#include "client/node_client.hpp"
 #include "cli/listing.hpp"
 #include "cli/manifests.hpp"
 #include "cli/structured_output.hpp"
@@ -52,72 +49,45 @@ void add_common(CLI::App* cmd, Common& c, std::vector<std::string> formats = {"t
   }
 }
 
-std::string code_name(grpc::StatusCode c) {
-  switch (c) {
-    case grpc::OK: return "OK";
-    case grpc::CANCELLED: return "CANCELLED";
-    case grpc::UNKNOWN: return "UNKNOWN";
-    case grpc::INVALID_ARGUMENT: return "INVALID_ARGUMENT";
-    case grpc::DEADLINE_EXCEEDED: return "DEADLINE_EXCEEDED";
-    case grpc::NOT_FOUND: return "NOT_FOUND";
-    case grpc::ALREADY_EXISTS: return "ALREADY_EXISTS";
-    case grpc::PERMISSION_DENIED: return "PERMISSION_DENIED";
-    case grpc::UNAUTHENTICATED: return "UNAUTHENTICATED";
-    case grpc::RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
-    case grpc::FAILED_PRECONDITION: return "FAILED_PRECONDITION";
-    case grpc::ABORTED: return "ABORTED";
-    case grpc::OUT_OF_RANGE: return "OUT_OF_RANGE";
-    case grpc::UNIMPLEMENTED: return "UNIMPLEMENTED";
-    case grpc::INTERNAL: return "INTERNAL";
-    case grpc::UNAVAILABLE: return "UNAVAILABLE";
-    case grpc::DATA_LOSS: return "DATA_LOSS";
-    default: return "CODE_" + std::to_string(static_cast<int>(c));
-  }
-}
-
 // A failed RPC: the message on stderr, the exit status (2 when the daemon says the input is invalid).
 struct RpcFailure {
   int exit_code;
 };
 
+// The verb's typed client (src/client/node_client.hpp): a failed call is said on stderr and
+// becomes the verb's exit status.
 class Session {
  public:
   Session(std::string verb, const Common& c) : verb_(std::move(verb)), common_(c) {
     try {
-      channel_ = open_channel(c.conn);
+      ConnectionOptions o = c.conn;
+      o.timeout = std::chrono::seconds(c.timeout_s);
+      client_ = std::make_unique<client::NodeClient>(o);
     } catch (const ConnectionError& e) {
       std::cerr << "claim2core " << verb_ << ": " << e.what() << "\n";
       throw RpcFailure{kExitUsage};
     }
-    stub_ = claim2core::v1::Claim2Core::NewStub(channel_);
   }
 
-  claim2core::v1::Claim2Core::Stub& stub() { return *stub_; }
+  const client::NodeClient& node() const { return *client_; }
 
-  std::unique_ptr<grpc::ClientContext> context(bool with_deadline = true) const {
-    auto ctx = std::make_unique<grpc::ClientContext>();
-    if (with_deadline)
-      ctx->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(common_.timeout_s));
-    ctx->set_wait_for_ready(false);
-    return ctx;
+  // The reply, or (after saying why) throws RpcFailure.
+  template <class T>
+  T check(client::Result<T> r, const std::string& what) const {
+    if (!r.ok()) fail(r.error(), what);
+    return std::move(r.value());
   }
-
-  // Throws RpcFailure (after saying why) unless the status is OK.
-  void check(const grpc::Status& s, const std::string& what) const {
-    if (s.ok()) return;
-    std::cerr << "claim2core " << verb_ << ": " << what << ": " << code_name(s.error_code()) << ": "
-              << s.error_message() << "\n";
-    if (s.error_code() == grpc::UNAVAILABLE)
+  void fail(const client::CallError& e, const std::string& what) const {
+    std::cerr << "claim2core " << verb_ << ": " << what << ": " << e.code_name << ": " << e.message << "\n";
+    if (e.unavailable())
       std::cerr << "  (is claim2cored running and listening on " << target_of(common_.conn) << "?)\n";
-    bool bad_input = s.error_code() == grpc::INVALID_ARGUMENT || s.error_code() == grpc::OUT_OF_RANGE;
-    throw RpcFailure{bad_input ? kExitUsage : kExitServer};
+    throw RpcFailure{e.invalid_input() ? kExitUsage : kExitServer};
   }
 
  private:
   std::string verb_;
   const Common& common_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<claim2core::v1::Claim2Core::Stub> stub_;
+  std::unique_ptr<client::NodeClient> client_;
 };
 
 void print_structured(OutputFormat f, const json& j) {
@@ -163,16 +133,12 @@ std::string pending_hint(const std::vector<std::string>& files) {
 
 // Preview's warnings for `policy` at the generation it was stored with, minus those in `already`.
 std::vector<std::string> preview_warnings(Session& s, const c2c::AnyPolicy& policy, int64_t generation,
-                                          const google::protobuf::RepeatedPtrField<std::string>& already) {
-  claim2core::v1::PreviewRequest req;
+                                          const std::vector<std::string>& already) {
   c2c::AnyPolicy stored = policy;
   std::visit([&](auto& v) { v.generation = generation; }, stored);
-  *req.mutable_policy() = api::to_proto(stored);
-  claim2core::v1::PreviewResponse resp;
-  auto ctx = s.context();
-  s.check(s.stub().Preview(ctx.get(), req, &resp), "Preview (" + ref_of(policy) + ")");
+  const reply::Preview resp = s.check(s.node().preview(stored), "Preview (" + ref_of(policy) + ")");
   std::vector<std::string> out;
-  for (const auto& w : resp.warnings())
+  for (const auto& w : resp.warnings)
     if (std::find(already.begin(), already.end(), w) == already.end()) out.push_back(w);
   return out;
 }
@@ -192,26 +158,21 @@ void add_apply(CLI::App& app, int& exit_code) {
     int rc = kExitOk;
     bool pending_preview = false;
     for (const auto& m : *manifests) {
-      claim2core::v1::UpsertPolicyRequest req;
-      *req.mutable_policy() = api::to_proto(m.policy);
-      claim2core::v1::UpsertPolicyResponse resp;
-      auto ctx = s.context();
-      s.check(s.stub().UpsertPolicy(ctx.get(), req, &resp), m.source + " (" + ref_of(m.policy) + ")");
-      const auto& intent = resp.intent();
-      if (resp.has_intent() && intent.state() == claim2core::v1::FAILED) rc = kExitServer;
-      if (resp.has_intent() && intent.state() == claim2core::v1::PENDING &&
+      const reply::Upsert resp = s.check(s.node().upsert_policy(m.policy), m.source + " (" + ref_of(m.policy) + ")");
+      if (resp.intent && resp.intent->state == node::IntentState::Failed) rc = kExitServer;
+      if (resp.intent && resp.intent->state == node::IntentState::Pending &&
           std::holds_alternative<DraExecutionPolicy>(m.policy) && std::get<DraExecutionPolicy>(m.policy).require_preview)
         pending_preview = true;
       // The warnings `preview` gives for what was just stored, from the daemon's Preview (one source
       // of truth: not worked out again here), beyond those the reply already carries.
       std::vector<std::string> more;
       // (Also for an unchanged policy: its warnings still hold.)
-      if (resp.policy_generation() > 0) more = preview_warnings(s, m.policy, resp.policy_generation(), resp.warnings());
+      if (resp.policy_generation > 0) more = preview_warnings(s, m.policy, resp.policy_generation, resp.warnings);
       if (fmt == OutputFormat::Table) {
         std::cout << render_upsert(ref_of(m.policy), resp);
         for (const auto& w : more) std::cout << "warning: " << w << "\n";
       } else {
-        results.push_back({{"policy", ref_of(m.policy)}, {"source", m.source}, {"result", proto_to_json(resp)},
+        results.push_back({{"policy", ref_of(m.policy)}, {"source", m.source}, {"result", resp.json},
                            {"previewWarnings", more}});
       }
     }
@@ -269,17 +230,11 @@ void add_delete(CLI::App& app, int& exit_code) {
     json results = json::array();
     int rc = kExitOk;
     for (const auto& [kind, name] : targets) {
-      claim2core::v1::DeletePolicyRequest req;
-      req.set_kind(api::to_proto(kind));
-      req.set_name(name);
-      req.set_generation(*generation);
-      claim2core::v1::DeletePolicyResponse resp;
-      auto ctx = s.context();
       const std::string ref = kind_name(kind) + "/" + name;
-      s.check(s.stub().DeletePolicy(ctx.get(), req, &resp), ref);
-      if (resp.ignored()) rc = kExitServer;  // nothing deleted (no such policy, or another generation)
+      const reply::Delete resp = s.check(s.node().delete_policy(kind, name, *generation), ref);
+      if (resp.ignored) rc = kExitServer;  // nothing deleted (no such policy, or another generation)
       if (fmt == OutputFormat::Table) std::cout << render_delete(ref, resp);
-      else results.push_back({{"policy", ref}, {"result", proto_to_json(resp)}});
+      else results.push_back({{"policy", ref}, {"result", resp.json}});
     }
     if (fmt != OutputFormat::Table) print_structured(fmt, results);
     return rc;
@@ -289,13 +244,7 @@ void add_delete(CLI::App& app, int& exit_code) {
 // ---- preview -------------------------------------------------------------------------------------
 
 std::vector<c2c::AnyPolicy> stored_policies(Session& s) {
-  claim2core::v1::ListPoliciesResponse resp;
-  auto ctx = s.context();
-  s.check(s.stub().ListPolicies(ctx.get(), {}, &resp), "ListPolicies");
-  std::vector<c2c::AnyPolicy> out;
-  for (const auto& p : resp.policies())
-    if (auto conv = api::from_proto(p, "policy"); conv.ok()) out.push_back(std::move(*conv.value));
-  return out;
+  return s.check(s.node().list_policies(), "ListPolicies").policies;
 }
 
 // A manifest without metadata.generation previews "the generation an apply would give it". When
@@ -303,12 +252,13 @@ std::vector<c2c::AnyPolicy> stored_policies(Session& s) {
 // generation: previewing it (and acknowledging it) is what lets an applied requirePreview policy
 // go live. A changed spec keeps 0, which the daemon resolves to the next generation.
 c2c::AnyPolicy with_resolved_generation(c2c::AnyPolicy p, const std::vector<c2c::AnyPolicy>& stored) {
-  if (api::generation_of(p) != 0) return p;
+  auto generation_of = [](const c2c::AnyPolicy& x) { return std::visit([](const auto& v) { return v.generation; }, x); };
+  if (generation_of(p) != 0) return p;
   for (const auto& have : stored) {
-    if (have.index() != p.index() || api::name_of(have) != api::name_of(p)) continue;
+    if (have.index() != p.index() || name_of(have) != name_of(p)) continue;
     c2c::AnyPolicy same = have;
     std::visit([](auto& v) { v.generation = 0; }, same);
-    if (same == p) std::visit([&](auto& v) { v.generation = api::generation_of(have); }, p);
+    if (same == p) std::visit([&](auto& v) { v.generation = generation_of(have); }, p);
   }
   return p;
 }
@@ -370,15 +320,11 @@ void add_preview(CLI::App& app, int& exit_code) {
     const auto stored = stored_policies(s);
     json results = json::array();
     for (const auto& m : *manifests) {
-      claim2core::v1::PreviewRequest req;
-      *req.mutable_policy() = api::to_proto(with_resolved_generation(m.policy, stored));
-      req.set_acknowledge(*ack);
-      claim2core::v1::PreviewResponse resp;
-      auto ctx = s.context();
-      s.check(s.stub().Preview(ctx.get(), req, &resp), m.source + " (" + ref_of(m.policy) + ")");
-      if (resp.policy().empty()) resp.set_policy(ref_of(m.policy));
+      reply::Preview resp = s.check(s.node().preview(with_resolved_generation(m.policy, stored), *ack),
+                                    m.source + " (" + ref_of(m.policy) + ")");
+      if (resp.policy.empty()) resp.json["policy"] = resp.policy = ref_of(m.policy);
       if (fmt == OutputFormat::Table) std::cout << render_preview(resp);
-      else results.push_back({{"policy", ref_of(m.policy)}, {"source", m.source}, {"result", proto_to_json(resp)}});
+      else results.push_back({{"policy", ref_of(m.policy)}, {"source", m.source}, {"result", resp.json}});
     }
     if (fmt != OutputFormat::Table) print_structured(fmt, results);
     return kExitOk;
@@ -390,39 +336,18 @@ void add_preview(CLI::App& app, int& exit_code) {
 // One resource of `get`: the RPCs that list it, as a Listing (tables.hpp). Wide listings of
 // tasks also ask ListBindings for the pods' names.
 std::function<Listing()> lister(Session& s, const std::string& w, const std::string& filter,
-                                const claim2core::v1::ListTasksRequest& task_req, bool wide) {
-  auto call = [&s](const char* what, auto rpc, const auto& req, auto& resp) {
-    auto ctx = s.context();
-    s.check((s.stub().*rpc)(ctx.get(), req, &resp), what);
-  };
-  using Stub = claim2core::v1::Claim2Core::Stub;
-  if (w.rfind("polic", 0) == 0)
-    return [call] {
-      claim2core::v1::ListPoliciesResponse resp;
-      call("ListPolicies", &Stub::ListPolicies, claim2core::v1::ListPoliciesRequest{}, resp);
-      return policies_listing(resp);
-    };
+                                const client::TaskFilter& tasks, bool wide) {
+  if (w.rfind("polic", 0) == 0) return [&s] { return policies_listing(s.check(s.node().list_policies(), "ListPolicies")); };
   if (w.rfind("intent", 0) == 0)
-    return [call, filter] {
-      claim2core::v1::ListIntentsRequest req;
-      req.set_policy(filter);
-      claim2core::v1::ListIntentsResponse resp;
-      call("ListIntents", &Stub::ListIntents, req, resp);
-      return intents_listing(resp);
-    };
+    return [&s, filter] { return intents_listing(s.check(s.node().list_intents(filter), "ListIntents")); };
   if (w.rfind("task", 0) == 0)
-    return [call, req = task_req, wide] {
-      claim2core::v1::ListTasksResponse resp;
-      call("ListTasks", &Stub::ListTasks, req, resp);
-      claim2core::v1::ListBindingsResponse pods;
-      if (wide) call("ListBindings", &Stub::ListBindings, claim2core::v1::ListBindingsRequest{}, pods);
-      return tasks_listing(resp, pods.pods());
+    return [&s, tasks, wide] {
+      auto listed = s.check(s.node().list_tasks(tasks), "ListTasks");
+      reply::Bindings pods;
+      if (wide) pods = s.check(s.node().list_bindings(), "ListBindings");
+      return tasks_listing(listed, pods.pods);
     };
-  return [call] {
-    claim2core::v1::ListBindingsResponse resp;
-    call("ListBindings", &Stub::ListBindings, claim2core::v1::ListBindingsRequest{}, resp);
-    return bindings_listing(resp);
-  };
+  return [&s] { return bindings_listing(s.check(s.node().list_bindings(), "ListBindings")); };
 }
 
 // get -w: the listing, then the rows that changed after each of the daemon's changes (Watch),
@@ -434,12 +359,11 @@ std::function<Listing()> lister(Session& s, const std::string& w, const std::str
 // `event_rows` (intents): the rows an event itself carries. They are printed first, so every
 // transition shows as it happened (Sent, then Applied) even when the listing that follows already
 // finds a later state.
-using EventRows = std::function<Listing(const claim2core::v1::ChangeEvent&)>;
+using EventRows = std::function<Listing(const reply::Change&)>;
 int watch_listing(Session& s, const std::function<Listing()>& list, GetFormat fmt, uint64_t max_changes,
                   const EventRows& event_rows = {}) {
-  auto ctx = s.context(/*with_deadline=*/false);
-  auto reader = s.stub().Watch(ctx.get(), {});
-  reader->WaitForInitialMetadata();
+  client::ChangeStream stream = s.node().watch();
+  stream.wait_subscribed();
   WatchPrinter printer(fmt);
   Listing last;
   auto show = [&] {
@@ -451,10 +375,10 @@ int watch_listing(Session& s, const std::function<Listing()>& list, GetFormat fm
     return changes.size();
   };
   show();
-  claim2core::v1::ChangeEvent ev;
+  reply::Change ev;
   uint64_t n = 0;
   bool enough = false;
-  while (!enough && reader->Read(&ev)) {
+  while (!enough && stream.next(ev)) {
     if (event_rows) {
       Listing merged = last;
       for (auto& row : event_rows(ev).rows) {
@@ -470,10 +394,9 @@ int watch_listing(Session& s, const std::function<Listing()>& list, GetFormat fm
     n += show();
     enough = max_changes != 0 && n >= max_changes;
   }
-  if (enough) ctx->TryCancel();
-  grpc::Status st = reader->Finish();
-  if (enough) return kExitOk;
-  s.check(st, "Watch");
+  if (enough) stream.cancel();
+  auto err = stream.finish();
+  if (!enough && err) s.fail(*err, "Watch");
   return kExitOk;
 }
 
@@ -506,19 +429,15 @@ void add_get(CLI::App& app, int& exit_code) {
   cmd->callback(guarded(exit_code, [c, what, filter, comm, watch, max_events, title, tgid, all]() -> int {
     GetFormat fmt = get_format_from_string(c->output);
     Session s("get", *c);
-    claim2core::v1::ListTasksRequest task_req;
-    task_req.set_comm_regex(*comm);
-    task_req.set_title_regex(*title);
-    task_req.set_tgid(*tgid);
     // A host runs thousands of threads: with no filter, only those with a policy entry.
-    task_req.set_matched_only(!*all && comm->empty() && title->empty() && *tgid == 0);
+    const client::TaskFilter task_req{*comm, *title, *tgid, !*all && comm->empty() && title->empty() && *tgid == 0};
     auto list = lister(s, *what, *filter, task_req, fmt == GetFormat::Wide);
     EventRows event_rows;
     if (what->rfind("intent", 0) == 0)
-      event_rows = [f = *filter](const claim2core::v1::ChangeEvent& ev) {
-        claim2core::v1::ListIntentsResponse carried;
-        for (const auto& i : ev.intents())
-          if (f.empty() || i.policy() == f) *carried.add_intents() = i;
+      event_rows = [f = *filter](const reply::Change& ev) {
+        std::vector<reply::Intent> carried;
+        for (const auto& i : ev.intents)
+          if (f.empty() || i.policy == f) carried.push_back(i);
         return intents_listing(carried);
       };
     if (*watch) return watch_listing(s, list, fmt, *max_events, event_rows);
@@ -538,14 +457,10 @@ void add_explain(CLI::App& app, int& exit_code) {
   cmd->callback(guarded(exit_code, [c, tid]() -> int {
     OutputFormat fmt = output_format_from_string(c->output);
     Session s("explain", *c);
-    claim2core::v1::ExplainRequest req;
-    req.set_tid(*tid);
-    claim2core::v1::ExplainResponse resp;
-    auto ctx = s.context();
-    s.check(s.stub().Explain(ctx.get(), req, &resp), "Explain");
+    const reply::Explain resp = s.check(s.node().explain(*tid), "Explain");
     if (fmt == OutputFormat::Table) std::cout << render_explain(*tid, resp);
-    else print_structured(fmt, proto_to_json(resp));
-    return resp.found() ? kExitOk : kExitServer;
+    else print_structured(fmt, resp.json);
+    return resp.found ? kExitOk : kExitServer;
   }));
 }
 
@@ -556,11 +471,9 @@ void add_status(CLI::App& app, int& exit_code) {
   cmd->callback(guarded(exit_code, [c]() -> int {
     OutputFormat fmt = output_format_from_string(c->output);
     Session s("status", *c);
-    claim2core::v1::StatusResponse resp;
-    auto ctx = s.context();
-    s.check(s.stub().Status(ctx.get(), {}, &resp), "Status");
+    const reply::Status resp = s.check(s.node().status(), "Status");
     if (fmt == OutputFormat::Table) std::cout << render_status(resp);
-    else print_structured(fmt, proto_to_json(resp));
+    else print_structured(fmt, resp.json);
     return kExitOk;
   }));
 }
@@ -575,32 +488,28 @@ void add_watch(CLI::App& app, int& exit_code) {
   cmd->callback(guarded(exit_code, [c, max_events]() -> int {
     OutputFormat fmt = output_format_from_string(c->output);
     Session s("watch", *c);
-    auto ctx = s.context(/*with_deadline=*/false);
-    auto reader = s.stub().Watch(ctx.get(), {});
+    client::ChangeStream stream = s.node().watch();
     // The states as of the subscription, so the first transition of each intent has its "from".
-    reader->WaitForInitialMetadata();
-    std::map<std::string, claim2core::v1::IntentState> states;
-    if (fmt == OutputFormat::Table) {
-      claim2core::v1::ListIntentsResponse now;
-      auto lctx = s.context();
-      s.check(s.stub().ListIntents(lctx.get(), {}, &now), "ListIntents");
-      for (const auto& i : now.intents()) states[policy_kind_name(i.kind()) + "/" + i.policy()] = i.state();
-    }
-    claim2core::v1::ChangeEvent ev;
+    stream.wait_subscribed();
+    std::map<std::string, node::IntentState> states;
+    if (fmt == OutputFormat::Table)
+      for (const auto& i : s.check(s.node().list_intents(), "ListIntents"))
+        states[policy_kind_name(i.kind) + "/" + i.policy] = i.state;
+    reply::Change ev;
     uint64_t n = 0;
-    while (reader->Read(&ev)) {
+    while (stream.next(ev)) {
       if (fmt == OutputFormat::Table) std::cout << render_change(ev) << render_intent_transitions(ev, states);
-      else if (fmt == OutputFormat::Json) std::cout << proto_to_json(ev).dump() << "\n";  // JSON Lines
-      else std::cout << "---\n" << json_to_yaml(proto_to_json(ev));
+      else if (fmt == OutputFormat::Json) std::cout << ev.json.dump() << "\n";  // JSON Lines
+      else std::cout << "---\n" << json_to_yaml(ev.json);
       std::cout.flush();
       if (*max_events != 0 && ++n >= *max_events) {
-        ctx->TryCancel();
+        stream.cancel();
         break;
       }
     }
-    grpc::Status st = reader->Finish();
+    auto err = stream.finish();
     if (*max_events != 0 && n >= *max_events) return kExitOk;
-    s.check(st, "Watch");
+    if (err) s.fail(*err, "Watch");
     return kExitOk;
   }));
 }

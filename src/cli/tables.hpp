@@ -1,17 +1,16 @@
 // Human-readable output (the default `-o table`) of the daemon's replies. Pure functions from
-// messages to text, so they are tested without a daemon.
+// the client library's replies (api/replies.hpp) to text, so they are tested without a daemon.
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "claim2core.pb.h"
+#include "api/replies.hpp"
 #include "cli/listing.hpp"
 
 namespace c2c::cli {
-
-namespace pb = ::claim2core::v1;
 
 // Columns padded to the widest cell; the last column is not padded.
 class TextTable {
@@ -30,32 +29,32 @@ class TextTable {
   std::vector<std::vector<std::string>> rows_;
 };
 
-std::string intent_state_name(pb::IntentState s);   // Pending, Sent, Applied, Failed
-std::string policy_kind_name(pb::PolicyKind k);     // DRAExecutionPolicy, NodeSchedulingPolicy
-std::string format_ns(uint64_t ns);                 // 2000000 -> "2ms"
+std::string intent_state_name(node::IntentState s);           // Pending, Sent, Applied, Failed
+std::string policy_kind_name(const std::optional<PolicyKind>& k);  // DRAExecutionPolicy, NodeSchedulingPolicy
+std::string format_ns(uint64_t ns);                              // 2000000 -> "2ms"
 
 // The listing of each `get` resource (columns, -o name, -o json items); render_* are its tables.
 // Policies' items are their manifests (so `get policies -o yaml` can be applied again); the
 // others' items are the daemon's messages in JSON. Wide columns that need the pods take them from
 // ListBindings (`pods`, may be empty).
-Listing policies_listing(const pb::ListPoliciesResponse& r);
-Listing intents_listing(const pb::ListIntentsResponse& r);
-Listing tasks_listing(const pb::ListTasksResponse& r, const google::protobuf::RepeatedPtrField<pb::PodInfo>& pods = {});
-Listing bindings_listing(const pb::ListBindingsResponse& r);
+Listing policies_listing(const reply::Policies& r);
+Listing intents_listing(const std::vector<reply::Intent>& r);
+Listing tasks_listing(const std::vector<reply::Task>& r, const std::vector<reply::PodInfo>& pods = {});
+Listing bindings_listing(const reply::Bindings& r);
 
-std::string render_policies(const pb::ListPoliciesResponse& r);
-std::string render_intents(const pb::ListIntentsResponse& r);
-std::string render_tasks(const pb::ListTasksResponse& r);
-std::string render_bindings(const pb::ListBindingsResponse& r);
-std::string render_status(const pb::StatusResponse& r);
-std::string render_explain(uint32_t tid, const pb::ExplainResponse& r);
-std::string render_preview(const pb::PreviewResponse& r);
-std::string render_upsert(const std::string& ref, const pb::UpsertPolicyResponse& r);
-std::string render_delete(const std::string& ref, const pb::DeletePolicyResponse& r);
-std::string render_change(const pb::ChangeEvent& e);  // one line per event (watch)
+std::string render_policies(const reply::Policies& r);
+std::string render_intents(const std::vector<reply::Intent>& r);
+std::string render_tasks(const std::vector<reply::Task>& r);
+std::string render_bindings(const reply::Bindings& r);
+std::string render_status(const reply::Status& r);
+std::string render_explain(uint32_t tid, const reply::Explain& r);
+std::string render_preview(const reply::Preview& r);
+std::string render_upsert(const std::string& ref, const reply::Upsert& r);
+std::string render_delete(const std::string& ref, const reply::Delete& r);
+std::string render_change(const reply::Change& e);  // one line per event (watch)
 // The intent transitions an event carries, one line each ("  intent <Kind>/<name>@<gen>: Sent ->
 // Applied (reason)"), against `last` (the states seen so far, keyed "<Kind>/<name>"; updated).
 // An intent not seen before comes from "New".
-std::string render_intent_transitions(const pb::ChangeEvent& e, std::map<std::string, pb::IntentState>& last);
+std::string render_intent_transitions(const reply::Change& e, std::map<std::string, node::IntentState>& last);
 
 }  // namespace c2c::cli

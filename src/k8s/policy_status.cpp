@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <ctime>
 
-#include "api/node_api_proto.hpp"
-
 namespace c2c::k8s {
 
 using nlohmann::json;
@@ -16,16 +14,16 @@ std::string bounded_reason(const std::string& reason) {
   return reason.substr(0, cut) + "...";
 }
 
-std::map<PolicyKey, NodeStatusEntry> entries_from_intents(const std::vector<pb::Intent>& intents,
+std::map<PolicyKey, NodeStatusEntry> entries_from_intents(const std::vector<reply::Intent>& intents,
                                                           const std::string& node) {
   std::map<PolicyKey, NodeStatusEntry> out;
   for (const auto& i : intents) {
-    if (!i.node().empty() && i.node() != node) continue;  // a daemon speaks for its own node only
-    PolicyKey key{i.kind() == pb::DRA_EXECUTION_POLICY ? PolicyKind::Dra : PolicyKind::Node, i.policy()};
+    if (!i.node.empty() && i.node != node) continue;  // a daemon speaks for its own node only
+    PolicyKey key{i.kind == PolicyKind::Dra ? PolicyKind::Dra : PolicyKind::Node, i.policy};
     auto it = out.find(key);
-    if (it != out.end() && it->second.observed_generation > i.policy_generation()) continue;
-    out[key] = NodeStatusEntry{node, api::intent_state_name(i.state()), i.policy_generation(), i.matched_tasks(),
-                               i.applied_entries(), bounded_reason(i.reason())};
+    if (it != out.end() && it->second.observed_generation > i.policy_generation) continue;
+    out[key] = NodeStatusEntry{node, reply::state_name(i.state), i.policy_generation, i.matched_tasks,
+                               i.applied_entries, bounded_reason(i.reason)};
   }
   return out;
 }

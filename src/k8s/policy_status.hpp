@@ -14,12 +14,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "claim2core.pb.h"
+#include "api/replies.hpp"
 #include "core/model.hpp"
 
 namespace c2c::k8s {
-
-namespace pb = ::claim2core::v1;
 
 // metadata.annotations key of the cluster-wide preview acknowledgement: the decimal
 // metadata.generation the operator previewed and acknowledged (`claim2core preview --acknowledge
@@ -30,7 +28,7 @@ inline constexpr const char* kAckAnnotation = "claim2core.io/acknowledged-genera
 // One node's entry in status.nodes[].
 struct NodeStatusEntry {
   std::string node;
-  std::string state;               // api::intent_state_name: Pending | Sent | Applied | Failed | Unknown
+  std::string state;               // reply::state_name: Pending | Sent | Applied | Failed | Unknown
   int64_t observed_generation = 0; // the policy generation the daemon's intent is for
   uint32_t matched_tasks = 0;
   uint32_t entries = 0;            // entries in the pinned map
@@ -48,7 +46,7 @@ std::string bounded_reason(const std::string& reason);
 
 // The daemon's intents -> this node's entry per policy; when a policy has several intents (an
 // older generation still listed), the highest generation's.
-std::map<PolicyKey, NodeStatusEntry> entries_from_intents(const std::vector<pb::Intent>& intents,
+std::map<PolicyKey, NodeStatusEntry> entries_from_intents(const std::vector<reply::Intent>& intents,
                                                           const std::string& node);
 
 // `status` with this node's entry set (`mine`) or removed (nullopt), the entries of `gone` nodes

@@ -4,6 +4,8 @@
 #include <thread>
 #include <vector>
 
+#include "api/replies_proto.hpp"
+
 namespace c2c::k8s {
 
 using nlohmann::json;
@@ -208,8 +210,7 @@ void StatusWriter::run(const std::atomic<bool>& stop) {
       daemon_down = true;
     } else {
       daemon_down = false;
-      std::vector<pb::Intent> intents(resp.intents().begin(), resp.intents().end());
-      auto desired = entries_from_intents(intents, options_.node);
+      auto desired = entries_from_intents(api::plain(resp), options_.node);
       bool due;
       {
         std::lock_guard<std::mutex> l(mu_);

@@ -45,10 +45,10 @@ int http_status_of(grpc::StatusCode c) {
   }
 }
 
-Reply from_rpc(const grpc::Status& s, const std::string& what) {
-  int st = http_status_of(s.error_code());
-  std::string msg = what + ": " + s.error_message();
-  if (st == 503) msg = "claim2cored unavailable (" + what + "): " + s.error_message();
+Reply from_rpc(const client::CallError& e, const std::string& what) {
+  int st = http_status_of(static_cast<grpc::StatusCode>(e.code));
+  std::string msg = what + ": " + e.message;
+  if (st == 503) msg = "claim2cored unavailable (" + what + "): " + e.message;
   return fail(st, msg);
 }
 

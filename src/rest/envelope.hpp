@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "client/node_client.hpp"
+
 namespace c2c::rest {
 
 using nlohmann::json;
@@ -31,6 +33,6 @@ Reply bad_body(const std::string& field, const std::string& message);
 // not there or too slow), PERMISSION_DENIED 502 (the daemon refused the gateway itself: a
 // deployment problem, not the caller's), anything else 500.
 int http_status_of(grpc::StatusCode c);
-Reply from_rpc(const grpc::Status& s, const std::string& what);
+Reply from_rpc(const client::CallError& e, const std::string& what);
 
 }  // namespace c2c::rest

@@ -1,5 +1,5 @@
 // The REST endpoints as functions of (Authorization header, body) -> Reply, over the daemon's
-// gRPC API only (a StubInterface: the real client in claim2core-rest, anything in tests). The
+// gRPC API only, through the client library's typed node API (src/client/node_client.hpp). The
 // HTTP wiring is in http_routes.cpp; the body mapping in policy_body.*; auth in auth.*.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "claim2core.grpc.pb.h"
+#include "client/node_client.hpp"
 #include "rest/auth.hpp"
 #include "rest/envelope.hpp"
 #include "rest/policy_body.hpp"
@@ -18,7 +18,6 @@
 namespace c2c::rest {
 
 struct GatewayOptions {
-  std::chrono::milliseconds rpc_timeout{10000};
   std::function<std::string()> new_id;                           // a fresh 24-hex policy ID
   std::function<std::chrono::system_clock::time_point()> clock;  // for the envelopes' timestamp
   DecodeLimits limits;                                           // --max-json-depth
@@ -34,7 +33,7 @@ Reply refusal_reply(const RequestError& e);
 
 class Gateway {
  public:
-  Gateway(pb::Claim2Core::StubInterface& stub, TokenTable tokens, GatewayOptions o);
+  Gateway(const client::NodeClient& node, TokenTable tokens, GatewayOptions o);
 
   using Auth = const std::string*;  // the Authorization header, nullptr when absent
   Reply create_policy(Auth a, const std::string& body);
@@ -60,15 +59,14 @@ class Gateway {
   // The authorized caller, or the 401/403 reply (counted).
   std::variant<Principal, Reply> caller(Auth a, const std::string& permission) const;
   Reply refuse(const RequestError& e) const;
-  std::unique_ptr<grpc::ClientContext> context() const;
   Reply ok(std::optional<json> data) const;
   // The caller's node policies by ID, or the failed RPC's reply.
-  std::variant<std::map<std::string, pb::NodeSchedulingPolicy>, Reply> own_policies(const std::string& subject);
+  std::variant<std::map<std::string, NodeSchedulingPolicy>, Reply> own_policies(const std::string& subject);
   // One UpsertPolicy; 404 "no nodes match the policy criteria" when nodeNames leaves the daemon's
   // node out (the daemon refuses such a write unchanged: require_named_node).
   Reply upsert(const NodeSchedulingPolicy& p, const std::string& id);
 
-  pb::Claim2Core::StubInterface& stub_;
+  const client::NodeClient& node_;
   TokenTable tokens_;
   GatewayOptions o_;
 };

@@ -10,9 +10,9 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
-#include "api/proto_json.hpp"
 #include "rest/keep_alive_server.hpp"
 #include "rest/web_assets.hpp"
 
@@ -60,7 +60,7 @@ std::multimap<std::string, std::string> query_of(const httplib::Request& req) {
 // worker drains it into the response and sends a comment every 15 s so a dead client is noticed
 // (the write fails) even when nothing changes.
 struct EventStream {
-  grpc::ClientContext ctx;
+  std::optional<client::ChangeStream> stream;
   std::mutex mu;
   std::condition_variable cv;
   std::deque<std::string> queue;
@@ -68,25 +68,24 @@ struct EventStream {
   std::string end_reason;
   std::thread reader;
 
-  void start(pb::Claim2Core::StubInterface& stub) {
-    reader = std::thread([this, &stub] {
-      auto r = stub.Watch(&ctx, {});
-      pb::ChangeEvent ev;
-      while (r->Read(&ev)) {
-        json j = api::proto_to_json(ev);
+  void start(const client::NodeClient& node) {
+    stream.emplace(node.watch());
+    reader = std::thread([this] {
+      reply::Change ev;
+      while (stream->next(ev)) {
         std::lock_guard<std::mutex> l(mu);
-        queue.push_back("event: change\nid: " + std::to_string(ev.node_generation()) + "\ndata: " + j.dump() + "\n\n");
+        queue.push_back("event: change\nid: " + std::to_string(ev.node_generation) + "\ndata: " + ev.json.dump() + "\n\n");
         cv.notify_one();
       }
-      grpc::Status st = r->Finish();
+      auto err = stream->finish();
       std::lock_guard<std::mutex> l(mu);
       ended = true;
-      end_reason = st.ok() ? "the daemon closed the stream" : st.error_message();
+      end_reason = err ? err->message : "the daemon closed the stream";
       cv.notify_one();
     });
   }
   ~EventStream() {
-    ctx.TryCancel();
+    if (stream) stream->cancel();
     if (reader.joinable()) reader.join();
   }
 };
@@ -118,7 +117,7 @@ std::optional<std::string> options_problem(const ServerOptions& o) {
   return std::nullopt;
 }
 
-int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions& o, RestMetrics& metrics) {
+int serve(Gateway& gw, const client::NodeClient& node, const ServerOptions& o, RestMetrics& metrics) {
   // Plain or TLS, one connection loop with the same bounds (keep_alive_server.hpp).
   std::shared_ptr<const TlsContext> tls;
   if (!o.tls_cert.empty()) {
@@ -203,7 +202,7 @@ int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions&
   svr->Get("/version", [&gw](Req, Res res) { send(res, gw.version()); });
 
   auto open_streams = std::make_shared<std::atomic<size_t>>(0);
-  svr->Get("/api/v1/events", [&gw, &stub, &o, &metrics, open_streams](Req req, Res res) {
+  svr->Get("/api/v1/events", [&gw, &node, &o, &metrics, open_streams](Req req, Res res) {
     std::string h;
     // EventSource cannot set headers: the GUI passes its token as ?access_token=.
     const std::string* auth = header(req, "Authorization", h);
@@ -219,7 +218,7 @@ int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions&
       return send(res, fail(503, "too many open event streams (at most " + std::to_string(o.max_event_streams) + ")"));
     }
     auto es = std::make_shared<EventStream>();
-    es->start(stub);
+    es->start(node);
     res.set_header("Cache-Control", "no-store");
     res.set_chunked_content_provider(
         "text/event-stream",

@@ -25,6 +25,6 @@ struct ServerOptions {
 std::optional<std::string> options_problem(const ServerOptions& o);
 
 // Listens until SIGTERM/SIGINT; returns the exit status (1 when it cannot listen).
-int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions& o, RestMetrics& metrics);
+int serve(Gateway& gw, const client::NodeClient& node, const ServerOptions& o, RestMetrics& metrics);
 
 }  // namespace c2c::rest

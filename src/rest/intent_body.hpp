@@ -7,18 +7,17 @@
 
 #include <string>
 
-#include "claim2core.pb.h"
+#include "api/replies.hpp"
 
 namespace c2c::rest {
 
-namespace pb = ::claim2core::v1;
 using nlohmann::json;
 
 // The intent's state in the original GUI's numbering (0 Pending, 1 Sent, 2 Applied, 3 Failed),
-// so an old GUI shows the right badge; stateName spells it (api::intent_state_name). -1 for an
+// so an old GUI shows the right badge; stateName spells it (reply::state_name). -1 for an
 // unknown state.
-int original_state_number(pb::IntentState s);
+int original_state_number(node::IntentState s);
 // An intent of this node for policy p (p may be null when the policy went away meanwhile).
-json intent_to_body(const pb::Intent& in, const std::string& id, const pb::NodeSchedulingPolicy* p);
+json intent_to_body(const reply::Intent& in, const std::string& id, const NodeSchedulingPolicy* p);
 
 }  // namespace c2c::rest

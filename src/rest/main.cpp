@@ -89,21 +89,20 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (tokens.tokens.empty()) std::cerr << "claim2core-rest: warning: " << token_file << " holds no token; every API call is refused\n";
-  std::shared_ptr<grpc::Channel> channel;
+  co.timeout = std::chrono::milliseconds(timeout_ms);
+  std::unique_ptr<c2c::client::NodeClient> node;
   try {
-    channel = c2c::client::open_channel(co);
+    node = std::make_unique<c2c::client::NodeClient>(co);
   } catch (const std::exception& e) {
     std::cerr << "claim2core-rest: " << e.what() << "\n";
     return 2;
   }
-  auto stub = claim2core::v1::Claim2Core::NewStub(channel);
   c2c::rest::GatewayOptions go;
-  go.rpc_timeout = std::chrono::milliseconds(timeout_ms);
   go.new_id = random_policy_id;
   go.clock = [] { return std::chrono::system_clock::now(); };
   go.limits.max_json_depth = max_json_depth;
   c2c::rest::RestMetrics metrics;
   go.on_refusal = [&metrics](const std::string& reason) { metrics.refused(reason); };
-  c2c::rest::Gateway gw(*stub, std::move(tokens), go);
-  return c2c::rest::serve(gw, *stub, so, metrics);
+  c2c::rest::Gateway gw(*node, std::move(tokens), go);
+  return c2c::rest::serve(gw, *node, so, metrics);
 }

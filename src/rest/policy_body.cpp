@@ -225,25 +225,25 @@ Decoded<std::vector<std::string>> intent_ids_member(const json& body) {
   return {std::move(out), {}};
 }
 
-json policy_to_body(const pb::NodeSchedulingPolicy& p, const std::string& id) {
+json policy_to_body(const NodeSchedulingPolicy& p, const std::string& id) {
   json sel = json::array();
-  for (const auto& [k, v] : p.node_selectors()) sel.push_back({{"key", k}, {"value", v}});
+  for (const auto& [k, v] : p.node_selectors) sel.push_back({{"key", k}, {"value", v}});
   json dra = json::array();
-  for (const auto& d : p.dra_selectors()) {
+  for (const auto& d : p.dra_selectors) {
     json attrs = json::array();
-    if (!d.pool().empty()) attrs.push_back({{"key", "pool"}, {"value", d.pool()}});
-    if (!d.device().empty()) attrs.push_back({{"key", "device"}, {"value", d.device()}});
-    dra.push_back({{"deviceClass", d.driver()}, {"attributes", attrs}});
+    if (!d.pool.empty()) attrs.push_back({{"key", "pool"}, {"value", d.pool}});
+    if (!d.device.empty()) attrs.push_back({{"key", "device"}, {"value", d.device}});
+    dra.push_back({{"deviceClass", d.driver}, {"attributes", attrs}});
   }
   return {{"id", id},
-          {"name", p.name()},
-          {"generation", p.generation()},
-          {"nodeNames", json(std::vector<std::string>(p.node_names().begin(), p.node_names().end()))},
+          {"name", p.name},
+          {"generation", p.generation},
+          {"nodeNames", json(p.node_names)},
           {"nodeSelectors", sel},
           {"draSelectors", dra},
-          {"commandRegex", p.command_regex()},
-          {"priority", p.priority()},
-          {"executionTime", p.execution_time_ns()}};
+          {"commandRegex", p.command_regex},
+          {"priority", p.priority},
+          {"executionTime", p.execution_time}};
 }
 
 }  // namespace c2c::rest

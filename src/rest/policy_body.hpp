@@ -15,12 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "api/convert.hpp"
 #include "core/core.hpp"
 
 namespace c2c::rest {
 
-namespace pb = ::claim2core::v1;
 using nlohmann::json;
 
 // Policy IDs are 24 lowercase hex digits, like the original's Mongo ObjectIDs, so scripts that
@@ -67,6 +65,6 @@ Decoded<std::vector<std::string>> intent_ids_member(const json& body);
 
 // The policy as the original's GET .../policies/self shows it, with the deliberate fix that
 // zeros and empty lists are sent rather than omitted, plus "name" and "generation".
-json policy_to_body(const pb::NodeSchedulingPolicy& p, const std::string& id);
+json policy_to_body(const NodeSchedulingPolicy& p, const std::string& id);
 
 }  // namespace c2c::rest

@@ -19,6 +19,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import urllib.request
 
 from c2c_it import require_bpf
 from rest_env import NODE, TOKENS, RestEnv, free_port, write_token_file
@@ -38,7 +39,19 @@ def check(ok, what):
     return ok
 
 
-env = RestEnv(DAEMON, REST, FAKE, tag="rest-it")
+# The daemon's metrics show how many RPCs a REST request costs (claim2core_rpcs_total).
+METRICS_PORT = free_port()
+env = RestEnv(DAEMON, REST, FAKE, tag="rest-it", daemon_args=["--metrics-address", f"127.0.0.1:{METRICS_PORT}"])
+
+
+def daemon_rpcs():
+    """claim2core_rpcs_total per method, summed over status codes."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{METRICS_PORT}/metrics", timeout=10).read().decode()
+    out = {}
+    for labels, value in re.findall(r'^claim2core_rpcs_total\{([^}]*)\} (\S+)$', text, re.M):
+        method = re.search(r'method="([^"]+)"', labels).group(1)
+        out[method] = out.get(method, 0) + float(value)
+    return out
 
 
 def digest():
@@ -154,8 +167,13 @@ try:
     # ---- the seed's curl example, verbatim ---------------------------------------------------
     with open(os.path.join(SRC, "tests", "fixtures", "rest", "seed-001-curl.sh")) as f:
         script = f.read().replace("<manager>:8080", f"127.0.0.1:{env.port}").replace("<token>", TOKENS["admin"][0])
+    rpcs_before = daemon_rpcs()
     r = subprocess.run(["bash", "-c", script.replace("curl ", "curl -sS ", 1)], capture_output=True, text=True, timeout=30)
+    rpcs_after = daemon_rpcs()
     out = json.loads(r.stdout)
+    # One POST, one daemon call (issue 44: it was two, one of them a digest of the whole state).
+    spent = {m: n - rpcs_before.get(m, 0) for m, n in rpcs_after.items() if n != rpcs_before.get(m, 0)}
+    check(spent == {"UpsertPolicy": 1}, f"the POST cost the daemon one RPC, UpsertPolicy: {spent}")
     check(r.returncode == 0 and out["success"] is True and re.fullmatch(r"[0-9a-f]{24}", out["data"]["id"]),
           f"the seed's curl example: {r.stdout.strip()[:200]}")
     pid = out["data"]["id"]

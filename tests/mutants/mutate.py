@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The one mutation runner: every section of seeded bugs (core, mirror, kernel, judge, k8s_status,
-realk8s, role_socket, daemon_durable, names, rest, controller) is read from its table (one format, below),
+realk8s, role_socket, daemon_durable, names, rest, controller, layering) is read from its table (one format, below),
 each mutant is written into a tree copy, only the targets its checkers need are rebuilt, the
 section's checkers judge it, and the file is restored.
 
@@ -504,6 +504,17 @@ def judge_test(ctx, label):
     return KILLED, ", ".join(failed) or f"exit {rc}"
 
 
+def layering_check(ctx, label):
+    """tests/unit/frontend_layering_check.py over the copy's sources."""
+    log = ctx.log(label, "check")
+    rc = run(["/usr/bin/python3", os.path.join(ctx.tree.root, "tests", "unit", "frontend_layering_check.py"),
+              ctx.tree.root], log)
+    if rc == 0:
+        return SURVIVED, ""
+    failed = re.findall(r"^FAIL (.*)$", open(log).read(), re.M)
+    return KILLED, "; ".join(failed) or f"exit {rc}"
+
+
 REALK8S_TEST = os.path.join(SRC, "tests", "integration", "k8s_realserver_test.py")
 
 
@@ -628,6 +639,10 @@ def sections():
         "judge": dict(
             table="judge.tsv", builds=False, mode="any", idle_fails=False, copy=["tests/vm"], jobs=2,
             checkers=[Checker("test", (), judge_test)]),
+        "layering": dict(
+            table="layering.tsv", builds=False, mode="any", idle_fails=False,
+            copy=["src", "tests/unit/frontend_layering_check.py"],
+            checkers=[Checker("check", (), layering_check)]),
         "realk8s": dict(
             table="realk8s.tsv", builds=False, mode="any", idle_fails=False, copy=["tests/integration"],
             checkers=[Checker("parity", (), realk8s_parity)]),

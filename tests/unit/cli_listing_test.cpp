@@ -4,11 +4,21 @@
 #include <gtest/gtest.h>
 
 #include "cli/listing.hpp"
+#include "api/replies_proto.hpp"
 #include "cli/tables.hpp"
 #include "codec/yaml_json.hpp"
 
 namespace c2c::cli {
 namespace {
+
+namespace pb = ::claim2core::v1;
+
+// The replies as the client library hands them over: the wire message through api::plain.
+reply::Policies policies_of(const pb::ListPoliciesResponse& r) {
+  auto p = api::plain(r);
+  EXPECT_TRUE(p.ok()) << p.error.field << ": " << p.error.message;
+  return p.value.value_or(reply::Policies{});
+}
 
 using nlohmann::json;
 
@@ -67,39 +77,39 @@ pb::ListPoliciesResponse one_policy() {
 }
 
 TEST(CliListing, WideShowsTheWideColumnsAndTheTableDoesNot) {
-  Listing l = intents_listing(two_intents());
+  Listing l = intents_listing(api::plain(two_intents()));
   std::string table = render_listing(l, GetFormat::Table), wide = render_listing(l, GetFormat::Wide);
   EXPECT_EQ(table.find("UPDATED"), std::string::npos) << table;
   EXPECT_NE(wide.find("REASON"), std::string::npos) << wide;
   EXPECT_NE(wide.find("UPDATED"), std::string::npos) << wide;
   EXPECT_NE(wide.find("2025-12-01T00:00:00Z"), std::string::npos) << wide;
   EXPECT_NE(wide.find("commandRegex matches 40 threads"), std::string::npos) << wide;
-  EXPECT_EQ(table, render_intents(two_intents()));  // the default table is the listing's
+  EXPECT_EQ(table, render_intents(api::plain(two_intents())));  // the default table is the listing's
 
-  std::string pw = render_listing(policies_listing(one_policy()), GetFormat::Wide);
+  std::string pw = render_listing(policies_listing(policies_of(one_policy())), GetFormat::Wide);
   EXPECT_NE(pw.find("preferSameNuma,maxBoost 30s"), std::string::npos) << pw;
-  EXPECT_EQ(render_listing(policies_listing(one_policy()), GetFormat::Table).find("OPTIONS"), std::string::npos);
+  EXPECT_EQ(render_listing(policies_listing(policies_of(one_policy())), GetFormat::Table).find("OPTIONS"), std::string::npos);
 
-  std::string bw = render_listing(bindings_listing(one_binding()), GetFormat::Wide);
+  std::string bw = render_listing(bindings_listing(api::plain(one_binding())), GetFormat::Wide);
   EXPECT_NE(bw.find("inference/vllm-0"), std::string::npos) << bw;
-  auto pods = one_binding().pods();
-  std::string tw = render_listing(tasks_listing(one_task(), pods), GetFormat::Wide);
+  auto pods = api::plain(one_binding()).pods;
+  std::string tw = render_listing(tasks_listing(api::plain(one_task()), pods), GetFormat::Wide);
   EXPECT_NE(tw.find("POD NAME"), std::string::npos) << tw;
   EXPECT_NE(tw.find("inference/vllm-0"), std::string::npos) << tw;
 }
 
 TEST(CliListing, NamePrintsKindSlashNameOneALine) {
-  EXPECT_EQ(render_listing(intents_listing(two_intents()), GetFormat::Name),
+  EXPECT_EQ(render_listing(intents_listing(api::plain(two_intents())), GetFormat::Name),
             "intent/NodeSchedulingPolicy/vllm-enginecore\nintent/DRAExecutionPolicy/llm-decode\n");
-  EXPECT_EQ(render_listing(policies_listing(one_policy()), GetFormat::Name), "DRAExecutionPolicy/llm-decode\n");
-  EXPECT_EQ(render_listing(tasks_listing(one_task()), GetFormat::Name), "task/4242\n");
-  EXPECT_EQ(render_listing(bindings_listing(one_binding()), GetFormat::Name), "binding/claim-1/gpu-0\n");
-  EXPECT_EQ(render_listing(intents_listing({}), GetFormat::Name), "");
+  EXPECT_EQ(render_listing(policies_listing(policies_of(one_policy())), GetFormat::Name), "DRAExecutionPolicy/llm-decode\n");
+  EXPECT_EQ(render_listing(tasks_listing(api::plain(one_task())), GetFormat::Name), "task/4242\n");
+  EXPECT_EQ(render_listing(bindings_listing(api::plain(one_binding())), GetFormat::Name), "binding/claim-1/gpu-0\n");
+  EXPECT_EQ(render_listing(intents_listing(std::vector<reply::Intent>{}), GetFormat::Name), "");
 }
 
 TEST(CliListing, JsonAndYamlAreOneListForEveryResource) {
-  std::vector<Listing> all = {policies_listing(one_policy()), intents_listing(two_intents()),
-                              tasks_listing(one_task()), bindings_listing(one_binding()), intents_listing({})};
+  std::vector<Listing> all = {policies_listing(policies_of(one_policy())), intents_listing(api::plain(two_intents())),
+                              tasks_listing(api::plain(one_task())), bindings_listing(api::plain(one_binding())), intents_listing(std::vector<reply::Intent>{})};
   for (const auto& l : all) {
     json j = json::parse(render_listing(l, GetFormat::Json));
     EXPECT_EQ(j["apiVersion"], "v1");
@@ -128,7 +138,7 @@ TEST(CliListing, DiffFindsAddedModifiedAndDeletedRowsByName) {
   auto* n = after.add_intents();                             // a new one: added
   n->set_kind(pb::NODE_SCHEDULING_POLICY);
   n->set_policy("bench");
-  auto changes = diff_listings(intents_listing(before), intents_listing(after));
+  auto changes = diff_listings(intents_listing(api::plain(before)), intents_listing(api::plain(after)));
   ASSERT_EQ(changes.size(), 3u);
   EXPECT_EQ(changes[0].type, ChangeType::Modified);
   EXPECT_EQ(changes[0].row.name, "intent/DRAExecutionPolicy/llm-decode");
@@ -136,14 +146,14 @@ TEST(CliListing, DiffFindsAddedModifiedAndDeletedRowsByName) {
   EXPECT_EQ(changes[1].row.name, "intent/NodeSchedulingPolicy/bench");
   EXPECT_EQ(changes[2].type, ChangeType::Deleted);
   EXPECT_EQ(changes[2].row.name, "intent/NodeSchedulingPolicy/vllm-enginecore");
-  EXPECT_TRUE(diff_listings(intents_listing(after), intents_listing(after)).empty());
+  EXPECT_TRUE(diff_listings(intents_listing(api::plain(after)), intents_listing(api::plain(after))).empty());
 }
 
 TEST(CliListing, WatchPrintsTheHeaderOnceThenAlignedRowsWithTheirEvent) {
   WatchPrinter p(GetFormat::Table);
-  Listing empty = intents_listing({});
+  Listing empty = intents_listing(std::vector<reply::Intent>{});
   EXPECT_EQ(p.print(empty, {}), "EVENT  KIND  POLICY  GENERATION  NODE  STATE  TASKS  ENTRIES  REASON\n");
-  Listing now = intents_listing(two_intents());
+  Listing now = intents_listing(api::plain(two_intents()));
   std::string out = p.print(now, diff_listings(empty, now));
   EXPECT_EQ(out.find("EVENT"), std::string::npos) << out;
   EXPECT_EQ(out.rfind("ADDED  NodeSchedulingPolicy  vllm-enginecore", 0), 0u) << out;
@@ -151,7 +161,7 @@ TEST(CliListing, WatchPrintsTheHeaderOnceThenAlignedRowsWithTheirEvent) {
   EXPECT_EQ(p.print(now, {}), "");  // nothing changed, nothing printed
 
   WatchPrinter j(GetFormat::Json);
-  std::string lines = j.print(now, diff_listings(now, intents_listing({})));
+  std::string lines = j.print(now, diff_listings(now, intents_listing(std::vector<reply::Intent>{})));
   auto first = json::parse(lines.substr(0, lines.find('\n')));
   EXPECT_EQ(first["type"], "DELETED");
   EXPECT_EQ(first["object"]["policy"], "vllm-enginecore");

@@ -6,12 +6,24 @@
 
 #include "api/convert.hpp"
 #include "cli/structured_output.hpp"
+#include "api/proto_json.hpp"
+#include "api/replies_proto.hpp"
 #include "cli/tables.hpp"
 #include "cli/listing.hpp"
 #include "codec/yaml_json.hpp"
 
 namespace c2c::cli {
 namespace {
+
+namespace pb = ::claim2core::v1;
+using api::proto_to_json;
+
+// The replies as the client library hands them over: the wire message through api::plain.
+reply::Policies policies_of(const pb::ListPoliciesResponse& r) {
+  auto p = api::plain(r);
+  EXPECT_TRUE(p.ok()) << p.error.field << ": " << p.error.message;
+  return p.value.value_or(reply::Policies{});
+}
 
 using nlohmann::json;
 
@@ -99,17 +111,17 @@ TEST(CliOutput, TablesAlignColumnsAndNameStates) {
   f->set_policy("llm-decode");
   f->set_state(pb::PENDING);
   f->set_reason("requirePreview: no acknowledged preview at generation 1");
-  std::string t = render_intents(r);
+  std::string t = render_intents(api::plain(r));
   EXPECT_NE(t.find("KIND                  POLICY           GENERATION"), std::string::npos) << t;
   EXPECT_NE(t.find("NodeSchedulingPolicy  vllm-enginecore  1           dgx-spark-gb10  Applied  2      2"),
             std::string::npos)
       << t;
   EXPECT_NE(t.find("Pending  0      0        requirePreview"), std::string::npos) << t;
-  EXPECT_EQ(render_intents(pb::ListIntentsResponse{}), "No intents.\n");
+  EXPECT_EQ(render_intents(api::plain(pb::ListIntentsResponse{})), "No intents.\n");
 }
 
 TEST(CliOutput, StatusSaysPlainlyWhetherAnythingEnforces) {
-  std::string t = render_status(sample_status());
+  std::string t = render_status(api::plain(sample_status()));
   EXPECT_NE(t.find("scheduler:          NOT enforcing"), std::string::npos) << t;
   EXPECT_NE(t.find("no sched_ext on this kernel"), std::string::npos) << t;
   EXPECT_NE(t.find("VIOLATION:          INV-5"), std::string::npos) << t;
@@ -118,12 +130,12 @@ TEST(CliOutput, StatusSaysPlainlyWhetherAnythingEnforces) {
 
 TEST(CliOutput, StatusShowsPinsRestoredUnderTheDaemonOnlyWhenThereWereAny) {
   auto r = sample_status();
-  EXPECT_EQ(render_status(r).find("pins restored"), std::string::npos);
+  EXPECT_EQ(render_status(api::plain(r)).find("pins restored"), std::string::npos);
   r.set_pins_restored(4);
   r.set_pin_repair("/sys/fs/bpf/claim2core/c2c_policy: deleted");
-  EXPECT_NE(render_status(r).find("pins restored:      4 (last: /sys/fs/bpf/claim2core/c2c_policy: deleted)"),
+  EXPECT_NE(render_status(api::plain(r)).find("pins restored:      4 (last: /sys/fs/bpf/claim2core/c2c_policy: deleted)"),
             std::string::npos)
-      << render_status(r);
+      << render_status(api::plain(r));
 }
 
 TEST(CliOutput, ExplainShowsTheLineageChain) {
@@ -141,14 +153,14 @@ TEST(CliOutput, ExplainShowsTheLineageChain) {
   l->set_strategy("exact-tid");
   l->mutable_entry()->set_execution_class("latency-critical");
   l->mutable_entry()->set_slice_ns(2'000'000);
-  std::string t = render_explain(3786004, r);
+  std::string t = render_explain(3786004, api::plain(r));
   EXPECT_NE(t.find("tid 3786004 (start 955400, tgid 3785998, comm 'EngineCore_DP0')"), std::string::npos) << t;
   EXPECT_NE(t.find("latency-critical slice 2ms"), std::string::npos) << t;
   EXPECT_NE(t.find("cgroup /system.slice/vllm.service -> task 3786004 -> NodeSchedulingPolicy/vllm-enginecore@1 "
                    "(exact-tid)"),
             std::string::npos)
       << t;
-  EXPECT_EQ(render_explain(5, pb::ExplainResponse{}), "tid 5: no policy entry (no live lineage)\n");
+  EXPECT_EQ(render_explain(5, api::plain(pb::ExplainResponse{})), "tid 5: no policy entry (no live lineage)\n");
 }
 
 TEST(CliOutput, PreviewTableSaysReadOnlyAndMarksLosersAndAbsentEntries) {
@@ -165,7 +177,7 @@ TEST(CliOutput, PreviewTableSaysReadOnlyAndMarksLosersAndAbsentEntries) {
   lost->set_comm("EngineCore_DP1");
   r.add_warnings("regex matches 2 threads");
   r.set_acknowledged(true);
-  std::string t = render_preview(r);
+  std::string t = render_preview(api::plain(r));
   EXPECT_NE(t.find("read-only, nothing was written"), std::string::npos) << t;
   EXPECT_NE(t.find("(loses a conflict)"), std::string::npos) << t;
   EXPECT_NE(t.find("(not in the map)"), std::string::npos) << t;
@@ -190,7 +202,7 @@ TEST(CliOutput, PoliciesTableSummarisesBothKinds) {
   d.task_roles = {TaskRole{"decode", "decode", "", ExecClass::LatencyCritical}};
   d.require_preview = true;
   *r.add_policies() = api::to_proto(c2c::AnyPolicy{d});
-  std::string t = render_policies(r);
+  std::string t = render_policies(policies_of(r));
   EXPECT_NE(t.find("nodes dgx-spark-gb10; comm =~ ^EngineCore(_DP[0-9]+)?$"), std::string::npos) << t;
   EXPECT_NE(t.find("priority 1, slice 2ms"), std::string::npos) << t;
   EXPECT_NE(t.find("claims gpu,rdma"), std::string::npos) << t;
@@ -209,7 +221,7 @@ TEST(CliOutput, PoliciesTableSaysWhyTheNodeIsNotSelected) {
   auto* why = r.add_node_not_selected();
   why->set_name("gpu-nodes");
   why->set_reason("nodeSelectors.matchExpressions[0]: gpu In [a100, h100], but the node has no label gpu");
-  std::string t = render_policies(r);
+  std::string t = render_policies(policies_of(r));
   EXPECT_NE(t.find("nodeSelectors gpu In (a100,h100)"), std::string::npos) << t;
   EXPECT_NE(t.find("node not selected: nodeSelectors.matchExpressions[0]: gpu In [a100, h100], but the node has no "
                    "label gpu"),
@@ -246,7 +258,7 @@ TEST(CliOutput, NamesThatAreNotUtf8PrintAsTextInJsonAndYaml) {
   EXPECT_EQ(text.find('\x1b'), std::string::npos) << "JSON escapes control characters";
   for (auto f : {GetFormat::Json, GetFormat::Yaml}) {
     std::string out;
-    ASSERT_NO_THROW(out = render_listing(tasks_listing(r), f));
+    ASSERT_NO_THROW(out = render_listing(tasks_listing(api::plain(r)), f));
     EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
     EXPECT_EQ(out.find('\xff'), std::string::npos) << out;
     EXPECT_NE(out.find("EngineCore\xef\xbf\xbd"), std::string::npos) << out;
@@ -254,7 +266,7 @@ TEST(CliOutput, NamesThatAreNotUtf8PrintAsTextInJsonAndYaml) {
 }
 
 TEST(CliOutput, NamesInTablesCannotMoveTheCursorOrAddAColumn) {
-  const std::string t = render_listing(tasks_listing(odd_tasks()), GetFormat::Wide);
+  const std::string t = render_listing(tasks_listing(api::plain(odd_tasks())), GetFormat::Wide);
   EXPECT_EQ(t.find('\x1b'), std::string::npos) << t;
   EXPECT_EQ(t.find('\t'), std::string::npos) << t;
   EXPECT_EQ(t.find('\xff'), std::string::npos) << t;
@@ -282,7 +294,7 @@ TEST(CliOutput, ExplainAndPreviewEscapeNames) {
   l->set_comm("\x1b]0;pwned\x07");
   l->set_title("t\xff");
   l->set_cgroup("/a\nb");
-  const std::string x = render_explain(9, e);
+  const std::string x = render_explain(9, api::plain(e));
   EXPECT_NE(x.find("comm '\\x1b]0;pwned\\x07'"), std::string::npos) << x;
   EXPECT_NE(x.find("title:    t\\xff"), std::string::npos) << x;
   EXPECT_NE(x.find("cgroup:   /a\\x0ab"), std::string::npos) << x;
@@ -291,7 +303,7 @@ TEST(CliOutput, ExplainAndPreviewEscapeNames) {
   m->set_tid(9);
   m->set_comm("\x1b[31mred");
   p.add_warnings("e.g. 'x\x1b[2J'");
-  const std::string y = render_preview(p);
+  const std::string y = render_preview(api::plain(p));
   EXPECT_EQ(y.find('\x1b'), std::string::npos) << y;
   EXPECT_NE(y.find("\\x1b[31mred"), std::string::npos) << y;
 }

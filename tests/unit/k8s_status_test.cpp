@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "api/replies_proto.hpp"
 #include "k8s/feed.hpp"
 #include "k8s/policy_status.hpp"
 
@@ -64,8 +65,9 @@ TEST(K8sStatus, RemovesThisNodesEntryAndDepartedNodesOnly) {
   EXPECT_EQ(none["reason"], "");
 }
 
-pb::Intent intent(const std::string& node, const std::string& policy, int64_t gen, pb::IntentState st,
-                  const std::string& reason = "") {
+// An intent as the daemon sends it, then as the client library hands it over (api::plain).
+reply::Intent intent(const std::string& node, const std::string& policy, int64_t gen, pb::IntentState st,
+                     const std::string& reason = "") {
   pb::Intent i;
   i.set_kind(pb::DRA_EXECUTION_POLICY);
   i.set_policy(policy);
@@ -75,7 +77,7 @@ pb::Intent intent(const std::string& node, const std::string& policy, int64_t ge
   i.set_reason(reason);
   i.set_matched_tasks(4);
   i.set_applied_entries(3);
-  return i;
+  return api::plain(i);
 }
 
 TEST(K8sStatus, EntriesFromIntentsAreThisNodesAtTheHighestGeneration) {

@@ -34,7 +34,7 @@ TEST(RestEnvelope, DaemonStatusCodes) {
   EXPECT_EQ(http_status_of(grpc::StatusCode::DEADLINE_EXCEEDED), 503);
   EXPECT_EQ(http_status_of(grpc::StatusCode::PERMISSION_DENIED), 502);
   EXPECT_EQ(http_status_of(grpc::StatusCode::INTERNAL), 500);
-  Reply r = from_rpc(grpc::Status(grpc::StatusCode::UNAVAILABLE, "connect failed"), "Status");
+  Reply r = from_rpc(client::CallError{grpc::StatusCode::UNAVAILABLE, "UNAVAILABLE", "connect failed"}, "Status");
   EXPECT_EQ(r.status, 503);
   EXPECT_NE(r.body["error"].get<std::string>().find("claim2cored unavailable"), std::string::npos);
 }

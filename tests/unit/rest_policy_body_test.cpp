@@ -45,7 +45,7 @@ TEST(RestPolicyBody, SelectorsAndDraSelectors) {
   EXPECT_EQ(r.value->dra_selectors[0].pool, "p0");
   EXPECT_EQ(r.value->dra_selectors[0].device, "gpu-0");
   // And back: the same flat shape, zeros and empty lists included.
-  json back = policy_to_body(api::to_proto(*r.value), "0123456789abcdef01234567");
+  json back = policy_to_body(*r.value, "0123456789abcdef01234567");
   EXPECT_EQ(back["nodeSelectors"].size(), 2u);
   EXPECT_EQ(back["draSelectors"][0]["deviceClass"], "gpu.nvidia.com");
   EXPECT_EQ(back["draSelectors"][0]["attributes"][1], json({{"key", "device"}, {"value", "gpu-0"}}));
@@ -59,7 +59,7 @@ TEST(RestPolicyBody, ZerosAreSentNotOmitted) {
   b["executionTime"] = 0;
   auto r = policy_from_body(b, kName);
   ASSERT_TRUE(r.ok());
-  json back = policy_to_body(api::to_proto(*r.value), "0123456789abcdef01234567");
+  json back = policy_to_body(*r.value, "0123456789abcdef01234567");
   ASSERT_TRUE(back.contains("priority"));
   ASSERT_TRUE(back.contains("executionTime"));
   EXPECT_EQ(back["priority"], 0);
@@ -130,12 +130,13 @@ TEST(RestPolicyBody, PolicyIdsAndNames) {
 }
 
 TEST(RestPolicyBody, IntentsHaveTheOriginalGuiNumberingAndAlwaysAReason) {
-  pb::NodeSchedulingPolicy p;
-  p.set_command_regex("^x$");
-  for (auto [st, n, name] : {std::tuple{pb::PENDING, 0, "Pending"}, {pb::SENT, 1, "Sent"}, {pb::APPLIED, 2, "Applied"},
-                             {pb::FAILED, 3, "Failed"}}) {
-    pb::Intent in;
-    in.set_state(st);
+  NodeSchedulingPolicy p;
+  p.command_regex = "^x$";
+  using S = node::IntentState;
+  for (auto [st, n, name] : {std::tuple{S::Pending, 0, "Pending"}, {S::Sent, 1, "Sent"}, {S::Applied, 2, "Applied"},
+                             {S::Failed, 3, "Failed"}}) {
+    reply::Intent in;
+    in.state = st;
     json j = intent_to_body(in, "0123456789abcdef01234567", &p);
     EXPECT_EQ(j["state"], n);
     EXPECT_EQ(j["stateName"], name);
@@ -143,16 +144,16 @@ TEST(RestPolicyBody, IntentsHaveTheOriginalGuiNumberingAndAlwaysAReason) {
     EXPECT_EQ(j["priority"], 0);  // present although zero
   }
   // Without a daemon reason the text claims no more than the state: Applied is read back, Sent is not.
-  pb::Intent sent, applied;
-  sent.set_state(pb::SENT);
-  applied.set_state(pb::APPLIED);
+  reply::Intent sent, applied;
+  sent.state = S::Sent;
+  applied.state = S::Applied;
   EXPECT_NE(intent_to_body(sent, "0123456789abcdef01234567", &p)["reason"].get<std::string>().find("not yet read back"),
             std::string::npos);
   EXPECT_NE(intent_to_body(applied, "0123456789abcdef01234567", &p)["reason"].get<std::string>().find("read back from"),
             std::string::npos);
-  pb::Intent failed;
-  failed.set_state(pb::FAILED);
-  failed.set_reason("map full");
+  reply::Intent failed;
+  failed.state = S::Failed;
+  failed.reason = "map full";
   EXPECT_EQ(intent_to_body(failed, "0123456789abcdef01234567", nullptr)["reason"], "map full");
 }
 
