@@ -251,7 +251,14 @@ static __u32 cpu_node(struct cpu_ctx *cc)
 	return cc->node;
 }
 
-static struct task_ctx *tctx_of(struct task_struct *p)
+/*
+ * The task's context, or NULL when it has none. init_task creates it for every task sched_ext
+ * hands this scheduler (and fails the task's entry, -ENOMEM, when it cannot), and the storage
+ * lives as long as the task: so every callback between init_task and exit_task finds it. Only
+ * the teardown callbacks use this directly (disable, exit_task: see there); every other caller
+ * goes through tctx_of, for which a missing context is a bug.
+ */
+static struct task_ctx *tctx_lookup(struct task_struct *p)
 {
 	struct task_state *ts = bpf_task_storage_get(&c2c_task_cnt, p, 0, 0);
 
@@ -263,6 +270,23 @@ static struct task_ctx *tctx_of(struct task_struct *p)
 	 */
 	barrier_var(ts);
 	return &ts->ctx;
+}
+
+/*
+ * The task's context, which must exist (see tctx_lookup). Missing, the scheduler stops with
+ * scx_bpf_error, as the scx schedulers do (scx_qmap's lookup_task_ctx): the kernel disables it,
+ * every task goes back to the fair class, and the exit record names the task; where this used to
+ * skip silently, the task ran without its counters, its queue count or its boost charge, and the
+ * guarantees built on them (dsq_queued, INV-8's budget) were quietly wrong. The callers still
+ * test for NULL: the verifier needs it, and the error takes effect after the callback returns.
+ */
+static struct task_ctx *tctx_of(struct task_struct *p)
+{
+	struct task_ctx *tc = tctx_lookup(p);
+
+	if (!tc)
+		scx_bpf_error("claim2core: no task context for pid %d (init_task creates one for every task)", p->pid);
+	return tc;
 }
 
 extern s64 bpf_map_sum_elem_count(const struct bpf_map *map) __ksym;
@@ -686,7 +710,7 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 		tc->placed = 0;
 		tc->tracked = 1;
 	} else {
-		v = NULL; /* no storage to track it in: scheduled as without an entry */
+		v = NULL; /* no policy, or no context (tctx_of stopped the scheduler): as without an entry */
 	}
 	if (v && tc && place_task(p, v, task, tc)) {
 		placed = true;
@@ -885,18 +909,19 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	tc = tctx_of(p);
-	if (!tc)
-		v = NULL; /* no storage to track it in: scheduled as without an entry */
+	if (!tc) {
+		/* tctx_of stopped the scheduler: queued as without an entry until the kernel takes over */
+		enqueue_untracked(p, enq_flags);
+		return;
+	}
 	cls = class_of(v);
 	slice = slice_of(v);
-	if (tc) {
-		/* Enqueued again: whatever DSQ it was in, it left it. */
-		uncount_queued(tc);
-		tc->boosted = 0;
-		tc->placed = 0;
-		tc->tracked = v != NULL;
-	}
-	if (tc && v) {
+	/* Enqueued again: whatever DSQ it was in, it left it. */
+	uncount_queued(tc);
+	tc->boosted = 0;
+	tc->placed = 0;
+	tc->tracked = v != NULL;
+	if (v) {
 		now = bpf_ktime_get_boot_ns();
 		/*
 		 * It became runnable now (a wakeup, or the end of a run it was preempted in), unless it
@@ -910,8 +935,7 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 		place_task(p, v, task, tc);
 	} else {
 		/* No entry (or no more): nothing of it is measured, and it is queued by its mark. */
-		if (tc)
-			tc->runnable_at = 0;
+		tc->runnable_at = 0;
 		enqueue_untracked(p, enq_flags);
 		return;
 	}
@@ -924,8 +948,7 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 			 * of whatever runs there now. Bounded by the lease and the CPU's boost budget
 			 * (INV-8).
 			 */
-			if (tc)
-				tc->boosted = 1;
+			tc->boosted = 1;
 			scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_PREEMPT | SCX_ENQ_HEAD);
 			return;
 		}
@@ -933,22 +956,21 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 		COUNT_STAT(boost_budget_exhausted);
 	}
 	dsq = class_dsq(cls) + placed_offset(tc);
-	if (tc)
-		tc->cls = (__u8)cls;
+	tc->cls = (__u8)cls;
 	count_queued(tc, dsq);
 	if (class_dsq(cls) == DSQ_NORM) {
 		__u64 vtime = norm_vtime(p);
 
 		scx_bpf_dispatch_vtime(p, dsq, slice, vtime, enq_flags);
 		/* A placed task waits for its preferred CPUs (kick_preferred), not for any CPU's run. */
-		if ((enq_flags & SCX_ENQ_WAKEUP) && !(tc && tc->placed))
+		if ((enq_flags & SCX_ENQ_WAKEUP) && !tc->placed)
 			preempt_for_wakeup(p, vtime, false);
 	} else {
 		scx_bpf_dispatch(p, dsq, slice, enq_flags);
-		if ((enq_flags & SCX_ENQ_WAKEUP) && class_dsq(cls) == DSQ_HI && !(tc && tc->placed))
+		if ((enq_flags & SCX_ENQ_WAKEUP) && class_dsq(cls) == DSQ_HI && !tc->placed)
 			preempt_for_wakeup(p, 0, true);
 	}
-	if (tc && tc->placed)
+	if (tc->placed)
 		kick_preferred(tc);
 }
 
@@ -1501,7 +1523,10 @@ s32 BPF_STRUCT_OPS(c2c_init_task, struct task_struct *p, struct scx_init_task_ar
 
 /*
  * A task that leaves sched_ext (another scheduling class) or exits while it waits in a shared DSQ
- * is uncounted (dsq_queued). Nothing else: exit_task may run after the tid was reused, and the
+ * is uncounted (dsq_queued). Its context is looked up without tctx_of's error on purpose: the task
+ * is leaving, a count is all there is to undo, and these callbacks also run for every task while
+ * the scheduler is torn down after an error, where a second error would only bury the first.
+ * Nothing else: exit_task may run after the tid was reused, and the
  * policy map belongs to user space (the daemon removes entries whose (tid, start_ticks) is gone).
  * Task storage frees itself. An untracked task counted by its mark is uncounted here only
  * (exit_task follows disable for an enabled task), and its mark cleared.
@@ -1512,12 +1537,12 @@ void BPF_STRUCT_OPS(c2c_disable, struct task_struct *p)
 		__sync_fetch_and_add(&dsq_queued[DSQ_NORM], -1);
 		p->scx.slice = slice_of(NULL);
 	}
-	uncount_queued(tctx_of(p));
+	uncount_queued(tctx_lookup(p));
 }
 
 void BPF_STRUCT_OPS(c2c_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
 {
-	uncount_queued(tctx_of(p));
+	uncount_queued(tctx_lookup(p));
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(c2c_init)
