@@ -50,6 +50,8 @@
  */
 #include <scx/common.bpf.h>
 #include "claim2core_abi.h"
+/* The guards read their tunables from the .rodata globals below, not from the defaults. */
+#define C2C_TUNABLES_IN_RODATA
 #include "c2c_guards.h"
 
 char _license[] SEC("license") = "GPL";
@@ -70,8 +72,26 @@ UEI_DEFINE(uei);
 
 #define NSEC_PER_USEC C2C_NSEC_PER_USEC
 
-/* The tunables (boost window and budget, starvation bounds, slices) are in c2c_guards.h. */
-/* The watchdog must fire well after the starvation bounds, and must stay <= 30 s (6.12 max). */
+/*
+ * The tunables, set by the loader between open and load (src/sched/tunables.cpp names them, checks
+ * each against its range in c2c_guards.h and writes it here); these initial values are the
+ * defaults the object carries when nobody sets them. Read-only to the programs: libbpf freezes
+ * .rodata before they load, so the verifier knows each value.
+ */
+const volatile __u64 c2c_boost_window_ns = C2C_BOOST_WINDOW_DEFAULT_NS;
+const volatile __u64 c2c_boost_budget_pct = C2C_BOOST_BUDGET_DEFAULT_PCT;
+const volatile __u64 c2c_norm_starve_ns = C2C_NORM_STARVE_DEFAULT_NS;
+const volatile __u64 c2c_bg_starve_ns = C2C_BG_STARVE_DEFAULT_NS;
+const volatile __u64 c2c_rescue_slice_ns = C2C_RESCUE_SLICE_DEFAULT_NS;
+const volatile __u64 c2c_prefer_spill_ns = C2C_PREFER_SPILL_DEFAULT_NS;
+const volatile __u64 c2c_yield_after_ns = C2C_YIELD_AFTER_DEFAULT_NS;
+const volatile __u64 c2c_untracked_long_slice_ns = C2C_UNTRACKED_LONG_SLICE_DEFAULT_NS;
+
+/*
+ * The watchdog must fire well after the starvation bounds (at most C2C_STARVE_MAX_NS), and must
+ * stay <= 30 s (6.12 max). A struct_ops field, not a tunable: libbpf 1.4.6 has no typed access to
+ * the ops map before load.
+ */
 #define WATCHDOG_MS 5000
 
 /*
@@ -1357,7 +1377,6 @@ static bool kick_spill_dsq(__u64 dsq, __u64 now, const __u64 *idle_cpus)
  * CPU for work another CPU would have taken a moment later (background loss 23-26 % in D against
  * 0 % without the rule); after 1 ms the others had that chance.
  */
-#define C2C_YIELD_AFTER_NS (1ull * C2C_NSEC_PER_MSEC)
 static __always_inline bool class_waits(__u64 dsq, __u64 now)
 {
 	return dsq < 4 && c2c_starved(class_queued(dsq), dsq_served_at[dsq], now, C2C_YIELD_AFTER_NS);
