@@ -1564,6 +1564,86 @@ void BPF_STRUCT_OPS(c2c_exit_task, struct task_struct *p, struct scx_exit_task_a
 	uncount_queued(tctx_lookup(p));
 }
 
+/*
+ * ---- the scheduler's state in the kernel's debug dump ------------------------------------------
+ * sched_ext dumps its state when it throws a scheduler out for an error (into the exit record's
+ * dump, which the loader prints) and on SysRq-D (the sched_ext_dump tracepoint); 6.12 calls these
+ * three callbacks there, after its own lines of each CPU and task. Every line starts with "c2c "
+ * so that a reader (tests/vm/guest-init.sh, scenario dump) can tell them from the kernel's.
+ * What is printed is what the dispatch path decides by: the shared DSQs' depths (the kernel's
+ * count beside dsq_queued, the count that stands in for it, so a drift between them shows), how
+ * long each class has waited (INV-8's starvation clock), vtime_now, each CPU's boost budget
+ * (INV-8) and its run, and each task's class and queue state.
+ */
+void BPF_STRUCT_OPS(c2c_dump, struct scx_dump_ctx *dctx)
+{
+	__u64 now = bpf_ktime_get_boot_ns();
+	__u64 rescues = 0, exhausted = 0, expired = 0, mismatches = 0, outside = 0, stale = 0, past = 0, d;
+	__u32 zero = 0, cpu;
+
+	bpf_for(d, DSQ_HI, DSQ_BG + 1) {
+		scx_bpf_dump("c2c dsq %llu: queued %d (counted %lld), placed queued %d (counted %lld), "
+			     "served %llu us ago",
+			     d, scx_bpf_dsq_nr_queued(d), d < NR_SHARED_DSQS ? dsq_queued[d] : -1,
+			     scx_bpf_dsq_nr_queued(d + PLACED_DSQ_OFFSET),
+			     d + PLACED_DSQ_OFFSET < NR_SHARED_DSQS ? dsq_queued[d + PLACED_DSQ_OFFSET] : -1,
+			     d < 4 && now > dsq_served_at[d] ? (now - dsq_served_at[d]) / NSEC_PER_USEC : 0);
+	}
+	/*
+	 * The counters summed over the CPUs, as user space sums them (c2c_stats is per CPU); in
+	 * scalars, not a struct c2c_stats on the stack, which the 512-byte BPF stack has no room for.
+	 */
+	bpf_for(cpu, 0, nr_cpus()) {
+		struct c2c_stats *st = bpf_map_lookup_percpu_elem(&c2c_stats, &zero, cpu);
+
+		if (!st)
+			continue;
+		rescues += st->starvation_rescues;
+		exhausted += st->boost_budget_exhausted;
+		expired += st->boost_expired;
+		mismatches += st->identity_mismatches;
+		outside += st->oracle_cpu_outside;
+		stale += st->oracle_stale_identity;
+		past += st->oracle_past_lease;
+	}
+	scx_bpf_dump("c2c vtime_now %llu, wakeup preempts %llu, policies maybe present %d",
+		     vtime_now, diag_wakeup_preempts, policies_maybe_present());
+	scx_bpf_dump("c2c counters: starvation_rescues %llu, boost_budget_exhausted %llu, boost_expired %llu, "
+		     "identity_mismatches %llu",
+		     rescues, exhausted, expired, mismatches);
+	scx_bpf_dump("c2c oracle: cpu_outside %llu, stale_identity %llu, past_lease %llu",
+		     outside, stale, past);
+}
+
+void BPF_STRUCT_OPS(c2c_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool idle)
+{
+	__u32 zero = 0;
+	struct cpu_ctx *cc = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, (__u32)cpu);
+
+	if (!cc)
+		return;
+	scx_bpf_dump("c2c cpu %d: boost budget %llu of %llu us spent in the window from %llu, run pid %d "
+		     "boosted %u yields %u long %u preemptible %u vtime %llu",
+		     cpu, cc->budget.boosted_ns / NSEC_PER_USEC, C2C_BOOST_BUDGET_NS / NSEC_PER_USEC,
+		     cc->budget.window_start, cc->run_pid, cc->curr_boosted, cc->curr_yields, cc->curr_long,
+		     cc->run_preemptible, cc->run_vtime);
+}
+
+void BPF_STRUCT_OPS(c2c_dump_task, struct scx_dump_ctx *dctx, struct task_struct *p)
+{
+	/* A dump must not stop the scheduler: a task without a context is said so, not an error. */
+	struct task_ctx *tc = tctx_lookup(p);
+
+	if (!tc) {
+		scx_bpf_dump("c2c task %d: no context", p->pid);
+		return;
+	}
+	scx_bpf_dump("c2c task %d: class %u tracked %u placed %u boosted %u counted in dsq %u, "
+		     "runnable since %llu, last cpu %d, vtime %llu",
+		     p->pid, tc->cls, tc->tracked, tc->placed, tc->boosted, tc->counted_dsq, tc->runnable_at,
+		     tc->last_cpu, p->scx.dsq_vtime);
+}
+
 s32 BPF_STRUCT_OPS_SLEEPABLE(c2c_init)
 {
 	__u64 now = bpf_ktime_get_boot_ns();
@@ -1602,5 +1682,8 @@ SCX_OPS_DEFINE(claim2core_ops,
 	       .exit_task = (void *)c2c_exit_task,
 	       .init = (void *)c2c_init,
 	       .exit = (void *)c2c_exit,
+	       .dump = (void *)c2c_dump,
+	       .dump_cpu = (void *)c2c_dump_cpu,
+	       .dump_task = (void *)c2c_dump_task,
 	       .timeout_ms = WATCHDOG_MS,
 	       .name = "claim2core");
