@@ -714,6 +714,110 @@ static void count_dispatch(__u32 cls)
 		st->dispatched[cls]++;
 }
 
+/*
+ * select_cpu's first step: the CPU for a tracked task with CPU masks (placed), from its policy
+ * (pick_policy_cpu), or -1 when it is not placed. *placed says which; *idle whether the CPU was
+ * claimed idle.
+ */
+static __always_inline s32 select_policy_cpu(struct task_struct *p, const struct c2c_policy_value *v,
+					     struct task_ctx *tc, __u64 *task, s32 prev_cpu, bool *idle,
+					     bool *placed)
+{
+	s32 cpu;
+
+	if (!v || !tc || !place_task(p, v, task, tc))
+		return -1;
+	*placed = true;
+	cpu = pick_policy_cpu(tc, prev_cpu, idle);
+	oracle_check_cpu(p, cpu);
+	return cpu;
+}
+
+/*
+ * select_cpu's default choice (scx_bpf_select_cpu_dfl), for every task without a placed policy.
+ * *sync_to_waker: the CPU is the waker's own, reported idle for a sync wakeup though it is busy.
+ */
+static __always_inline s32 select_default_cpu(struct task_struct *p, s32 prev_cpu, u64 wake_flags, bool *idle,
+					      bool *sync_to_waker)
+{
+	s32 cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, idle);
+
+	/*
+	 * For a sync wakeup scx_bpf_select_cpu_dfl reports the waker's own CPU as idle when any CPU
+	 * of the system is idle (even one p may not use) and the waker's local queue is empty; it
+	 * claims nothing. That CPU is busy unless the waker is its idle task (a softirq's socket
+	 * wakeup on an idle CPU): then it is claimed here, as the other paths claim theirs, and
+	 * taken like any idle CPU.
+	 */
+	*sync_to_waker = *idle && (wake_flags & SCX_WAKE_SYNC) && cpu == bpf_get_smp_processor_id() &&
+			 !scx_bpf_test_and_clear_cpu_idle(cpu);
+	return cpu;
+}
+
+/*
+ * select_cpu found cpu idle: p goes straight to its local DSQ, past enqueue, and its wait starts
+ * (and ends) here. A boosted task too, without the enqueue round (the policy, the masks and the
+ * budget looked up once more on every wakeup of a boosted task); the run is boosted while that
+ * CPU's budget lasts (INV-8). "Idle" includes the waker's own busy CPU for a sync wakeup
+ * (scx_bpf_select_cpu_dfl picks it when another CPU is idle and the waker's local DSQ is empty, a
+ * socket's reader woken by its writer): a boosted task goes to the head of that DSQ and preempts
+ * the waker, as from enqueue; on an idle CPU the flags are moot.
+ */
+static __always_inline void dispatch_to_idle(struct task_struct *p, const struct c2c_policy_value *v,
+					     struct task_ctx *tc, s32 cpu, bool sync_to_waker)
+{
+	/* Only a tracked task's wait and lease are timed: an untracked one reads no clock. */
+	__u64 now = tc ? bpf_ktime_get_boot_ns() : 0;
+	bool boosted = false;
+
+	if (tc && lease_live(p, v, now)) {
+		if (budget_left_on(cpu, now))
+			boosted = true;
+		else if (!sync_to_waker)  /* else enqueue, next, counts it */
+			COUNT_STAT(boost_budget_exhausted);
+	}
+	/*
+	 * An unboosted task (no lease, an expired one, or no budget left there) dispatched to the
+	 * waker's local queue would skip its class's queue: two tasks waking each other would take
+	 * turns in that local queue, and this CPU's dispatch, which serves the classes in order and
+	 * rescues a starved one (INV-8), would not run while they did. It is enqueued in its class on
+	 * that CPU instead.
+	 */
+	if (sync_to_waker && !boosted)
+		return;
+	if (tc) {
+		if (!tc->runnable_at)
+			tc->runnable_at = now;
+		tc->cls = (__u8)class_of(v);
+		tc->boosted = boosted;
+	}
+	count_dispatch(class_of(v));
+	scx_bpf_dispatch(p, SCX_DSQ_LOCAL, tc ? slice_of(v) : C2C_MARK_DIRECT,
+			 boosted ? SCX_ENQ_PREEMPT | SCX_ENQ_HEAD : 0);
+}
+
+/*
+ * No idle CPU for a boosted wakeup: the CPU it will preempt in enqueue, one that runs an
+ * unboosted task (pick_preemptible_cpu), inside its policy's masks if it is placed. Others keep
+ * cpu.
+ */
+static __always_inline s32 steer_boosted(struct task_struct *p, const struct c2c_policy_value *v,
+					 struct task_ctx *tc, bool placed, __u64 *task, s32 cpu)
+{
+	__u64 none[C2C_CPUMASK_WORDS] = {};
+	s32 c;
+
+	if (!v || !c2c_boost_requested(v) || !lease_live(p, v, bpf_ktime_get_boot_ns()))
+		return cpu;
+	if (!placed)
+		task_mask_of(p, task);
+	c = placed && tc ? pick_preemptible_cpu(tc->allowed, tc->preferred, cpu)
+			 : pick_preemptible_cpu(task, none, cpu);
+	if (c != cpu)
+		oracle_check_cpu(p, c);
+	return c;
+}
+
 s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	const struct c2c_policy_value *v = policy_of(p);
@@ -722,9 +826,9 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	 * unplaced, and it goes scx_simple's way.
 	 */
 	struct task_ctx *tc = v ? tctx_of(p) : NULL;
-	__u64 task[C2C_CPUMASK_WORDS] = {}, none[C2C_CPUMASK_WORDS] = {};
-	bool idle = false, placed = false, boosted = false, sync_to_waker = false;
-	s32 cpu = -1, c;
+	__u64 task[C2C_CPUMASK_WORDS] = {};
+	bool idle = false, placed = false, sync_to_waker = false;
+	s32 cpu;
 
 	if (tc) {
 		tc->placed = 0;
@@ -732,75 +836,18 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	} else {
 		v = NULL; /* no policy, or no context (tctx_of stopped the scheduler): as without an entry */
 	}
-	if (v && tc && place_task(p, v, task, tc)) {
-		placed = true;
-		cpu = pick_policy_cpu(tc, prev_cpu, &idle);
-		oracle_check_cpu(p, cpu);
-	}
-	if (cpu < 0) {
-		cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &idle);
-		/*
-		 * For a sync wakeup scx_bpf_select_cpu_dfl reports the waker's own CPU as idle when
-		 * any CPU of the system is idle (even one p may not use) and the waker's local queue
-		 * is empty; it claims nothing. That CPU is busy unless the waker is its idle task (a
-		 * softirq's socket wakeup on an idle CPU): then it is claimed here, as the other paths
-		 * claim theirs, and taken like any idle CPU.
-		 */
-		sync_to_waker = idle && (wake_flags & SCX_WAKE_SYNC) && cpu == bpf_get_smp_processor_id() &&
-				!scx_bpf_test_and_clear_cpu_idle(cpu);
-	}
+	cpu = select_policy_cpu(p, v, tc, task, prev_cpu, &idle, &placed);
+	if (cpu < 0)
+		cpu = select_default_cpu(p, prev_cpu, wake_flags, &idle, &sync_to_waker);
 	/* An untracked task's move is counted here (running sees no storage of it, see the marks). */
 	if (!tc && cpu != prev_cpu)
 		COUNT_STAT(migrations);
-
 	if (idle) {
-		/* Only a tracked task's wait and lease are timed: an untracked one reads no clock. */
-		__u64 now = tc ? bpf_ktime_get_boot_ns() : 0;
-
-		/*
-		 * Straight to the idle CPU, past enqueue: its wait starts (and ends) here. A boosted
-		 * task too, without the enqueue round (the policy, the masks and the budget looked up
-		 * once more on every wakeup of a boosted task); the run is boosted while that CPU's
-		 * budget lasts (INV-8). "Idle" includes the waker's own busy CPU for a sync wakeup
-		 * (scx_bpf_select_cpu_dfl picks it when another CPU is idle and the waker's local DSQ
-		 * is empty, a socket's reader woken by its writer): a boosted task goes to the head of
-		 * that DSQ and preempts the waker, as from enqueue; on an idle CPU the flags are moot.
-		 */
-		if (tc && lease_live(p, v, now)) {
-			if (budget_left_on(cpu, now))
-				boosted = true;
-			else if (!sync_to_waker)  /* else enqueue, next, counts it */
-				COUNT_STAT(boost_budget_exhausted);
-		}
-		/*
-		 * An unboosted task (no lease, an expired one, or no budget left there) dispatched to
-		 * the waker's local queue would skip its class's queue: two tasks waking each other
-		 * would take turns in that local queue, and this CPU's dispatch, which serves the
-		 * classes in order and rescues a starved one (INV-8), would not run while they did.
-		 * It is enqueued in its class on that CPU instead.
-		 */
-		if (sync_to_waker && !boosted)
-			return cpu;
-		if (tc) {
-			if (!tc->runnable_at)
-				tc->runnable_at = now;
-			tc->cls = (__u8)class_of(v);
-			tc->boosted = boosted;
-		}
-		count_dispatch(class_of(v));
-		scx_bpf_dispatch(p, SCX_DSQ_LOCAL, tc ? slice_of(v) : C2C_MARK_DIRECT,
-				 boosted ? SCX_ENQ_PREEMPT | SCX_ENQ_HEAD : 0);
+		dispatch_to_idle(p, v, tc, cpu, sync_to_waker);
 		return cpu;
 	}
 	/* No idle CPU: a boosted task preempts in enqueue, on the CPU chosen here. */
-	if (!v || !c2c_boost_requested(v) || !lease_live(p, v, bpf_ktime_get_boot_ns()))
-		return cpu;
-	if (!placed)
-		task_mask_of(p, task);
-	c = placed ? pick_preemptible_cpu(tc->allowed, tc->preferred, cpu) : pick_preemptible_cpu(task, none, cpu);
-	if (c != cpu)
-		oracle_check_cpu(p, c);
-	return c;
+	return steer_boosted(p, v, tc, placed, task, cpu);
 }
 
 /*
@@ -910,12 +957,75 @@ static void enqueue_untracked(struct task_struct *p, u64 enq_flags)
 		preempt_for_wakeup(p, vtime, false);
 }
 
+/*
+ * enqueue's start of a tracked task's wait: it became runnable now (a wakeup, or the end of a run
+ * it was preempted in), unless it already waited (enqueued again after a property change): the
+ * clock of its runnable-to-running latency and of the spill bound starts here, and its policy's
+ * masks are taken (place_task). No ops.runnable: it is called right before this, and a callback
+ * fewer per wakeup is what it would cost.
+ */
+static __always_inline void start_wait(struct task_struct *p, const struct c2c_policy_value *v,
+				       struct task_ctx *tc, __u64 now)
+{
+	__u64 task[C2C_CPUMASK_WORDS] = {};
+
+	if (!tc->runnable_at)
+		tc->runnable_at = now;
+	tc->wait_from = tc->runnable_at;
+	place_task(p, v, task, tc);
+}
+
+/*
+ * A task with a live lease goes to the local DSQ of the CPU select_cpu returned (always inside
+ * p->cpus_ptr), ahead of whatever runs there now, while that CPU's boost budget lasts (INV-8);
+ * true when it went. Without budget it is counted and served unboosted, in its class.
+ */
+static __always_inline bool enqueue_boosted(struct task_struct *p, const struct c2c_policy_value *v,
+					    struct task_ctx *tc, __u64 slice, u64 enq_flags, __u64 now)
+{
+	if (!lease_live(p, v, now))
+		return false;
+	if (!budget_left_on(scx_bpf_task_cpu(p), now)) {
+		COUNT_STAT(boost_budget_exhausted);
+		return false;
+	}
+	tc->boosted = 1;
+	scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_PREEMPT | SCX_ENQ_HEAD);
+	return true;
+}
+
+/*
+ * A tracked task into its class's DSQ (the placed one if it has masks), DSQ_NORM by virtual time;
+ * a wakeup there, or an unboosted one of DSQ_HI, may preempt a NORM run (preempt_for_wakeup),
+ * and a placed task kicks an idle preferred CPU instead (it waits for those, not for any CPU).
+ */
+static __always_inline void enqueue_in_class(struct task_struct *p, struct task_ctx *tc, __u32 cls, __u64 slice,
+					     u64 enq_flags)
+{
+	__u64 dsq = class_dsq(cls) + placed_offset(tc);
+
+	tc->cls = (__u8)cls;
+	count_queued(tc, dsq);
+	if (class_dsq(cls) == DSQ_NORM) {
+		__u64 vtime = norm_vtime(p);
+
+		scx_bpf_dispatch_vtime(p, dsq, slice, vtime, enq_flags);
+		if ((enq_flags & SCX_ENQ_WAKEUP) && !tc->placed)
+			preempt_for_wakeup(p, vtime, false);
+	} else {
+		scx_bpf_dispatch(p, dsq, slice, enq_flags);
+		if ((enq_flags & SCX_ENQ_WAKEUP) && class_dsq(cls) == DSQ_HI && !tc->placed)
+			preempt_for_wakeup(p, 0, true);
+	}
+	if (tc->placed)
+		kick_preferred(tc);
+}
+
 void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	const struct c2c_policy_value *v = policy_of(p);
 	struct task_ctx *tc;
-	__u64 task[C2C_CPUMASK_WORDS] = {};
-	__u64 now = 0, slice, dsq;
+	__u64 now, slice;
 	__u32 cls;
 
 	/*
@@ -934,64 +1044,25 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 		enqueue_untracked(p, enq_flags);
 		return;
 	}
-	cls = class_of(v);
-	slice = slice_of(v);
 	/* Enqueued again: whatever DSQ it was in, it left it. */
 	uncount_queued(tc);
 	tc->boosted = 0;
 	tc->placed = 0;
 	tc->tracked = v != NULL;
-	if (v) {
-		now = bpf_ktime_get_boot_ns();
-		/*
-		 * It became runnable now (a wakeup, or the end of a run it was preempted in), unless it
-		 * already waited (enqueued again after a property change): the clock of its
-		 * runnable-to-running latency and of the spill bound starts here. No ops.runnable: it
-		 * is called right before this, and a callback fewer per wakeup is what it would cost.
-		 */
-		if (!tc->runnable_at)
-			tc->runnable_at = now;
-		tc->wait_from = tc->runnable_at;
-		place_task(p, v, task, tc);
-	} else {
+	if (!v) {
 		/* No entry (or no more): nothing of it is measured, and it is queued by its mark. */
 		tc->runnable_at = 0;
 		enqueue_untracked(p, enq_flags);
 		return;
 	}
+	cls = class_of(v);
+	slice = slice_of(v);
+	now = bpf_ktime_get_boot_ns();
+	start_wait(p, v, tc, now);
 	count_dispatch(cls);
-
-	if (lease_live(p, v, now)) {
-		if (budget_left_on(scx_bpf_task_cpu(p), now)) {
-			/*
-			 * Local DSQ of the CPU select_cpu returned (always inside p->cpus_ptr), ahead
-			 * of whatever runs there now. Bounded by the lease and the CPU's boost budget
-			 * (INV-8).
-			 */
-			tc->boosted = 1;
-			scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_PREEMPT | SCX_ENQ_HEAD);
-			return;
-		}
-		/* The CPU spent its boost budget: served unboosted, in its class (INV-8). */
-		COUNT_STAT(boost_budget_exhausted);
-	}
-	dsq = class_dsq(cls) + placed_offset(tc);
-	tc->cls = (__u8)cls;
-	count_queued(tc, dsq);
-	if (class_dsq(cls) == DSQ_NORM) {
-		__u64 vtime = norm_vtime(p);
-
-		scx_bpf_dispatch_vtime(p, dsq, slice, vtime, enq_flags);
-		/* A placed task waits for its preferred CPUs (kick_preferred), not for any CPU's run. */
-		if ((enq_flags & SCX_ENQ_WAKEUP) && !tc->placed)
-			preempt_for_wakeup(p, vtime, false);
-	} else {
-		scx_bpf_dispatch(p, dsq, slice, enq_flags);
-		if ((enq_flags & SCX_ENQ_WAKEUP) && class_dsq(cls) == DSQ_HI && !tc->placed)
-			preempt_for_wakeup(p, 0, true);
-	}
-	if (tc->placed)
-		kick_preferred(tc);
+	if (enqueue_boosted(p, v, tc, slice, enq_flags, now))
+		return;
+	enqueue_in_class(p, tc, cls, slice, enq_flags);
 }
 
 /*
@@ -1254,52 +1325,88 @@ static void count_runtime(struct task_ctx *tc, __u64 d)
 		cnt->preferred_ns += d;
 }
 
+/*
+ * running's step for an untracked task queued by its mark (no storage looked up): its run gets
+ * the untracked slice, its queue count goes, and a run on another CPU than it was queued on is a
+ * move. The slice is long while this CPU last found the policy map empty (its select_cpu and
+ * enqueue ask, at most once a jiffy); a stale answer is mended by the tick, which asks afresh and
+ * cuts the run back.
+ */
+static __always_inline void run_untracked(struct task_struct *p, struct cpu_ctx *cc, __u64 mark, s32 cpu)
+{
+	p->scx.slice = c2c_untracked_slice(!cc || cc->policies_present);
+	if (marked_queued(mark)) {
+		__sync_fetch_and_add(&dsq_queued[DSQ_NORM], -1);
+		if (mark - C2C_MARK_QUEUED != (__u32)cpu)
+			COUNT_STAT(migrations);
+	}
+}
+
+/*
+ * running's record of the run in this CPU's context, which other CPUs' wakeups and this CPU's
+ * tick and stopping read: boosted, yielding, long, preemptible, its virtual time and start. A run
+ * a starvation rescue gave the CPU gets the short rescue slice and is neither yielding nor
+ * preemptible (INV-8).
+ */
+static __always_inline void record_run(struct task_struct *p, struct cpu_ctx *cc, struct task_ctx *tc,
+				       bool untracked)
+{
+	bool rescued = cc->rescue_next;
+
+	cc->curr_boosted = tc && tc->boosted;
+	cc->curr_long = untracked && p->scx.slice > C2C_DEFAULT_SLICE_NS;
+	if (rescued) {
+		cc->rescue_next = 0;
+		if (p->scx.slice > C2C_RESCUE_SLICE_NS)
+			p->scx.slice = C2C_RESCUE_SLICE_NS;
+	}
+	cc->curr_yields = tc && tc->tracked && c2c_yields_to_waiting(tc->cls, rescued);
+	cc->run_preemptible = c2c_run_preemptible(tc && tc->tracked ? tc->cls : C2C_CLASS_UNMATCHED,
+						  tc && tc->boosted, rescued);
+	cc->run_vtime = p->scx.dsq_vtime;
+	cc->run_jiffies = bpf_jiffies64();
+	cc->run_pid = tc || untracked ? p->pid : 0; /* 0: no record, stopping looks the storage up */
+	cc->run_tracked = tc && tc->tracked;
+	cc->run_exec_start = p->se.sum_exec_runtime;
+}
+
+/*
+ * running's measurement of a tracked task's run: its wait (the latency histogram), its move, the
+ * per-task counters, the clocks of its run and boost charge, and the run-time oracle.
+ */
+static __always_inline void measure_run(struct task_struct *p, struct task_ctx *tc, struct cpu_ctx *cc, s32 cpu)
+{
+	__u64 now = bpf_ktime_get_boot_ns();
+	struct c2c_stats *st = stats();
+	__u32 node;
+
+	if (tc->runnable_at) {
+		if (st)
+			record_latency(st, now - tc->runnable_at);
+		tc->runnable_at = 0;
+	}
+	if (tc->last_cpu >= 0 && tc->last_cpu != cpu && st)
+		st->migrations++;
+	node = cpu_node(cc);
+	count_run(tc, cpu, node, st);
+	tc->last_cpu = cpu;
+	tc->running_at = now;
+	tc->charged_at = now;
+	oracle_check_run(p, tc, cpu, now);
+}
+
 void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 {
 	s32 cpu = bpf_get_smp_processor_id();
 	struct cpu_ctx *cc = this_cpu_ctx();
-	__u64 mark = p->scx.slice, now;
+	__u64 mark = p->scx.slice;
 	bool untracked = mark >= C2C_MARK_QUEUED && mark <= C2C_MARK_DIRECT;
 	struct task_ctx *tc = untracked ? NULL : tctx_of(p);
-	struct c2c_stats *st;
-	__u32 node;
 
-	/*
-	 * An untracked task queued by its mark (no storage looked up): its run gets the untracked
-	 * slice, its queue count goes, and a run on another CPU than it was queued on is a move.
-	 */
-	if (untracked) {
-		/*
-		 * The run's slice in place of the mark: long while this CPU last found the policy map
-		 * empty (its select_cpu and enqueue ask, at most once a jiffy); a stale answer is
-		 * mended by the tick, which asks afresh and cuts the run back.
-		 */
-		p->scx.slice = c2c_untracked_slice(!cc || cc->policies_present);
-		if (marked_queued(mark)) {
-			__sync_fetch_and_add(&dsq_queued[DSQ_NORM], -1);
-			if (mark - C2C_MARK_QUEUED != (__u32)cpu)
-				COUNT_STAT(migrations);
-		}
-	}
-	if (cc) {
-		bool rescued = cc->rescue_next;
-
-		cc->curr_boosted = tc && tc->boosted;
-		cc->curr_long = untracked && p->scx.slice > C2C_DEFAULT_SLICE_NS;
-		if (rescued) {
-			cc->rescue_next = 0;
-			if (p->scx.slice > C2C_RESCUE_SLICE_NS)
-				p->scx.slice = C2C_RESCUE_SLICE_NS;
-		}
-		cc->curr_yields = tc && tc->tracked && c2c_yields_to_waiting(tc->cls, rescued);
-		cc->run_preemptible = c2c_run_preemptible(tc && tc->tracked ? tc->cls : C2C_CLASS_UNMATCHED,
-							  tc && tc->boosted, rescued);
-		cc->run_vtime = p->scx.dsq_vtime;
-		cc->run_jiffies = bpf_jiffies64();
-		cc->run_pid = tc || untracked ? p->pid : 0; /* 0: no record, stopping looks the storage up */
-		cc->run_tracked = tc && tc->tracked;
-		cc->run_exec_start = p->se.sum_exec_runtime;
-	}
+	if (untracked)
+		run_untracked(p, cc, mark, cpu);
+	if (cc)
+		record_run(p, cc, tc, untracked);
 	/* Racy max across CPUs on purpose: vtime_now only bounds how far back a sleeper lands. */
 	if (p->scx.dsq_vtime > vtime_now)
 		vtime_now = p->scx.dsq_vtime;
@@ -1321,21 +1428,7 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 		tc->last_cpu = cpu;
 		return;
 	}
-	now = bpf_ktime_get_boot_ns();
-	st = stats();
-	if (tc->runnable_at) {
-		if (st)
-			record_latency(st, now - tc->runnable_at);
-		tc->runnable_at = 0;
-	}
-	if (tc->last_cpu >= 0 && tc->last_cpu != cpu && st)
-		st->migrations++;
-	node = cpu_node(cc);
-	count_run(tc, cpu, node, st);
-	tc->last_cpu = cpu;
-	tc->running_at = now;
-	tc->charged_at = now;
-	oracle_check_run(p, tc, cpu, now);
+	measure_run(p, tc, cc, cpu);
 }
 
 /*
