@@ -1668,20 +1668,27 @@ void BPF_STRUCT_OPS(c2c_exit_task, struct task_struct *p, struct scx_exit_task_a
  * long each class has waited (INV-8's starvation clock), vtime_now, each CPU's boost budget
  * (INV-8) and its run, and each task's class and queue state.
  */
+/*
+ * One class's line: called with the constant DSQ ids, so the arrays are indexed by constants (a
+ * loop's index was checked in 32 bits and used in 64, which the verifier refused).
+ */
+static __always_inline void dump_class(__u64 dsq, __u64 now)
+{
+	scx_bpf_dump("c2c dsq %llu: queued %d (counted %lld), placed queued %d (counted %lld), served %llu us ago",
+		     dsq, scx_bpf_dsq_nr_queued(dsq), dsq_queued[dsq], scx_bpf_dsq_nr_queued(dsq + PLACED_DSQ_OFFSET),
+		     dsq_queued[dsq + PLACED_DSQ_OFFSET],
+		     now > dsq_served_at[dsq] ? (now - dsq_served_at[dsq]) / NSEC_PER_USEC : 0);
+}
+
 void BPF_STRUCT_OPS(c2c_dump, struct scx_dump_ctx *dctx)
 {
 	__u64 now = bpf_ktime_get_boot_ns();
-	__u64 rescues = 0, exhausted = 0, expired = 0, mismatches = 0, outside = 0, stale = 0, past = 0, d;
+	__u64 rescues = 0, exhausted = 0, expired = 0, mismatches = 0, outside = 0, stale = 0, past = 0;
 	__u32 zero = 0, cpu;
 
-	bpf_for(d, DSQ_HI, DSQ_BG + 1) {
-		scx_bpf_dump("c2c dsq %llu: queued %d (counted %lld), placed queued %d (counted %lld), "
-			     "served %llu us ago",
-			     d, scx_bpf_dsq_nr_queued(d), d < NR_SHARED_DSQS ? dsq_queued[d] : -1,
-			     scx_bpf_dsq_nr_queued(d + PLACED_DSQ_OFFSET),
-			     d + PLACED_DSQ_OFFSET < NR_SHARED_DSQS ? dsq_queued[d + PLACED_DSQ_OFFSET] : -1,
-			     d < 4 && now > dsq_served_at[d] ? (now - dsq_served_at[d]) / NSEC_PER_USEC : 0);
-	}
+	dump_class(DSQ_HI, now);
+	dump_class(DSQ_NORM, now);
+	dump_class(DSQ_BG, now);
 	/*
 	 * The counters summed over the CPUs, as user space sums them (c2c_stats is per CPU); in
 	 * scalars, not a struct c2c_stats on the stack, which the 512-byte BPF stack has no room for.
