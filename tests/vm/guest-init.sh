@@ -147,7 +147,7 @@ run_scenarios() {
   b99=$(jget "$base" .p99_us); x99=$(jget "$boost" .p99_us)
   b50=$(jget "$base" .p50_us); x50=$(jget "$boost" .p50_us)
   rej=$(( $(jget "$s1" .cpumask_rejections) - $(jget "$s0" .cpumask_rejections) ))
-  lcd=$(( $(jget "$s1" .dispatched["latency-critical"]) - $(jget "$s0" .dispatched["latency-critical"]) ))
+  lcd=$(( $(jget "$s1" '.dispatched["latency-critical"]') - $(jget "$s0" '.dispatched["latency-critical"]') ))
   bin=$(jget "$boost" .inside_cpuset)
   u50=$(jget "$unm" .p50_us); u99=$(jget "$unm" .p99_us)
   # The median must at least halve against the background probe. p99 is reported, not asserted:
