@@ -1662,7 +1662,9 @@ void BPF_STRUCT_OPS(c2c_exit_task, struct task_struct *p, struct scx_exit_task_a
  * sched_ext dumps its state when it throws a scheduler out for an error (into the exit record's
  * dump, which the loader prints) and on SysRq-D (the sched_ext_dump tracepoint); 6.12 calls these
  * three callbacks there, after its own lines of each CPU and task. Every line starts with "c2c "
- * so that a reader (tests/vm/guest-init.sh, scenario dump) can tell them from the kernel's.
+ * so that a reader (tests/vm/guest-init.sh, scenario ctxgone) can tell them from the kernel's, and
+ * ops.dump's lines end with a newline: the kernel breaks its output into lines only there (in the
+ * guest without them its six lines came out as one); dump_cpu's and dump_task's end with the call.
  * What is printed is what the dispatch path decides by: the shared DSQs' depths (the kernel's
  * count beside dsq_queued, the count that stands in for it, so a drift between them shows), how
  * long each class has waited (INV-8's starvation clock), vtime_now, each CPU's boost budget
@@ -1674,7 +1676,7 @@ void BPF_STRUCT_OPS(c2c_exit_task, struct task_struct *p, struct scx_exit_task_a
  */
 static __always_inline void dump_class(__u64 dsq, __u64 now)
 {
-	scx_bpf_dump("c2c dsq %llu: queued %d (counted %lld), placed queued %d (counted %lld), served %llu us ago",
+	scx_bpf_dump("c2c dsq %llu: queued %d (counted %lld), placed queued %d (counted %lld), served %llu us ago\n",
 		     dsq, scx_bpf_dsq_nr_queued(dsq), dsq_queued[dsq], scx_bpf_dsq_nr_queued(dsq + PLACED_DSQ_OFFSET),
 		     dsq_queued[dsq + PLACED_DSQ_OFFSET],
 		     now > dsq_served_at[dsq] ? (now - dsq_served_at[dsq]) / NSEC_PER_USEC : 0);
@@ -1706,12 +1708,12 @@ void BPF_STRUCT_OPS(c2c_dump, struct scx_dump_ctx *dctx)
 		stale += st->oracle_stale_identity;
 		past += st->oracle_past_lease;
 	}
-	scx_bpf_dump("c2c vtime_now %llu, wakeup preempts %llu, policies maybe present %d",
+	scx_bpf_dump("c2c vtime_now %llu, wakeup preempts %llu, policies maybe present %d\n",
 		     vtime_now, diag_wakeup_preempts, policies_maybe_present());
 	scx_bpf_dump("c2c counters: starvation_rescues %llu, boost_budget_exhausted %llu, boost_expired %llu, "
-		     "identity_mismatches %llu",
+		     "identity_mismatches %llu\n",
 		     rescues, exhausted, expired, mismatches);
-	scx_bpf_dump("c2c oracle: cpu_outside %llu, stale_identity %llu, past_lease %llu",
+	scx_bpf_dump("c2c oracle: cpu_outside %llu, stale_identity %llu, past_lease %llu\n",
 		     outside, stale, past);
 }
 
