@@ -23,22 +23,94 @@
 #include <stdbool.h>
 #endif
 
-/* ---- tunables (compile-time constants, so every value the verifier sees is bounded) ------- */
 #define C2C_NSEC_PER_USEC 1000ull
 #define C2C_NSEC_PER_MSEC 1000000ull
-/* Each CPU spends at most C2C_BOOST_BUDGET_PCT of every window on boosted tasks (INV-8). */
-#define C2C_BOOST_WINDOW_NS (100ull * C2C_NSEC_PER_MSEC)
-#define C2C_BOOST_BUDGET_PCT 70ull
-#define C2C_BOOST_BUDGET_NS (C2C_BOOST_WINDOW_NS * C2C_BOOST_BUDGET_PCT / 100ull)
-/* Starvation bounds of the shared queues (INV-8). */
-#define C2C_NORM_STARVE_NS (10ull * C2C_NSEC_PER_MSEC)
-#define C2C_BG_STARVE_NS (40ull * C2C_NSEC_PER_MSEC)
+
 /*
- * A rescued run is short: the bound promises progress, not a share. Long rescued slices would cap
- * a boosted CPU-bound task well below its budget (measured: 50 % with a 3 ms normal and a 10 ms
- * background slice rescued every 10 / 40 ms).
+ * ---- tunables ----------------------------------------------------------------------------------
+ * Each has a default and a range here, the one source of both. The scheduler reads each from a
+ * `const volatile` global of its .rodata (the sched_ext idiom: scx_simple's slice_ns), which its
+ * loader may set between open and load (src/sched/tunables.cpp validates the range, naming the
+ * tunable); libbpf freezes .rodata before the programs load, so the verifier sees the value as a
+ * known constant and every bound it checks still holds. The host's unit tests use the defaults.
+ * Frama-C/WP proves the guards for every value inside the ranges (c2c_tunables_ok), not only for
+ * the defaults: the proof's translation unit declares the globals `const` without a value
+ * (tests/proof/guards_proof.c), which is what frozen .rodata is to the programs.
+ *
+ * C2C_BOOST_WINDOW_NS, C2C_BOOST_BUDGET_PCT: each CPU spends at most C2C_BOOST_BUDGET_PCT of every
+ *   window on boosted tasks (INV-8). At most 90 %: a budget of the whole window would leave only
+ *   the starvation rescue between a boosted hog and the rest of its CPU.
+ * C2C_NORM_STARVE_NS, C2C_BG_STARVE_NS: starvation bounds of the shared queues (INV-8); at most
+ *   1 s, well inside the kernel watchdog's 5 s (WATCHDOG_MS in claim2core.bpf.c).
+ * C2C_RESCUE_SLICE_NS: a rescued run is short: the bound promises progress, not a share. Long
+ *   rescued slices would cap a boosted CPU-bound task well below its budget (measured: 50 % with a
+ *   3 ms normal and a 10 ms background slice rescued every 10 / 40 ms).
+ * C2C_PREFER_SPILL_NS: see c2c_may_run_on. C2C_YIELD_AFTER_NS: see c2c_yields_to_waiting.
+ * C2C_UNTRACKED_LONG_SLICE_NS: see c2c_untracked_slice; also the sleeper credit (c2c_wake_vtime).
  */
-#define C2C_RESCUE_SLICE_NS (1ull * C2C_NSEC_PER_MSEC)
+#define C2C_BOOST_WINDOW_DEFAULT_NS (100ull * C2C_NSEC_PER_MSEC)
+#define C2C_BOOST_WINDOW_MIN_NS (1ull * C2C_NSEC_PER_MSEC)
+#define C2C_BOOST_WINDOW_MAX_NS (1000ull * C2C_NSEC_PER_MSEC)
+#define C2C_BOOST_BUDGET_DEFAULT_PCT 70ull
+#define C2C_BOOST_BUDGET_MIN_PCT 1ull
+#define C2C_BOOST_BUDGET_MAX_PCT 90ull
+#define C2C_NORM_STARVE_DEFAULT_NS (10ull * C2C_NSEC_PER_MSEC)
+#define C2C_BG_STARVE_DEFAULT_NS (40ull * C2C_NSEC_PER_MSEC)
+#define C2C_STARVE_MIN_NS (1ull * C2C_NSEC_PER_MSEC)
+#define C2C_STARVE_MAX_NS (1000ull * C2C_NSEC_PER_MSEC)
+#define C2C_RESCUE_SLICE_DEFAULT_NS (1ull * C2C_NSEC_PER_MSEC)
+#define C2C_RESCUE_SLICE_MIN_NS (10ull * C2C_NSEC_PER_USEC)
+#define C2C_RESCUE_SLICE_MAX_NS (20ull * C2C_NSEC_PER_MSEC)
+#define C2C_PREFER_SPILL_DEFAULT_NS (2ull * C2C_NSEC_PER_MSEC)
+#define C2C_YIELD_AFTER_DEFAULT_NS (1ull * C2C_NSEC_PER_MSEC)
+#define C2C_WAIT_BOUND_MAX_NS (100ull * C2C_NSEC_PER_MSEC) /* prefer spill, yield after: 0 .. this */
+#define C2C_UNTRACKED_LONG_SLICE_DEFAULT_NS (20ull * C2C_NSEC_PER_MSEC)
+#define C2C_UNTRACKED_LONG_SLICE_MIN_NS C2C_DEFAULT_SLICE_NS
+#define C2C_UNTRACKED_LONG_SLICE_MAX_NS (100ull * C2C_NSEC_PER_MSEC)
+
+#ifdef C2C_TUNABLES_IN_RODATA
+/* The scheduler (const volatile, defined in claim2core.bpf.c) and the proof (const, no value). */
+#ifndef C2C_TUNABLE_QUAL
+#define C2C_TUNABLE_QUAL const volatile
+#endif
+extern C2C_TUNABLE_QUAL __u64 c2c_boost_window_ns;
+extern C2C_TUNABLE_QUAL __u64 c2c_boost_budget_pct;
+extern C2C_TUNABLE_QUAL __u64 c2c_norm_starve_ns;
+extern C2C_TUNABLE_QUAL __u64 c2c_bg_starve_ns;
+extern C2C_TUNABLE_QUAL __u64 c2c_rescue_slice_ns;
+extern C2C_TUNABLE_QUAL __u64 c2c_prefer_spill_ns;
+extern C2C_TUNABLE_QUAL __u64 c2c_yield_after_ns;
+extern C2C_TUNABLE_QUAL __u64 c2c_untracked_long_slice_ns;
+#define C2C_BOOST_WINDOW_NS c2c_boost_window_ns
+#define C2C_BOOST_BUDGET_PCT c2c_boost_budget_pct
+#define C2C_NORM_STARVE_NS c2c_norm_starve_ns
+#define C2C_BG_STARVE_NS c2c_bg_starve_ns
+#define C2C_RESCUE_SLICE_NS c2c_rescue_slice_ns
+#define C2C_PREFER_SPILL_NS c2c_prefer_spill_ns
+#define C2C_YIELD_AFTER_NS c2c_yield_after_ns
+#define C2C_UNTRACKED_LONG_SLICE_NS c2c_untracked_long_slice_ns
+#else
+#define C2C_BOOST_WINDOW_NS C2C_BOOST_WINDOW_DEFAULT_NS
+#define C2C_BOOST_BUDGET_PCT C2C_BOOST_BUDGET_DEFAULT_PCT
+#define C2C_NORM_STARVE_NS C2C_NORM_STARVE_DEFAULT_NS
+#define C2C_BG_STARVE_NS C2C_BG_STARVE_DEFAULT_NS
+#define C2C_RESCUE_SLICE_NS C2C_RESCUE_SLICE_DEFAULT_NS
+#define C2C_PREFER_SPILL_NS C2C_PREFER_SPILL_DEFAULT_NS
+#define C2C_YIELD_AFTER_NS C2C_YIELD_AFTER_DEFAULT_NS
+#define C2C_UNTRACKED_LONG_SLICE_NS C2C_UNTRACKED_LONG_SLICE_DEFAULT_NS
+#endif
+#define C2C_BOOST_BUDGET_NS (C2C_BOOST_WINDOW_NS * C2C_BOOST_BUDGET_PCT / 100ull)
+
+/*@ // Every tunable inside its range: what the loader lets through (src/sched/tunables.cpp).
+    predicate c2c_tunables_ok =
+      C2C_BOOST_WINDOW_MIN_NS <= C2C_BOOST_WINDOW_NS <= C2C_BOOST_WINDOW_MAX_NS &&
+      C2C_BOOST_BUDGET_MIN_PCT <= C2C_BOOST_BUDGET_PCT <= C2C_BOOST_BUDGET_MAX_PCT &&
+      C2C_STARVE_MIN_NS <= C2C_NORM_STARVE_NS <= C2C_STARVE_MAX_NS &&
+      C2C_STARVE_MIN_NS <= C2C_BG_STARVE_NS <= C2C_STARVE_MAX_NS &&
+      C2C_RESCUE_SLICE_MIN_NS <= C2C_RESCUE_SLICE_NS <= C2C_RESCUE_SLICE_MAX_NS &&
+      C2C_PREFER_SPILL_NS <= C2C_WAIT_BOUND_MAX_NS && C2C_YIELD_AFTER_NS <= C2C_WAIT_BOUND_MAX_NS &&
+      C2C_UNTRACKED_LONG_SLICE_MIN_NS <= C2C_UNTRACKED_LONG_SLICE_NS <= C2C_UNTRACKED_LONG_SLICE_MAX_NS;
+*/
 /*
  * A custom slice is clamped into [C2C_SLICE_MIN_NS, C2C_SLICE_MAX_NS], the bounds the core
  * validates policies against (c2c::kMinSliceNs, kMaxSliceNs; model/in_step_test.cpp): a slice the
@@ -252,7 +324,6 @@ static inline __s32 c2c_choose_cpu(const __u64 *mask, const __u64 *idle_mask, __
  * allowed never does (INV-6). 2 ms: shorter than the default slice (3 ms), so a task queued
  * behind a CPU hog on its preferred CPU does not wait the whole slice.
  */
-#define C2C_PREFER_SPILL_NS (2ull * C2C_NSEC_PER_MSEC)
 
 /*
  * Whether cpu may take a queued task whose policy masks are allowed and preferred (from
@@ -399,6 +470,7 @@ static inline void c2c_budget_roll(struct c2c_budget *b, __u64 now)
 
 /* Whether the window's budget has room for a boosted run (INV-8: at most the budget per window). */
 /*@ requires \valid_read(b);
+    requires c2c_tunables_ok;
     assigns \nothing;
     ensures \result == 1 <==> b->boosted_ns < C2C_BOOST_BUDGET_NS;
 */
@@ -528,7 +600,6 @@ static inline __u64 c2c_slice(const struct c2c_policy_value *v)
  * scheduled as scx_simple schedules it (issue #16: hackbench switched 1.5x as often as under
  * scx_simple with the short slice).
  */
-#define C2C_UNTRACKED_LONG_SLICE_NS (20ull * C2C_NSEC_PER_MSEC)
 
 /*@ assigns \nothing;
     ensures c2c_untracked_short: policies_present ==> \result == C2C_DEFAULT_SLICE_NS;

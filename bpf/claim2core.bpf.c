@@ -50,6 +50,8 @@
  */
 #include <scx/common.bpf.h>
 #include "claim2core_abi.h"
+/* The guards read their tunables from the .rodata globals below, not from the defaults. */
+#define C2C_TUNABLES_IN_RODATA
 #include "c2c_guards.h"
 
 char _license[] SEC("license") = "GPL";
@@ -70,8 +72,26 @@ UEI_DEFINE(uei);
 
 #define NSEC_PER_USEC C2C_NSEC_PER_USEC
 
-/* The tunables (boost window and budget, starvation bounds, slices) are in c2c_guards.h. */
-/* The watchdog must fire well after the starvation bounds, and must stay <= 30 s (6.12 max). */
+/*
+ * The tunables, set by the loader between open and load (src/sched/tunables.cpp names them, checks
+ * each against its range in c2c_guards.h and writes it here); these initial values are the
+ * defaults the object carries when nobody sets them. Read-only to the programs: libbpf freezes
+ * .rodata before they load, so the verifier knows each value.
+ */
+const volatile __u64 c2c_boost_window_ns = C2C_BOOST_WINDOW_DEFAULT_NS;
+const volatile __u64 c2c_boost_budget_pct = C2C_BOOST_BUDGET_DEFAULT_PCT;
+const volatile __u64 c2c_norm_starve_ns = C2C_NORM_STARVE_DEFAULT_NS;
+const volatile __u64 c2c_bg_starve_ns = C2C_BG_STARVE_DEFAULT_NS;
+const volatile __u64 c2c_rescue_slice_ns = C2C_RESCUE_SLICE_DEFAULT_NS;
+const volatile __u64 c2c_prefer_spill_ns = C2C_PREFER_SPILL_DEFAULT_NS;
+const volatile __u64 c2c_yield_after_ns = C2C_YIELD_AFTER_DEFAULT_NS;
+const volatile __u64 c2c_untracked_long_slice_ns = C2C_UNTRACKED_LONG_SLICE_DEFAULT_NS;
+
+/*
+ * The watchdog must fire well after the starvation bounds (at most C2C_STARVE_MAX_NS), and must
+ * stay <= 30 s (6.12 max). A struct_ops field, not a tunable: libbpf 1.4.6 has no typed access to
+ * the ops map before load.
+ */
 #define WATCHDOG_MS 5000
 
 /*
@@ -251,7 +271,14 @@ static __u32 cpu_node(struct cpu_ctx *cc)
 	return cc->node;
 }
 
-static struct task_ctx *tctx_of(struct task_struct *p)
+/*
+ * The task's context, or NULL when it has none. init_task creates it for every task sched_ext
+ * hands this scheduler (and fails the task's entry, -ENOMEM, when it cannot), and the storage
+ * lives as long as the task: so every callback between init_task and exit_task finds it. Only
+ * the teardown callbacks use this directly (disable, exit_task: see there); every other caller
+ * goes through tctx_of, for which a missing context is a bug.
+ */
+static struct task_ctx *tctx_lookup(struct task_struct *p)
 {
 	struct task_state *ts = bpf_task_storage_get(&c2c_task_cnt, p, 0, 0);
 
@@ -263,6 +290,23 @@ static struct task_ctx *tctx_of(struct task_struct *p)
 	 */
 	barrier_var(ts);
 	return &ts->ctx;
+}
+
+/*
+ * The task's context, which must exist (see tctx_lookup). Missing, the scheduler stops with
+ * scx_bpf_error, as the scx schedulers do (scx_qmap's lookup_task_ctx): the kernel disables it,
+ * every task goes back to the fair class, and the exit record names the task; where this used to
+ * skip silently, the task ran without its counters, its queue count or its boost charge, and the
+ * guarantees built on them (dsq_queued, INV-8's budget) were quietly wrong. The callers still
+ * test for NULL: the verifier needs it, and the error takes effect after the callback returns.
+ */
+static struct task_ctx *tctx_of(struct task_struct *p)
+{
+	struct task_ctx *tc = tctx_lookup(p);
+
+	if (!tc)
+		scx_bpf_error("claim2core: no task context for pid %d (init_task creates one for every task)", p->pid);
+	return tc;
 }
 
 extern s64 bpf_map_sum_elem_count(const struct bpf_map *map) __ksym;
@@ -670,6 +714,110 @@ static void count_dispatch(__u32 cls)
 		st->dispatched[cls]++;
 }
 
+/*
+ * select_cpu's first step: the CPU for a tracked task with CPU masks (placed), from its policy
+ * (pick_policy_cpu), or -1 when it is not placed. *placed says which; *idle whether the CPU was
+ * claimed idle.
+ */
+static __always_inline s32 select_policy_cpu(struct task_struct *p, const struct c2c_policy_value *v,
+					     struct task_ctx *tc, __u64 *task, s32 prev_cpu, bool *idle,
+					     bool *placed)
+{
+	s32 cpu;
+
+	if (!v || !tc || !place_task(p, v, task, tc))
+		return -1;
+	*placed = true;
+	cpu = pick_policy_cpu(tc, prev_cpu, idle);
+	oracle_check_cpu(p, cpu);
+	return cpu;
+}
+
+/*
+ * select_cpu's default choice (scx_bpf_select_cpu_dfl), for every task without a placed policy.
+ * *sync_to_waker: the CPU is the waker's own, reported idle for a sync wakeup though it is busy.
+ */
+static __always_inline s32 select_default_cpu(struct task_struct *p, s32 prev_cpu, u64 wake_flags, bool *idle,
+					      bool *sync_to_waker)
+{
+	s32 cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, idle);
+
+	/*
+	 * For a sync wakeup scx_bpf_select_cpu_dfl reports the waker's own CPU as idle when any CPU
+	 * of the system is idle (even one p may not use) and the waker's local queue is empty; it
+	 * claims nothing. That CPU is busy unless the waker is its idle task (a softirq's socket
+	 * wakeup on an idle CPU): then it is claimed here, as the other paths claim theirs, and
+	 * taken like any idle CPU.
+	 */
+	*sync_to_waker = *idle && (wake_flags & SCX_WAKE_SYNC) && cpu == bpf_get_smp_processor_id() &&
+			 !scx_bpf_test_and_clear_cpu_idle(cpu);
+	return cpu;
+}
+
+/*
+ * select_cpu found cpu idle: p goes straight to its local DSQ, past enqueue, and its wait starts
+ * (and ends) here. A boosted task too, without the enqueue round (the policy, the masks and the
+ * budget looked up once more on every wakeup of a boosted task); the run is boosted while that
+ * CPU's budget lasts (INV-8). "Idle" includes the waker's own busy CPU for a sync wakeup
+ * (scx_bpf_select_cpu_dfl picks it when another CPU is idle and the waker's local DSQ is empty, a
+ * socket's reader woken by its writer): a boosted task goes to the head of that DSQ and preempts
+ * the waker, as from enqueue; on an idle CPU the flags are moot.
+ */
+static __always_inline void dispatch_to_idle(struct task_struct *p, const struct c2c_policy_value *v,
+					     struct task_ctx *tc, s32 cpu, bool sync_to_waker)
+{
+	/* Only a tracked task's wait and lease are timed: an untracked one reads no clock. */
+	__u64 now = tc ? bpf_ktime_get_boot_ns() : 0;
+	bool boosted = false;
+
+	if (tc && lease_live(p, v, now)) {
+		if (budget_left_on(cpu, now))
+			boosted = true;
+		else if (!sync_to_waker)  /* else enqueue, next, counts it */
+			COUNT_STAT(boost_budget_exhausted);
+	}
+	/*
+	 * An unboosted task (no lease, an expired one, or no budget left there) dispatched to the
+	 * waker's local queue would skip its class's queue: two tasks waking each other would take
+	 * turns in that local queue, and this CPU's dispatch, which serves the classes in order and
+	 * rescues a starved one (INV-8), would not run while they did. It is enqueued in its class on
+	 * that CPU instead.
+	 */
+	if (sync_to_waker && !boosted)
+		return;
+	if (tc) {
+		if (!tc->runnable_at)
+			tc->runnable_at = now;
+		tc->cls = (__u8)class_of(v);
+		tc->boosted = boosted;
+	}
+	count_dispatch(class_of(v));
+	scx_bpf_dispatch(p, SCX_DSQ_LOCAL, tc ? slice_of(v) : C2C_MARK_DIRECT,
+			 boosted ? SCX_ENQ_PREEMPT | SCX_ENQ_HEAD : 0);
+}
+
+/*
+ * No idle CPU for a boosted wakeup: the CPU it will preempt in enqueue, one that runs an
+ * unboosted task (pick_preemptible_cpu), inside its policy's masks if it is placed. Others keep
+ * cpu.
+ */
+static __always_inline s32 steer_boosted(struct task_struct *p, const struct c2c_policy_value *v,
+					 struct task_ctx *tc, bool placed, __u64 *task, s32 cpu)
+{
+	__u64 none[C2C_CPUMASK_WORDS] = {};
+	s32 c;
+
+	if (!v || !c2c_boost_requested(v) || !lease_live(p, v, bpf_ktime_get_boot_ns()))
+		return cpu;
+	if (!placed)
+		task_mask_of(p, task);
+	c = placed && tc ? pick_preemptible_cpu(tc->allowed, tc->preferred, cpu)
+			 : pick_preemptible_cpu(task, none, cpu);
+	if (c != cpu)
+		oracle_check_cpu(p, c);
+	return c;
+}
+
 s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	const struct c2c_policy_value *v = policy_of(p);
@@ -678,85 +826,28 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	 * unplaced, and it goes scx_simple's way.
 	 */
 	struct task_ctx *tc = v ? tctx_of(p) : NULL;
-	__u64 task[C2C_CPUMASK_WORDS] = {}, none[C2C_CPUMASK_WORDS] = {};
-	bool idle = false, placed = false, boosted = false, sync_to_waker = false;
-	s32 cpu = -1, c;
+	__u64 task[C2C_CPUMASK_WORDS] = {};
+	bool idle = false, placed = false, sync_to_waker = false;
+	s32 cpu;
 
 	if (tc) {
 		tc->placed = 0;
 		tc->tracked = 1;
 	} else {
-		v = NULL; /* no storage to track it in: scheduled as without an entry */
+		v = NULL; /* no policy, or no context (tctx_of stopped the scheduler): as without an entry */
 	}
-	if (v && tc && place_task(p, v, task, tc)) {
-		placed = true;
-		cpu = pick_policy_cpu(tc, prev_cpu, &idle);
-		oracle_check_cpu(p, cpu);
-	}
-	if (cpu < 0) {
-		cpu = scx_bpf_select_cpu_dfl(p, prev_cpu, wake_flags, &idle);
-		/*
-		 * For a sync wakeup scx_bpf_select_cpu_dfl reports the waker's own CPU as idle when
-		 * any CPU of the system is idle (even one p may not use) and the waker's local queue
-		 * is empty; it claims nothing. That CPU is busy unless the waker is its idle task (a
-		 * softirq's socket wakeup on an idle CPU): then it is claimed here, as the other paths
-		 * claim theirs, and taken like any idle CPU.
-		 */
-		sync_to_waker = idle && (wake_flags & SCX_WAKE_SYNC) && cpu == bpf_get_smp_processor_id() &&
-				!scx_bpf_test_and_clear_cpu_idle(cpu);
-	}
+	cpu = select_policy_cpu(p, v, tc, task, prev_cpu, &idle, &placed);
+	if (cpu < 0)
+		cpu = select_default_cpu(p, prev_cpu, wake_flags, &idle, &sync_to_waker);
 	/* An untracked task's move is counted here (running sees no storage of it, see the marks). */
 	if (!tc && cpu != prev_cpu)
 		COUNT_STAT(migrations);
-
 	if (idle) {
-		/* Only a tracked task's wait and lease are timed: an untracked one reads no clock. */
-		__u64 now = tc ? bpf_ktime_get_boot_ns() : 0;
-
-		/*
-		 * Straight to the idle CPU, past enqueue: its wait starts (and ends) here. A boosted
-		 * task too, without the enqueue round (the policy, the masks and the budget looked up
-		 * once more on every wakeup of a boosted task); the run is boosted while that CPU's
-		 * budget lasts (INV-8). "Idle" includes the waker's own busy CPU for a sync wakeup
-		 * (scx_bpf_select_cpu_dfl picks it when another CPU is idle and the waker's local DSQ
-		 * is empty, a socket's reader woken by its writer): a boosted task goes to the head of
-		 * that DSQ and preempts the waker, as from enqueue; on an idle CPU the flags are moot.
-		 */
-		if (tc && lease_live(p, v, now)) {
-			if (budget_left_on(cpu, now))
-				boosted = true;
-			else if (!sync_to_waker)  /* else enqueue, next, counts it */
-				COUNT_STAT(boost_budget_exhausted);
-		}
-		/*
-		 * An unboosted task (no lease, an expired one, or no budget left there) dispatched to
-		 * the waker's local queue would skip its class's queue: two tasks waking each other
-		 * would take turns in that local queue, and this CPU's dispatch, which serves the
-		 * classes in order and rescues a starved one (INV-8), would not run while they did.
-		 * It is enqueued in its class on that CPU instead.
-		 */
-		if (sync_to_waker && !boosted)
-			return cpu;
-		if (tc) {
-			if (!tc->runnable_at)
-				tc->runnable_at = now;
-			tc->cls = (__u8)class_of(v);
-			tc->boosted = boosted;
-		}
-		count_dispatch(class_of(v));
-		scx_bpf_dispatch(p, SCX_DSQ_LOCAL, tc ? slice_of(v) : C2C_MARK_DIRECT,
-				 boosted ? SCX_ENQ_PREEMPT | SCX_ENQ_HEAD : 0);
+		dispatch_to_idle(p, v, tc, cpu, sync_to_waker);
 		return cpu;
 	}
 	/* No idle CPU: a boosted task preempts in enqueue, on the CPU chosen here. */
-	if (!v || !c2c_boost_requested(v) || !lease_live(p, v, bpf_ktime_get_boot_ns()))
-		return cpu;
-	if (!placed)
-		task_mask_of(p, task);
-	c = placed ? pick_preemptible_cpu(tc->allowed, tc->preferred, cpu) : pick_preemptible_cpu(task, none, cpu);
-	if (c != cpu)
-		oracle_check_cpu(p, c);
-	return c;
+	return steer_boosted(p, v, tc, placed, task, cpu);
 }
 
 /*
@@ -866,12 +957,75 @@ static void enqueue_untracked(struct task_struct *p, u64 enq_flags)
 		preempt_for_wakeup(p, vtime, false);
 }
 
+/*
+ * enqueue's start of a tracked task's wait: it became runnable now (a wakeup, or the end of a run
+ * it was preempted in), unless it already waited (enqueued again after a property change): the
+ * clock of its runnable-to-running latency and of the spill bound starts here, and its policy's
+ * masks are taken (place_task). No ops.runnable: it is called right before this, and a callback
+ * fewer per wakeup is what it would cost.
+ */
+static __always_inline void start_wait(struct task_struct *p, const struct c2c_policy_value *v,
+				       struct task_ctx *tc, __u64 now)
+{
+	__u64 task[C2C_CPUMASK_WORDS] = {};
+
+	if (!tc->runnable_at)
+		tc->runnable_at = now;
+	tc->wait_from = tc->runnable_at;
+	place_task(p, v, task, tc);
+}
+
+/*
+ * A task with a live lease goes to the local DSQ of the CPU select_cpu returned (always inside
+ * p->cpus_ptr), ahead of whatever runs there now, while that CPU's boost budget lasts (INV-8);
+ * true when it went. Without budget it is counted and served unboosted, in its class.
+ */
+static __always_inline bool enqueue_boosted(struct task_struct *p, const struct c2c_policy_value *v,
+					    struct task_ctx *tc, __u64 slice, u64 enq_flags, __u64 now)
+{
+	if (!lease_live(p, v, now))
+		return false;
+	if (!budget_left_on(scx_bpf_task_cpu(p), now)) {
+		COUNT_STAT(boost_budget_exhausted);
+		return false;
+	}
+	tc->boosted = 1;
+	scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_PREEMPT | SCX_ENQ_HEAD);
+	return true;
+}
+
+/*
+ * A tracked task into its class's DSQ (the placed one if it has masks), DSQ_NORM by virtual time;
+ * a wakeup there, or an unboosted one of DSQ_HI, may preempt a NORM run (preempt_for_wakeup),
+ * and a placed task kicks an idle preferred CPU instead (it waits for those, not for any CPU).
+ */
+static __always_inline void enqueue_in_class(struct task_struct *p, struct task_ctx *tc, __u32 cls, __u64 slice,
+					     u64 enq_flags)
+{
+	__u64 dsq = class_dsq(cls) + placed_offset(tc);
+
+	tc->cls = (__u8)cls;
+	count_queued(tc, dsq);
+	if (class_dsq(cls) == DSQ_NORM) {
+		__u64 vtime = norm_vtime(p);
+
+		scx_bpf_dispatch_vtime(p, dsq, slice, vtime, enq_flags);
+		if ((enq_flags & SCX_ENQ_WAKEUP) && !tc->placed)
+			preempt_for_wakeup(p, vtime, false);
+	} else {
+		scx_bpf_dispatch(p, dsq, slice, enq_flags);
+		if ((enq_flags & SCX_ENQ_WAKEUP) && class_dsq(cls) == DSQ_HI && !tc->placed)
+			preempt_for_wakeup(p, 0, true);
+	}
+	if (tc->placed)
+		kick_preferred(tc);
+}
+
 void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	const struct c2c_policy_value *v = policy_of(p);
 	struct task_ctx *tc;
-	__u64 task[C2C_CPUMASK_WORDS] = {};
-	__u64 now = 0, slice, dsq;
+	__u64 now, slice;
 	__u32 cls;
 
 	/*
@@ -885,71 +1039,30 @@ void BPF_STRUCT_OPS(c2c_enqueue, struct task_struct *p, u64 enq_flags)
 		return;
 	}
 	tc = tctx_of(p);
-	if (!tc)
-		v = NULL; /* no storage to track it in: scheduled as without an entry */
-	cls = class_of(v);
-	slice = slice_of(v);
-	if (tc) {
-		/* Enqueued again: whatever DSQ it was in, it left it. */
-		uncount_queued(tc);
-		tc->boosted = 0;
-		tc->placed = 0;
-		tc->tracked = v != NULL;
-	}
-	if (tc && v) {
-		now = bpf_ktime_get_boot_ns();
-		/*
-		 * It became runnable now (a wakeup, or the end of a run it was preempted in), unless it
-		 * already waited (enqueued again after a property change): the clock of its
-		 * runnable-to-running latency and of the spill bound starts here. No ops.runnable: it
-		 * is called right before this, and a callback fewer per wakeup is what it would cost.
-		 */
-		if (!tc->runnable_at)
-			tc->runnable_at = now;
-		tc->wait_from = tc->runnable_at;
-		place_task(p, v, task, tc);
-	} else {
-		/* No entry (or no more): nothing of it is measured, and it is queued by its mark. */
-		if (tc)
-			tc->runnable_at = 0;
+	if (!tc) {
+		/* tctx_of stopped the scheduler: queued as without an entry until the kernel takes over */
 		enqueue_untracked(p, enq_flags);
 		return;
 	}
+	/* Enqueued again: whatever DSQ it was in, it left it. */
+	uncount_queued(tc);
+	tc->boosted = 0;
+	tc->placed = 0;
+	tc->tracked = v != NULL;
+	if (!v) {
+		/* No entry (or no more): nothing of it is measured, and it is queued by its mark. */
+		tc->runnable_at = 0;
+		enqueue_untracked(p, enq_flags);
+		return;
+	}
+	cls = class_of(v);
+	slice = slice_of(v);
+	now = bpf_ktime_get_boot_ns();
+	start_wait(p, v, tc, now);
 	count_dispatch(cls);
-
-	if (lease_live(p, v, now)) {
-		if (budget_left_on(scx_bpf_task_cpu(p), now)) {
-			/*
-			 * Local DSQ of the CPU select_cpu returned (always inside p->cpus_ptr), ahead
-			 * of whatever runs there now. Bounded by the lease and the CPU's boost budget
-			 * (INV-8).
-			 */
-			if (tc)
-				tc->boosted = 1;
-			scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_PREEMPT | SCX_ENQ_HEAD);
-			return;
-		}
-		/* The CPU spent its boost budget: served unboosted, in its class (INV-8). */
-		COUNT_STAT(boost_budget_exhausted);
-	}
-	dsq = class_dsq(cls) + placed_offset(tc);
-	if (tc)
-		tc->cls = (__u8)cls;
-	count_queued(tc, dsq);
-	if (class_dsq(cls) == DSQ_NORM) {
-		__u64 vtime = norm_vtime(p);
-
-		scx_bpf_dispatch_vtime(p, dsq, slice, vtime, enq_flags);
-		/* A placed task waits for its preferred CPUs (kick_preferred), not for any CPU's run. */
-		if ((enq_flags & SCX_ENQ_WAKEUP) && !(tc && tc->placed))
-			preempt_for_wakeup(p, vtime, false);
-	} else {
-		scx_bpf_dispatch(p, dsq, slice, enq_flags);
-		if ((enq_flags & SCX_ENQ_WAKEUP) && class_dsq(cls) == DSQ_HI && !(tc && tc->placed))
-			preempt_for_wakeup(p, 0, true);
-	}
-	if (tc && tc->placed)
-		kick_preferred(tc);
+	if (enqueue_boosted(p, v, tc, slice, enq_flags, now))
+		return;
+	enqueue_in_class(p, tc, cls, slice, enq_flags);
 }
 
 /*
@@ -1212,52 +1325,88 @@ static void count_runtime(struct task_ctx *tc, __u64 d)
 		cnt->preferred_ns += d;
 }
 
+/*
+ * running's step for an untracked task queued by its mark (no storage looked up): its run gets
+ * the untracked slice, its queue count goes, and a run on another CPU than it was queued on is a
+ * move. The slice is long while this CPU last found the policy map empty (its select_cpu and
+ * enqueue ask, at most once a jiffy); a stale answer is mended by the tick, which asks afresh and
+ * cuts the run back.
+ */
+static __always_inline void run_untracked(struct task_struct *p, struct cpu_ctx *cc, __u64 mark, s32 cpu)
+{
+	p->scx.slice = c2c_untracked_slice(!cc || cc->policies_present);
+	if (marked_queued(mark)) {
+		__sync_fetch_and_add(&dsq_queued[DSQ_NORM], -1);
+		if (mark - C2C_MARK_QUEUED != (__u32)cpu)
+			COUNT_STAT(migrations);
+	}
+}
+
+/*
+ * running's record of the run in this CPU's context, which other CPUs' wakeups and this CPU's
+ * tick and stopping read: boosted, yielding, long, preemptible, its virtual time and start. A run
+ * a starvation rescue gave the CPU gets the short rescue slice and is neither yielding nor
+ * preemptible (INV-8).
+ */
+static __always_inline void record_run(struct task_struct *p, struct cpu_ctx *cc, struct task_ctx *tc,
+				       bool untracked)
+{
+	bool rescued = cc->rescue_next;
+
+	cc->curr_boosted = tc && tc->boosted;
+	cc->curr_long = untracked && p->scx.slice > C2C_DEFAULT_SLICE_NS;
+	if (rescued) {
+		cc->rescue_next = 0;
+		if (p->scx.slice > C2C_RESCUE_SLICE_NS)
+			p->scx.slice = C2C_RESCUE_SLICE_NS;
+	}
+	cc->curr_yields = tc && tc->tracked && c2c_yields_to_waiting(tc->cls, rescued);
+	cc->run_preemptible = c2c_run_preemptible(tc && tc->tracked ? tc->cls : C2C_CLASS_UNMATCHED,
+						  tc && tc->boosted, rescued);
+	cc->run_vtime = p->scx.dsq_vtime;
+	cc->run_jiffies = bpf_jiffies64();
+	cc->run_pid = tc || untracked ? p->pid : 0; /* 0: no record, stopping looks the storage up */
+	cc->run_tracked = tc && tc->tracked;
+	cc->run_exec_start = p->se.sum_exec_runtime;
+}
+
+/*
+ * running's measurement of a tracked task's run: its wait (the latency histogram), its move, the
+ * per-task counters, the clocks of its run and boost charge, and the run-time oracle.
+ */
+static __always_inline void measure_run(struct task_struct *p, struct task_ctx *tc, struct cpu_ctx *cc, s32 cpu)
+{
+	__u64 now = bpf_ktime_get_boot_ns();
+	struct c2c_stats *st = stats();
+	__u32 node;
+
+	if (tc->runnable_at) {
+		if (st)
+			record_latency(st, now - tc->runnable_at);
+		tc->runnable_at = 0;
+	}
+	if (tc->last_cpu >= 0 && tc->last_cpu != cpu && st)
+		st->migrations++;
+	node = cpu_node(cc);
+	count_run(tc, cpu, node, st);
+	tc->last_cpu = cpu;
+	tc->running_at = now;
+	tc->charged_at = now;
+	oracle_check_run(p, tc, cpu, now);
+}
+
 void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 {
 	s32 cpu = bpf_get_smp_processor_id();
 	struct cpu_ctx *cc = this_cpu_ctx();
-	__u64 mark = p->scx.slice, now;
+	__u64 mark = p->scx.slice;
 	bool untracked = mark >= C2C_MARK_QUEUED && mark <= C2C_MARK_DIRECT;
 	struct task_ctx *tc = untracked ? NULL : tctx_of(p);
-	struct c2c_stats *st;
-	__u32 node;
 
-	/*
-	 * An untracked task queued by its mark (no storage looked up): its run gets the untracked
-	 * slice, its queue count goes, and a run on another CPU than it was queued on is a move.
-	 */
-	if (untracked) {
-		/*
-		 * The run's slice in place of the mark: long while this CPU last found the policy map
-		 * empty (its select_cpu and enqueue ask, at most once a jiffy); a stale answer is
-		 * mended by the tick, which asks afresh and cuts the run back.
-		 */
-		p->scx.slice = c2c_untracked_slice(!cc || cc->policies_present);
-		if (marked_queued(mark)) {
-			__sync_fetch_and_add(&dsq_queued[DSQ_NORM], -1);
-			if (mark - C2C_MARK_QUEUED != (__u32)cpu)
-				COUNT_STAT(migrations);
-		}
-	}
-	if (cc) {
-		bool rescued = cc->rescue_next;
-
-		cc->curr_boosted = tc && tc->boosted;
-		cc->curr_long = untracked && p->scx.slice > C2C_DEFAULT_SLICE_NS;
-		if (rescued) {
-			cc->rescue_next = 0;
-			if (p->scx.slice > C2C_RESCUE_SLICE_NS)
-				p->scx.slice = C2C_RESCUE_SLICE_NS;
-		}
-		cc->curr_yields = tc && tc->tracked && c2c_yields_to_waiting(tc->cls, rescued);
-		cc->run_preemptible = c2c_run_preemptible(tc && tc->tracked ? tc->cls : C2C_CLASS_UNMATCHED,
-							  tc && tc->boosted, rescued);
-		cc->run_vtime = p->scx.dsq_vtime;
-		cc->run_jiffies = bpf_jiffies64();
-		cc->run_pid = tc || untracked ? p->pid : 0; /* 0: no record, stopping looks the storage up */
-		cc->run_tracked = tc && tc->tracked;
-		cc->run_exec_start = p->se.sum_exec_runtime;
-	}
+	if (untracked)
+		run_untracked(p, cc, mark, cpu);
+	if (cc)
+		record_run(p, cc, tc, untracked);
 	/* Racy max across CPUs on purpose: vtime_now only bounds how far back a sleeper lands. */
 	if (p->scx.dsq_vtime > vtime_now)
 		vtime_now = p->scx.dsq_vtime;
@@ -1279,21 +1428,7 @@ void BPF_STRUCT_OPS(c2c_running, struct task_struct *p)
 		tc->last_cpu = cpu;
 		return;
 	}
-	now = bpf_ktime_get_boot_ns();
-	st = stats();
-	if (tc->runnable_at) {
-		if (st)
-			record_latency(st, now - tc->runnable_at);
-		tc->runnable_at = 0;
-	}
-	if (tc->last_cpu >= 0 && tc->last_cpu != cpu && st)
-		st->migrations++;
-	node = cpu_node(cc);
-	count_run(tc, cpu, node, st);
-	tc->last_cpu = cpu;
-	tc->running_at = now;
-	tc->charged_at = now;
-	oracle_check_run(p, tc, cpu, now);
+	measure_run(p, tc, cc, cpu);
 }
 
 /*
@@ -1335,7 +1470,6 @@ static bool kick_spill_dsq(__u64 dsq, __u64 now, const __u64 *idle_cpus)
  * CPU for work another CPU would have taken a moment later (background loss 23-26 % in D against
  * 0 % without the rule); after 1 ms the others had that chance.
  */
-#define C2C_YIELD_AFTER_NS (1ull * C2C_NSEC_PER_MSEC)
 static __always_inline bool class_waits(__u64 dsq, __u64 now)
 {
 	return dsq < 4 && c2c_starved(class_queued(dsq), dsq_served_at[dsq], now, C2C_YIELD_AFTER_NS);
@@ -1501,7 +1635,10 @@ s32 BPF_STRUCT_OPS(c2c_init_task, struct task_struct *p, struct scx_init_task_ar
 
 /*
  * A task that leaves sched_ext (another scheduling class) or exits while it waits in a shared DSQ
- * is uncounted (dsq_queued). Nothing else: exit_task may run after the tid was reused, and the
+ * is uncounted (dsq_queued). Its context is looked up without tctx_of's error on purpose: the task
+ * is leaving, a count is all there is to undo, and these callbacks also run for every task while
+ * the scheduler is torn down after an error, where a second error would only bury the first.
+ * Nothing else: exit_task may run after the tid was reused, and the
  * policy map belongs to user space (the daemon removes entries whose (tid, start_ticks) is gone).
  * Task storage frees itself. An untracked task counted by its mark is uncounted here only
  * (exit_task follows disable for an enabled task), and its mark cleared.
@@ -1512,12 +1649,101 @@ void BPF_STRUCT_OPS(c2c_disable, struct task_struct *p)
 		__sync_fetch_and_add(&dsq_queued[DSQ_NORM], -1);
 		p->scx.slice = slice_of(NULL);
 	}
-	uncount_queued(tctx_of(p));
+	uncount_queued(tctx_lookup(p));
 }
 
 void BPF_STRUCT_OPS(c2c_exit_task, struct task_struct *p, struct scx_exit_task_args *args)
 {
-	uncount_queued(tctx_of(p));
+	uncount_queued(tctx_lookup(p));
+}
+
+/*
+ * ---- the scheduler's state in the kernel's debug dump ------------------------------------------
+ * sched_ext dumps its state when it throws a scheduler out for an error (into the exit record's
+ * dump, which the loader prints) and on SysRq-D (the sched_ext_dump tracepoint); 6.12 calls these
+ * three callbacks there, after its own lines of each CPU and task. Every line starts with "c2c "
+ * so that a reader (tests/vm/guest-init.sh, scenario ctxgone) can tell them from the kernel's, and
+ * ops.dump's lines end with a newline: the kernel breaks its output into lines only there (in the
+ * guest without them its six lines came out as one); dump_cpu's and dump_task's end with the call.
+ * What is printed is what the dispatch path decides by: the shared DSQs' depths (the kernel's
+ * count beside dsq_queued, the count that stands in for it, so a drift between them shows), how
+ * long each class has waited (INV-8's starvation clock), vtime_now, each CPU's boost budget
+ * (INV-8) and its run, and each task's class and queue state.
+ */
+/*
+ * One class's line: called with the constant DSQ ids, so the arrays are indexed by constants (a
+ * loop's index was checked in 32 bits and used in 64, which the verifier refused).
+ */
+static __always_inline void dump_class(__u64 dsq, __u64 now)
+{
+	scx_bpf_dump("c2c dsq %llu: queued %d (counted %lld), placed queued %d (counted %lld), served %llu us ago\n",
+		     dsq, scx_bpf_dsq_nr_queued(dsq), dsq_queued[dsq], scx_bpf_dsq_nr_queued(dsq + PLACED_DSQ_OFFSET),
+		     dsq_queued[dsq + PLACED_DSQ_OFFSET],
+		     now > dsq_served_at[dsq] ? (now - dsq_served_at[dsq]) / NSEC_PER_USEC : 0);
+}
+
+void BPF_STRUCT_OPS(c2c_dump, struct scx_dump_ctx *dctx)
+{
+	__u64 now = bpf_ktime_get_boot_ns();
+	__u64 rescues = 0, exhausted = 0, expired = 0, mismatches = 0, outside = 0, stale = 0, past = 0;
+	__u32 zero = 0, cpu;
+
+	dump_class(DSQ_HI, now);
+	dump_class(DSQ_NORM, now);
+	dump_class(DSQ_BG, now);
+	/*
+	 * The counters summed over the CPUs, as user space sums them (c2c_stats is per CPU); in
+	 * scalars, not a struct c2c_stats on the stack, which the 512-byte BPF stack has no room for.
+	 */
+	bpf_for(cpu, 0, nr_cpus()) {
+		struct c2c_stats *st = bpf_map_lookup_percpu_elem(&c2c_stats, &zero, cpu);
+
+		if (!st)
+			continue;
+		rescues += st->starvation_rescues;
+		exhausted += st->boost_budget_exhausted;
+		expired += st->boost_expired;
+		mismatches += st->identity_mismatches;
+		outside += st->oracle_cpu_outside;
+		stale += st->oracle_stale_identity;
+		past += st->oracle_past_lease;
+	}
+	scx_bpf_dump("c2c vtime_now %llu, wakeup preempts %llu, policies maybe present %d\n",
+		     vtime_now, diag_wakeup_preempts, policies_maybe_present());
+	scx_bpf_dump("c2c counters: starvation_rescues %llu, boost_budget_exhausted %llu, boost_expired %llu, "
+		     "identity_mismatches %llu\n",
+		     rescues, exhausted, expired, mismatches);
+	scx_bpf_dump("c2c oracle: cpu_outside %llu, stale_identity %llu, past_lease %llu\n",
+		     outside, stale, past);
+}
+
+void BPF_STRUCT_OPS(c2c_dump_cpu, struct scx_dump_ctx *dctx, s32 cpu, bool idle)
+{
+	__u32 zero = 0;
+	struct cpu_ctx *cc = bpf_map_lookup_percpu_elem(&cpu_ctxs, &zero, (__u32)cpu);
+
+	if (!cc)
+		return;
+	scx_bpf_dump("c2c cpu %d: boost budget %llu of %llu us spent in the window from %llu, run pid %d "
+		     "boosted %u yields %u long %u preemptible %u vtime %llu",
+		     cpu, cc->budget.boosted_ns / NSEC_PER_USEC, C2C_BOOST_BUDGET_NS / NSEC_PER_USEC,
+		     cc->budget.window_start, cc->run_pid, cc->curr_boosted, cc->curr_yields, cc->curr_long,
+		     cc->run_preemptible, cc->run_vtime);
+}
+
+void BPF_STRUCT_OPS(c2c_dump_task, struct scx_dump_ctx *dctx, struct task_struct *p)
+{
+	/* A dump must not stop the scheduler: a task without a context is said so, not an error. */
+	struct task_ctx *tc = tctx_lookup(p);
+
+	if (!tc) {
+		scx_bpf_dump("c2c task %d: no context", p->pid);
+		return;
+	}
+	scx_bpf_dump("c2c task %d: class %u tracked %u placed %u boosted %u counted in dsq %u, "
+		     "runnable since %llu, last cpu %d, vtime %llu",
+		     p->pid, tc->cls, tc->tracked, tc->placed, tc->boosted, tc->counted_dsq, tc->runnable_at,
+		     tc->last_cpu, p->scx.dsq_vtime);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(c2c_init)
@@ -1558,5 +1784,8 @@ SCX_OPS_DEFINE(claim2core_ops,
 	       .exit_task = (void *)c2c_exit_task,
 	       .init = (void *)c2c_init,
 	       .exit = (void *)c2c_exit,
+	       .dump = (void *)c2c_dump,
+	       .dump_cpu = (void *)c2c_dump_cpu,
+	       .dump_task = (void *)c2c_dump_task,
 	       .timeout_ms = WATCHDOG_MS,
 	       .name = "claim2core");

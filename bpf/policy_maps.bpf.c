@@ -19,11 +19,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #include "policy_maps.bpf.h"
-
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, C2C_EVENTS_RINGBUF_BYTES);
-} c2c_events SEC(".maps");
+#include "events_ringbuf.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

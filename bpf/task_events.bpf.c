@@ -26,10 +26,7 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
-struct {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, C2C_EVENTS_RINGBUF_BYTES);
-} c2c_events SEC(".maps");
+#include "events_ringbuf.bpf.h"
 
 /*
  * Records that did not fit into the ring buffer: user space must rescan when this grows. One

@@ -7,8 +7,10 @@
 #include <string_view>
 
 namespace c2c::host {
+namespace {
 
-std::string set_rodata_u32(bpf_object* obj, const char* var, uint32_t value) {
+// The one writer behind both widths: the variable's size must be the value's.
+std::string set_rodata(bpf_object* obj, const char* var, const void* value, size_t value_size) {
   bpf_map* rodata = nullptr;
   bpf_map* m = nullptr;
   bpf_object__for_each_map(m, obj) {
@@ -25,14 +27,25 @@ std::string set_rodata_u32(bpf_object* obj, const char* var, uint32_t value) {
     const btf_type* v = btf__type_by_id(b, vi->type);
     const char* name = v != nullptr ? btf__name_by_offset(b, v->name_off) : nullptr;
     if (name == nullptr || std::strcmp(name, var) != 0) continue;
-    if (vi->size != sizeof value) return std::string(var) + " is " + std::to_string(vi->size) + " bytes, not 4";
+    if (vi->size != value_size)
+      return std::string(var) + " is " + std::to_string(vi->size) + " bytes, not " + std::to_string(value_size);
     size_t size = 0;
     auto* data = static_cast<char*>(bpf_map__initial_value(rodata, &size));
-    if (data == nullptr || vi->offset + sizeof value > size) return std::string("cannot write ") + var;
-    std::memcpy(data + vi->offset, &value, sizeof value);
+    if (data == nullptr || vi->offset + value_size > size) return std::string("cannot write ") + var;
+    std::memcpy(data + vi->offset, value, value_size);
     return "";
   }
   return std::string("no variable ") + var + " in .rodata";
+}
+
+}  // namespace
+
+std::string set_rodata_u32(bpf_object* obj, const char* var, uint32_t value) {
+  return set_rodata(obj, var, &value, sizeof value);
+}
+
+std::string set_rodata_u64(bpf_object* obj, const char* var, uint64_t value) {
+  return set_rodata(obj, var, &value, sizeof value);
 }
 
 }  // namespace c2c::host

@@ -41,6 +41,7 @@ std::string exit_json(const ExitReport& r) {
   j["exit_code"] = r.exit_code;
   j["reason"] = r.reason;
   j["msg"] = r.msg;
+  if (!r.dump.empty()) j["dump"] = r.dump;
   return j.dump();
 }
 

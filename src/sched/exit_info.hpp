@@ -21,6 +21,7 @@ struct ExitReport {
   int64_t exit_code = 0;
   std::string reason;
   std::string msg;
+  std::string dump;       // the kernel's debug dump at an error exit (ops.dump's lines among them)
 };
 
 // Name of enum scx_exit_kind (6.12 kernel/sched/ext.c), e.g. "UNREG", "ERROR_STALL", "SYSRQ".
@@ -32,7 +33,8 @@ bool exit_kind_is_error(int32_t kind);
 // Copies a raw record into a report (strings are cut at the first NUL or their buffer end).
 ExitReport to_report(const UserExitInfo& raw);
 
-// One-line JSON: {"exit_kind":"...","exit_code":N,"reason":"...","msg":"..."}.
+// One-line JSON: {"exit_kind":"...","exit_code":N,"reason":"...","msg":"..."}, and "dump":"..."
+// when the record holds a dump.
 std::string exit_json(const ExitReport& r);
 
 }  // namespace c2c::sched

@@ -16,6 +16,8 @@
 #include <thread>
 #include <vector>
 
+#include "host/bpf_rodata.hpp"
+
 namespace c2c::sched {
 namespace {
 
@@ -92,6 +94,33 @@ std::optional<size_t> uei_offset(bpf_object* obj) {
   return std::nullopt;
 }
 
+// The section of the exit record's dump (UEI_DEFINE's resizable array uei_dump, 6.12
+// user_exit_info.h), and the object's internal map of a section (libbpf prefixes its name).
+constexpr std::string_view kDumpSection = ".data.uei_dump";
+
+bpf_map* find_internal_map(bpf_object* obj, std::string_view section) {
+  bpf_map* m = nullptr;
+  bpf_object__for_each_map(m, obj) {
+    const std::string_view name = bpf_map__name(m);
+    if (bpf_map__is_internal(m) && name.size() >= section.size() && name.substr(name.size() - section.size()) == section)
+      return m;
+  }
+  return nullptr;
+}
+
+// What UEI_SET_SIZE does for a skeleton: the dump's array takes `bytes` and uei_dump_len says so,
+// so that ops.exit's UEI_RECORD copies that much of the kernel's dump. An object without the
+// array (or bytes 0) keeps no dump: the exit record itself still works.
+void set_exit_dump_size(bpf_object* obj, uint32_t bytes) {
+  bpf_map* dump = find_internal_map(obj, kDumpSection);
+  if (dump == nullptr || bytes == 0) return;
+  if (int err = bpf_map__set_value_size(dump, bytes); err)
+    throw LoadError("sched: sizing the exit dump (" + std::string(kDumpSection) + ") to " + std::to_string(bytes) +
+                    " bytes: " + errtext(err));
+  if (std::string e = c2c::host::set_rodata_u32(obj, "uei_dump_len", bytes); !e.empty())
+    throw LoadError("sched: exit dump: " + e);
+}
+
 c2c_stats read_stats_fd(int fd) {
   int ncpu = libbpf_num_possible_cpus();
   if (ncpu <= 0) throw LoadError("sched: cannot count possible CPUs: " + errtext(ncpu));
@@ -151,6 +180,9 @@ std::unique_ptr<Scheduler> Scheduler::load(const LoaderOptions& opts) {
                                    sizeof(c2c_task_key), sizeof(c2c_policy_value));
   reuse_or_pin(s->obj_, C2C_STATS_MAP_NAME, opts.pin_root, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
                sizeof(c2c_stats));
+  // The tunables go into .rodata now, between open and load: once loaded it is frozen.
+  if (std::string e = apply_tunables(s->obj_, opts.tunables); !e.empty()) throw LoadError("sched: " + e);
+  set_exit_dump_size(s->obj_, opts.exit_dump_bytes);
   // Per-task counters and the scheduler's per-task state (ABI v5): pinned so that a measuring
   // tool finds the counters by path and they span scheduler reloads; keyed by pidfd
   // (tests/vm/README.md).
@@ -184,6 +216,10 @@ std::unique_ptr<Scheduler> Scheduler::load(const LoaderOptions& opts) {
   s->data_fd_ = bpf_map__fd(data);
   s->data_size_ = bpf_map__value_size(data);
   s->uei_offset_ = *off;
+  if (bpf_map* dump = find_internal_map(s->obj_, kDumpSection); dump && opts.exit_dump_bytes > 0) {
+    s->dump_fd_ = bpf_map__fd(dump);
+    s->dump_size_ = bpf_map__value_size(dump);
+  }
 
   bpf_map* st = bpf_object__find_map_by_name(s->obj_, C2C_STATS_MAP_NAME);
   s->stats_fd_ = st ? bpf_map__fd(st) : -1;
@@ -220,7 +256,14 @@ std::optional<ExitReport> Scheduler::exit_report() const {
   UserExitInfo raw{};
   std::memcpy(&raw, buf.data() + uei_offset_, sizeof raw);
   if (raw.kind == 0) return std::nullopt;
-  return to_report(raw);
+  ExitReport r = to_report(raw);
+  // UEI_RECORD wrote the dump before it published the kind, so it is complete once kind is set.
+  if (dump_fd_ >= 0) {
+    std::vector<char> dump(dump_size_);
+    if (bpf_map_lookup_elem(dump_fd_, &zero, dump.data()) == 0)
+      r.dump.assign(dump.data(), strnlen(dump.data(), dump.size()));
+  }
+  return r;
 }
 
 c2c_stats Scheduler::stats() const {

@@ -11,6 +11,7 @@
 
 #include "sched/exit_info.hpp"
 #include "sched/stats.hpp"
+#include "sched/tunables.hpp"
 
 struct bpf_object;
 struct bpf_link;
@@ -27,6 +28,12 @@ struct LoaderOptions {
   std::string object_path;                // claim2core.bpf.o
   std::string pin_root = C2C_PIN_ROOT;    // where c2c_policy and c2c_stats are pinned
   int enable_timeout_ms = 10000;          // how long to wait for state "enabled"
+  // The scheduler's tunables (sched/tunables.hpp: names, defaults, ranges), written into the
+  // object's .rodata before load; the ones not named keep the object's defaults.
+  TunableValues tunables;
+  // Bytes of the kernel's debug dump the exit record keeps (ops.dump and the kernel's own lines,
+  // written when the kernel throws the scheduler out); 0 keeps none.
+  uint32_t exit_dump_bytes = 32768;
 };
 
 // /sys/kernel/sched_ext/state ("enabled", "disabled", ...) or "" when sched_ext is absent.
@@ -63,6 +70,8 @@ class Scheduler {
   int data_fd_ = -1;          // the .data map holding the exit record
   size_t data_size_ = 0;      // its value size
   size_t uei_offset_ = 0;     // offset of `uei` in it
+  int dump_fd_ = -1;          // the .data.uei_dump map holding the exit record's dump
+  size_t dump_size_ = 0;      // its value size
   int stats_fd_ = -1;
   bool policy_reused_ = false;
 };

@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <bpf/libbpf.h>
@@ -42,7 +44,23 @@ int main(int argc, char** argv) {
   app.add_option("--duration", duration, "seconds to stay attached (0 = until a signal)")->check(CLI::NonNegativeNumber);
   app.add_flag("--stats", stats, "print the statistics when stopping");
   app.add_option("--stats-interval", stats_every, "also print statistics every N seconds")->check(CLI::NonNegativeNumber);
+  std::vector<std::string> tunable_args;
+  std::string tunable_help = "set a scheduler tunable, NAME=VALUE (repeatable):";
+  for (const auto& t : c2c::sched::tunable_specs())
+    tunable_help += std::string("\n  ") + t.name + " (default " + std::to_string(t.default_value) + ", " +
+                    std::to_string(t.min) + ".." + std::to_string(t.max) + "): " + t.what;
+  app.add_option("--tunable", tunable_args, tunable_help);
+  app.add_option("--exit-dump-bytes", opts.exit_dump_bytes,
+                 "bytes of the kernel's debug dump kept in the exit record (0: none)");
   CLI11_PARSE(app, argc, argv);
+  for (const auto& t : tunable_args) {
+    std::string e = c2c::sched::parse_tunable(t, opts.tunables);
+    if (e.empty()) e = c2c::sched::check_tunables(opts.tunables);
+    if (!e.empty()) {
+      std::cerr << "c2c-sched: " << e << "\n";
+      return 1;
+    }
+  }
 
   libbpf_set_print(libbpf_to_stderr);
   std::signal(SIGINT, on_signal);
@@ -58,7 +76,8 @@ int main(int argc, char** argv) {
   std::cout << nlohmann::json{{"event", "enabled"},
                               {"state", c2c::sched::scx_state()},
                               {"ops", c2c::sched::scx_root_ops()},
-                              {"policy_map_reused", s->policy_map_reused()}}
+                              {"policy_map_reused", s->policy_map_reused()},
+                              {"tunables", opts.tunables}}
                    .dump()
             << std::endl;
 
@@ -72,7 +91,7 @@ int main(int argc, char** argv) {
     if (c2c::sched::scx_state() != "enabled") {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       exited = s->exit_report();
-      if (!exited) exited = c2c::sched::ExitReport{-1, 0, "state left 'enabled' without an exit record", ""};
+      if (!exited) exited = c2c::sched::ExitReport{-1, 0, "state left 'enabled' without an exit record", "", ""};
       break;
     }
     const auto now = clock::now();

@@ -114,7 +114,7 @@ EOF
   mark "map read"
   sleep 2  # the engines wake every 50 ms
   s1=$(c2c-vm-tool stats --pin-root $DAEMON_PIN)
-  lcd=$(( $(jget "$s1" .dispatched["latency-critical"]) - $(jget "$s0" .dispatched["latency-critical"]) ))
+  lcd=$(( $(jget "$s1" '.dispatched["latency-critical"]') - $(jget "$s0" '.dispatched["latency-critical"]') ))
   ok=false
   [ $arc -eq 0 ] && [ $applied = true ] && [ $inmap = true ] && [ $lcd -gt 0 ] && ok=true
   result daemon_policy "{\"scenario\":\"daemon_policy\",\"engine_tids\":[${E0:-0},${E1:-0}],\"apply_rc\":$arc,\"intent_applied\":$applied,\"entries_in_map\":$inmap,\"lc_dispatches\":$lcd,\"pass\":$ok}"

@@ -147,7 +147,7 @@ run_scenarios() {
   b99=$(jget "$base" .p99_us); x99=$(jget "$boost" .p99_us)
   b50=$(jget "$base" .p50_us); x50=$(jget "$boost" .p50_us)
   rej=$(( $(jget "$s1" .cpumask_rejections) - $(jget "$s0" .cpumask_rejections) ))
-  lcd=$(( $(jget "$s1" .dispatched["latency-critical"]) - $(jget "$s0" .dispatched["latency-critical"]) ))
+  lcd=$(( $(jget "$s1" '.dispatched["latency-critical"]') - $(jget "$s0" '.dispatched["latency-critical"]') ))
   bin=$(jget "$boost" .inside_cpuset)
   u50=$(jget "$unm" .p50_us); u99=$(jget "$unm" .p99_us)
   # The median must at least halve against the background probe. p99 is reported, not asserted:
@@ -217,6 +217,33 @@ run_scenarios() {
     result kernel_disable '{"scenario":"kernel_disable","error":"reload failed","pass":false}'
   fi
 
+  # 5b'. A task that lost its context (user space deleted its task storage through a pidfd): the
+  #      scheduler stops itself with scx_bpf_error naming the task (issue 44, the sched_ext idiom;
+  #      it used to skip such a task silently), the loader reports ERROR_BPF, and the exit record
+  #      carries the kernel's dump with the scheduler's own lines (ops.dump, dump_cpu, dump_task).
+  wait_state disabled 50
+  if start_sched; then
+    out=$(c2c-vm-tool ctxgone --cpu 1)
+    wait $SCHED_PID; rc=$?
+    exitline=$(grep '"event":"exit"' /tmp/sched.out | tail -n 1)
+    kind=$(jget "$exitline" .exit.exit_kind)
+    msg=$(jget "$exitline" .exit.msg)
+    tid=$(jget "$out" .tid)
+    jget "$exitline" '.exit.dump // ""' >/tmp/dump.txt
+    dsq_lines=$(grep -c '^ *c2c dsq ' /tmp/dump.txt)
+    cpu_lines=$(grep -c '^ *c2c cpu ' /tmp/dump.txt)
+    task_lines=$(grep -c '^ *c2c task ' /tmp/dump.txt)
+    named=false; echo "$msg" | grep -q "no task context for pid $tid" && named=true
+    ok=false
+    [ $rc -eq 2 ] && [ "$kind" = ERROR_BPF ] && [ $named = true ] && [ "$dsq_lines" -eq 3 ] && [ "$cpu_lines" -ge 1 ] &&
+      [ "$task_lines" -ge 1 ] && echo "$out" | grep -q '"pass":true' && ok=true
+    result ctxgone "{\"scenario\":\"ctxgone\",\"loader_rc\":$rc,\"exit_kind\":\"$kind\",\"msg_names_task\":$named,\"dump_bytes\":$(wc -c </tmp/dump.txt),\"dump_dsq_lines\":$dsq_lines,\"dump_cpu_lines\":$cpu_lines,\"dump_task_lines\":$task_lines,\"tool\":$out,\"pass\":$ok}"
+    # The scheduler's own lines of the dump, for the reader of the log (tests/vm/README.md).
+    grep -E '^ *c2c (dsq|vtime|counters|oracle|cpu) ' /tmp/dump.txt | head -n 12 | sed 's/^/C2C-DUMP /'
+  else
+    result ctxgone '{"scenario":"ctxgone","error":"reload failed","pass":false}'
+  fi
+
   # 5c. Each seeded bug in the scheduler's guards that a scenario can reach (bpf/sched.cmake,
   #     tests/mutants/kernel.tsv) and in its own file (tests/mutants/scheduler.tsv) is caught:
   #     loaded instead of the scheduler, its check (named in <name>.check) must fail.
@@ -232,6 +259,8 @@ run_scenarios() {
       # Killed only when the control did wait (the wakeup reached the writer's CPU): a mutant
       # whose run never tested that path does not count as caught.
       syncwake) args="syncwake --cpu 0"; evidence='"control_waited":true' ;;
+      # Killed when the context was deleted and the scheduler went on as if nothing happened.
+      ctxgone) args="ctxgone --cpu 1"; evidence='"deleted":true' ;;
       prefer)
         if grep -q "c2c.topology=0" /proc/cmdline; then
           echo "C2C-NOTE mutant-$name: skipped (its check, prefer, needs the guest's topology)"; continue

@@ -24,6 +24,8 @@
 //                                  a probe preferring the device's local CPUs runs there (>= 95 %)
 //                                  against the no-policy baseline; spills only past the bound
 //   taskcnt  --pid P [--device-node N]  the scheduler's per-task counters of P (c2c_task_cnt)
+//   ctxgone  --cpu N [--wait-ms W]  a task's context deleted from user space: the scheduler stops
+//                                  itself with scx_bpf_error (issue 44)
 //   progs                          the verifier's figures (verified_insns, xlated length) of every
 //                                  loaded BPF program named c2c_*: the scheduler's callbacks
 #include <fcntl.h>
@@ -55,6 +57,7 @@
 #include "c2c_guards.h"
 #include "sched/loader.hpp"
 #include "sched/stats.hpp"
+#include "vm_ctx_missing.hpp"
 #include "vm_policy.hpp"
 #include "vm_prefer.hpp"
 #include "vm_proc.hpp"
@@ -684,6 +687,11 @@ int main(int argc, char** argv) {
   taskcnt->add_option("--pid", pid, "a process or thread id")->required();
   taskcnt->add_option("--device-node", device_node, "adds device_local_ns / device_local_share for this NUMA node");
   taskcnt->add_option("--pin-root", stats_pin_root, "bpffs directory holding c2c_task_cnt");
+  auto* ctxgone = app.add_subcommand("ctxgone", "a task without its context stops the scheduler (scx_bpf_error)");
+  int wait_ms = 2000;
+  ctxgone->add_option("--cpu", cpu, "the CPU both hogs share")->required();
+  ctxgone->add_option("--wait-ms", wait_ms, "how long to wait for the scheduler to stop")->capture_default_str();
+  ctxgone->add_option("--pin-root", stats_pin_root, "bpffs directory holding c2c_task_cnt");
   CLI11_PARSE(app, argc, argv);
 
   try {
@@ -719,6 +727,7 @@ int main(int argc, char** argv) {
     if (*stale) return cmd_stale(cpu, duration_ms);
     if (*syncwake) return cmd_sync_wakeup(cpu, rounds);
     if (*progs) return cmd_progs(struct_ops_only);
+    if (*ctxgone) return cmd_ctx_missing(cpu, stats_pin_root, wait_ms);
     if (*prefer) return cmd_prefer(device, duration_ms);
     if (*taskcnt) {
       std::string why;
