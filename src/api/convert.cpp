@@ -110,6 +110,13 @@ Converted<std::optional<ControllerSpec>> controller_from(bool present, const pb:
   return ok<R>(std::move(s));
 }
 
+// spec.classify from the proto: "" is the default (propose).
+Converted<ClassifyMode> classify_from(const std::string& v, const std::string& field) {
+  if (v.empty()) return Converted<ClassifyMode>{ClassifyMode::Propose, {}};
+  if (auto m = classify_mode_from_string(v)) return Converted<ClassifyMode>{*m, {}};
+  return fail<ClassifyMode>(field, "unknown mode '" + echo(v) + "' (propose, apply, off)");
+}
+
 void controller_to(const std::optional<ControllerSpec>& s, pb::ControllerSpec* c) {
   c->set_role(s->role);
   if (s->target == ControllerTarget::StepP99)
@@ -204,6 +211,9 @@ Converted<DraExecutionPolicy> from_proto(const pb::DRAExecutionPolicy& p, const 
   auto controller = controller_from(p.has_controller(), p.controller(), path);
   if (!controller.ok()) return fail<DraExecutionPolicy>(controller.error.field, controller.error.message);
   d.controller = *controller.value;
+  auto classify = classify_from(p.classify(), at(path, "classify"));
+  if (!classify.ok()) return fail<DraExecutionPolicy>(classify.error.field, classify.error.message);
+  d.classify = *classify.value;
   if (auto e = check == Check::Full ? validate(d) : std::nullopt) {
     auto t = translate(*e, path);
     return fail<DraExecutionPolicy>(t.field, t.message);
@@ -259,6 +269,9 @@ Converted<NodeSchedulingPolicy> from_proto(const pb::NodeSchedulingPolicy& p, co
   auto controller = controller_from(p.has_controller(), p.controller(), path);
   if (!controller.ok()) return fail<NodeSchedulingPolicy>(controller.error.field, controller.error.message);
   n.controller = *controller.value;
+  auto classify = classify_from(p.classify(), at(path, "classify"));
+  if (!classify.ok()) return fail<NodeSchedulingPolicy>(classify.error.field, classify.error.message);
+  n.classify = *classify.value;
   if (auto e = check == Check::Full ? validate(n) : std::nullopt) {
     auto t = translate(*e, path);
     return fail<NodeSchedulingPolicy>(t.field, t.message);
@@ -311,6 +324,7 @@ pb::DRAExecutionPolicy to_proto(const DraExecutionPolicy& p) {
   o.set_fail_closed_on_stale_claim(p.fail_closed_on_stale_claim);
   o.set_fallback(p.fallback);
   if (p.controller) controller_to(p.controller, o.mutable_controller());
+  if (p.classify != ClassifyMode::Propose) o.set_classify(to_string(p.classify));
   return o;
 }
 
@@ -337,6 +351,7 @@ pb::NodeSchedulingPolicy to_proto(const NodeSchedulingPolicy& p) {
   o.set_priority(p.priority);
   o.set_execution_time_ns(p.execution_time);
   if (p.controller) controller_to(p.controller, o.mutable_controller());
+  if (p.classify != ClassifyMode::Propose) o.set_classify(to_string(p.classify));
   return o;
 }
 

@@ -74,6 +74,14 @@ json encode_controller(const ControllerSpec& s) {
   return c;
 }
 
+// spec.classify (issue 46 item 4): propose (default) | apply | off.
+ClassifyMode decode_classify(const Reader& spec) {
+  const std::string v = spec.str_or("classify", "propose");
+  auto m = classify_mode_from_string(v);
+  if (!m) spec.fail("classify", "unknown mode '" + echo(v) + "' (propose, apply, off)");
+  return *m;
+}
+
 void read_metadata(const Reader& root, std::string& name, int64_t& generation) {
   Reader md = root.child("metadata");  // other metadata (labels, uid, ...) is Kubernetes' business
   name = md.str("name");
@@ -85,7 +93,7 @@ DraExecutionPolicy decode_dra(const Reader& root) {
   DraExecutionPolicy p;
   read_metadata(root, p.name, p.generation);
   Reader spec = root.child("spec");
-  spec.only({"workloadSelector", "resourceClaims", "topology", "taskRoles", "safety", "controller"});
+  spec.only({"workloadSelector", "resourceClaims", "topology", "taskRoles", "safety", "controller", "classify"});
   if (auto ws = spec.opt_child("workloadSelector")) {
     ws->only({"matchLabels"});
     p.match_labels = ws->string_map("matchLabels");
@@ -123,6 +131,7 @@ DraExecutionPolicy decode_dra(const Reader& root) {
     p.fallback = safety->str_or("fallback", p.fallback);
   }
   p.controller = decode_controller(spec);
+  p.classify = decode_classify(spec);
   return p;
 }
 
@@ -159,7 +168,7 @@ NodeSchedulingPolicy decode_node(const Reader& root) {
   read_metadata(root, p.name, p.generation);
   Reader spec = root.child("spec");
   spec.only({"nodeNames", "nodeSelectors", "draSelectors", "commandRegex", "processRegex", "priority", "executionTime",
-             "controller"});
+             "controller", "classify"});
   p.node_names = spec.strings("nodeNames");
   decode_node_selectors(spec, p);
   for (const Reader& d : spec.array("draSelectors")) {
@@ -175,6 +184,7 @@ NodeSchedulingPolicy decode_node(const Reader& root) {
   if (slice < 0) spec.fail("executionTime", "must not be negative (nanoseconds)");
   p.execution_time = static_cast<Nanos>(slice);
   p.controller = decode_controller(spec);
+  p.classify = decode_classify(spec);
   return p;
 }
 
@@ -234,6 +244,7 @@ json encode_policy(const DraExecutionPolicy& p) {
               {"failClosedOnStaleClaim", p.fail_closed_on_stale_claim},
               {"fallback", p.fallback}}}}}};
   if (p.controller) out["spec"]["controller"] = encode_controller(*p.controller);
+  if (p.classify != ClassifyMode::Propose) out["spec"]["classify"] = to_string(p.classify);
   return out;
 }
 
@@ -263,6 +274,7 @@ json encode_policy(const NodeSchedulingPolicy& p) {
   }
   if (!dra.empty()) spec["draSelectors"] = dra;
   if (p.controller) spec["controller"] = encode_controller(*p.controller);
+  if (p.classify != ClassifyMode::Propose) spec["classify"] = to_string(p.classify);
   return {{"apiVersion", kPolicyApiVersion},
           {"kind", "NodeSchedulingPolicy"},
           {"metadata", {{"name", p.name}, {"generation", p.generation}}},

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/controller.hpp"
+#include "core/role_proposals.hpp"
 #include "core/cpuset.hpp"
 #include "core/label_selector.hpp"
 
@@ -164,6 +165,9 @@ struct DraExecutionPolicy {
   std::string fallback = "default-scheduler";
   // spec.controller (issue 46): off when absent. Acts on the threads of its role (controller.hpp).
   std::optional<ControllerSpec> controller;
+  // spec.classify (issue 46 item 4): roles proposed from activity are shown (propose, the
+  // default), also acted on within the controller (apply), or not made (off). role_proposals.hpp.
+  ClassifyMode classify = ClassifyMode::Propose;
   bool operator==(const DraExecutionPolicy&) const = default;
 };
 
@@ -189,6 +193,8 @@ struct NodeSchedulingPolicy {
   std::vector<LabelRequirement> node_selector_expressions;
   // spec.controller (issue 46): off when absent. Acts on the threads the policy matches.
   std::optional<ControllerSpec> controller;
+  // spec.classify (issue 46 item 4), as for DRA policies.
+  ClassifyMode classify = ClassifyMode::Propose;
   bool operator==(const NodeSchedulingPolicy&) const = default;
 };
 

@@ -54,6 +54,16 @@ std::optional<FieldError> check_regex(const std::string& field, const std::strin
   return std::nullopt;
 }
 
+// spec.classify (issue 46 item 4): `apply` acts within the controller's bounds (CLS-3), so it needs
+// a spec.controller; a value outside the enum (a decoder's cast) is refused too.
+std::optional<FieldError> check_classify(const std::string& field, ClassifyMode m, bool has_controller) {
+  if (m != ClassifyMode::Propose && m != ClassifyMode::Apply && m != ClassifyMode::Off)
+    return err(field, "unknown mode (propose, apply, off)");
+  if (m == ClassifyMode::Apply && !has_controller)
+    return err(field, "apply acts within the policy's controller: set spec.controller, or use propose (shown only)");
+  return std::nullopt;
+}
+
 // A role name as a workload registers it: what a DRA policy's selector.registeredRole names.
 // Printable ASCII only (0x21..0x7e): the role socket's protocol is ASCII, and a byte above 0x7f
 // is not text the durable state (JSON, UTF-8) can hold as it is (issue 42: one such role aborted
@@ -125,6 +135,7 @@ std::optional<FieldError> validate(const DraExecutionPolicy& p, CompiledPatterns
     if (auto e = validate_controller(c, "spec.controller", class_boosts(role->exec_class), p.max_boost))
       return err(e->field, e->message);
   }
+  if (auto e = check_classify("spec.classify", p.classify, p.controller.has_value())) return e;
   return std::nullopt;
 }
 
@@ -168,6 +179,7 @@ std::optional<FieldError> validate(const NodeSchedulingPolicy& p, CompiledPatter
     if (auto e = validate_controller(*p.controller, "controller", p.priority > 0, kMaxBoostNs))
       return err(e->field, e->message);
   }
+  if (auto e = check_classify("classify", p.classify, p.controller.has_value())) return e;
   return std::nullopt;
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The one mutation runner: every section of seeded bugs (core, mirror, kernel, judge, k8s_status,
-realk8s, role_socket, daemon_durable, names, rest, controller, layering) is read from its table (one format, below),
+realk8s, role_socket, daemon_durable, names, rest, controller, layering, classify) is read from its table (one format, below),
 each mutant is written into a tree copy, only the targets its checkers need are rebuilt, the
 section's checkers judge it, and the file is restored.
 
@@ -22,7 +22,7 @@ tree), `from` and `to`: the exact text, found exactly once in `file`, and its re
 (`function` and `guest` for the kernel, `z3` and `spin` for the core).
 
 The tree: sections that build (core, mirror, k8s_status, role_socket, daemon_durable, names,
-rest, controller) share one configured copy of the whole tree (--tree DIR, which ctest passes: the build
+rest, controller, classify) share one configured copy of the whole tree (--tree DIR, which ctest passes: the build
 directory's mutants-tree, kept between sections and runs), brought up to date with the checkout
 file by file (an unchanged file keeps its time stamp, so ninja rebuilds only what changed) and
 built through ccache; a mutant rebuilds only its checker's targets. The others (kernel, judge,
@@ -619,6 +619,12 @@ def sections():
             # A fixed seed: every run draws the same 3,000 traces (the runner it replaced did so).
             checkers=[Checker("property", ["c2c_property_controller"],
                               gtest("property", "tests/property/c2c_property_controller",
+                                    env_extra=lambda ctx: {"RC_PARAMS": "max_success=3000 seed=46 noshrink=1"}))]),
+        "classify": dict(
+            table="role_proposals.tsv", builds=True, mode="any", idle_fails=False,
+            # A fixed seed, as the controller's: every run draws the same 3,000 windows.
+            checkers=[Checker("property", ["c2c_property_role_proposals"],
+                              gtest("property", "tests/property/c2c_property_role_proposals",
                                     env_extra=lambda ctx: {"RC_PARAMS": "max_success=3000 seed=46 noshrink=1"}))]),
         "mirror": dict(
             table="mirror.tsv", builds=True, mode="any", idle_fails=False,

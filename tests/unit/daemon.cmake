@@ -2,6 +2,7 @@
 # config). tests/unit/daemon_*_test.cpp
 if(TARGET c2c_api_model)
   add_executable(daemon_convert_tests ${CMAKE_CURRENT_LIST_DIR}/daemon_convert_test.cpp
+                                      ${CMAKE_CURRENT_LIST_DIR}/convert_classify_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/daemon_node_api_test.cpp
                                       ${CMAKE_CURRENT_LIST_DIR}/api_field_path_test.cpp)
   target_link_libraries(daemon_convert_tests PRIVATE c2c_api_model GTest::gtest_main)
