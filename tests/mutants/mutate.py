@@ -144,7 +144,7 @@ class Tree:
     # core library without debug info: the core mutants recompile core files (a header's all of
     # them), no checker reads debug info and it is a quarter of each compile
     # (tests/mutants/README.md). lld links the test binaries several times faster than ld.bfd.
-    PARTS = ["src/core", "src/codec", "src/trace", "src/k8s", "src/host", "src/mirror", "src/sched", "src/api",
+    PARTS = ["src/core", "src/codec", "src/trace", "src/k8s", "src/kernel", "src/host", "src/mirror", "src/sched", "src/api",
              "src/client", "src/daemon", "src/cli", "src/rest", "tests/unit", "tests/property", "tests/integration",
              "fuzz", "src/report", "bpf"]
 
