@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The one mutation runner: every section of seeded bugs (core, mirror, kernel, judge, k8s_status,
-realk8s, role_socket, daemon_durable, names, rest, controller) is read from its table (one format, below),
+"""The one mutation runner: every section of seeded bugs (core, mirror, kernel, judge, layering,
+k8s_status, realk8s, role_socket, daemon_durable, names, rest, controller) is read from its table (one format, below),
 each mutant is written into a tree copy, only the targets its checkers need are rebuilt, the
 section's checkers judge it, and the file is restored.
 
@@ -25,7 +25,7 @@ rest, controller) share one configured copy of the whole tree (--tree DIR, which
 directory's mutants-tree, kept between sections and runs), brought up to date with the checkout
 file by file (an unchanged file keeps its time stamp, so ninja rebuilds only what changed) and
 built through ccache; a mutant rebuilds only its checker's targets. The others (kernel, judge,
-realk8s) build nothing and work in a private temporary copy. Without --tree, a temporary copy.
+layering, realk8s) build nothing and work in a private temporary copy. Without --tree, a temporary copy.
 
 Judging (the failure semantics of the runners this one replaced):
   * the unmutated tree must pass every checker first (baseline);
@@ -489,6 +489,17 @@ def judge_test(ctx, label):
     return KILLED, ", ".join(failed) or f"exit {rc}"
 
 
+def layering_check(ctx, label):
+    """tests/unit/daemon_layering_check.py on the copy's sources (rule 3: one kernel layer)."""
+    log = ctx.log(label, "daemon")
+    rc = run(["/usr/bin/python3", os.path.join(ctx.tree.root, "tests", "unit", "daemon_layering_check.py"),
+              ctx.tree.root], log, timeout=120)
+    if rc == 0:
+        return SURVIVED, ""
+    found = [l for l in open(log).read().splitlines() if "(rule" in l or "includes" in l]
+    return (KILLED, found[0][:120]) if rc == 1 and found else (ERROR, f"exit {rc}")
+
+
 REALK8S_TEST = os.path.join(SRC, "tests", "integration", "k8s_realserver_test.py")
 
 
@@ -613,6 +624,10 @@ def sections():
         "judge": dict(
             table="judge.tsv", builds=False, mode="any", idle_fails=False, copy=["tests/vm"],
             checkers=[Checker("test", (), judge_test)]),
+        "layering": dict(
+            table="layering.tsv", builds=False, mode="any", idle_fails=False,
+            copy=["src", "bpf", "tests/unit/daemon_layering_check.py"],
+            checkers=[Checker("daemon", (), layering_check)]),
         "realk8s": dict(
             table="realk8s.tsv", builds=False, mode="any", idle_fails=False, copy=["tests/integration"],
             checkers=[Checker("parity", (), realk8s_parity)]),
