@@ -10,9 +10,8 @@
 
 #include "host/cgroup_id_of.hpp"
 #include "host/task_record.hpp"
+#include "kernel/bpf_object.hpp"
 
-struct bpf_object;
-struct bpf_link;
 struct ring_buffer;
 
 namespace c2c::host {
@@ -68,8 +67,8 @@ class TaskEventStream {
                                                     int events_fd, const std::string& what, uint32_t private_bytes,
                                                     CgroupIdOf cgroup_id_of);
   static int on_sample(void* ctx, void* data, size_t size);
-  bpf_object* obj_ = nullptr;
-  bpf_link* links_[4] = {};
+  kernel::BpfObject obj_;
+  kernel::BpfLink links_[4];  // destroyed before obj_ (declared after it)
   ring_buffer* rb_ = nullptr;
   int drops_fd_ = -1;
   const uint64_t* drops_ = nullptr;  // c2c_ev_drops' value, mapped (the kernel adds to it)

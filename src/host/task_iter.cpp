@@ -1,6 +1,5 @@
 #include "host/task_iter.hpp"
 
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
@@ -8,12 +7,15 @@
 #include <cstring>
 
 #include "claim2core_abi.hpp"
-#include "host/bpf_errno.hpp"
 #include "host/bpf_object_path.hpp"
 #include "host/bpf_rodata.hpp"
 #include "host/task_record.hpp"
+#include "kernel/errno_text.hpp"
+#include "kernel/map_ops.hpp"
 
 namespace c2c::host {
+
+using kernel::errno_text;
 
 std::unique_ptr<BpfTaskIterator> BpfTaskIterator::open(std::string* err, const std::filesystem::path& object,
                                                        CgroupIdOf cgroup_id_of) {
@@ -24,43 +26,40 @@ std::unique_ptr<BpfTaskIterator> BpfTaskIterator::open(std::string* err, const s
     path = *found;
   }
   std::unique_ptr<BpfTaskIterator> it(new BpfTaskIterator());
-  it->obj_ = bpf_object__open_file(path.c_str(), nullptr);
-  if (it->obj_ == nullptr) {
-    if (err) *err = "open " + path.string() + ": " + bpf_errno_text(errno);
+  std::string why;
+  it->obj_ = kernel::BpfObject::open(path.string(), &why);
+  if (!it->obj_) {
+    if (err) *err = why;
     return nullptr;
   }
-  if (std::string e = set_rodata_u32(it->obj_, "c2c_cgroup_id_of", static_cast<uint32_t>(cgroup_id_of)); !e.empty()) {
+  if (std::string e = set_rodata_u32(it->obj_.get(), "c2c_cgroup_id_of", static_cast<uint32_t>(cgroup_id_of)); !e.empty()) {
     if (err) *err = path.string() + ": " + e;
     return nullptr;
   }
-  if (const int rc = bpf_object__load(it->obj_); rc != 0) {
-    if (err) *err = "load " + path.string() + ": " + bpf_errno_text(rc);
+  if (std::string e = it->obj_.load(); !e.empty()) {
+    if (err) *err = e;
     return nullptr;
   }
-  bpf_program* prog = bpf_object__find_program_by_name(it->obj_, "c2c_task_iter");
+  bpf_program* prog = bpf_object__find_program_by_name(it->obj_.get(), "c2c_task_iter");
   if (prog == nullptr) {
     if (err) *err = path.string() + ": no program c2c_task_iter";
     return nullptr;
   }
-  it->all_ = bpf_program__attach_iter(prog, nullptr);
-  if (it->all_ == nullptr) {
-    if (err) *err = "attach task iterator: " + bpf_errno_text(errno);
+  it->all_ = kernel::BpfLink(bpf_program__attach_iter(prog, nullptr));
+  if (!it->all_) {
+    if (err) *err = "attach task iterator: " + errno_text(errno);
     return nullptr;
   }
   return it;
 }
 
-BpfTaskIterator::~BpfTaskIterator() {
-  if (all_ != nullptr) bpf_link__destroy(all_);
-  if (obj_ != nullptr) bpf_object__close(obj_);
-}
-
-std::optional<std::vector<TaskInfo>> BpfTaskIterator::read_link(bpf_link* link, std::string* err) {
-  const int fd = bpf_iter_create(bpf_link__fd(link));
-  if (fd < 0) {
-    if (err) *err = "bpf_iter_create: " + bpf_errno_text(errno);
+std::optional<std::vector<TaskInfo>> BpfTaskIterator::read_link(const kernel::BpfLink& link, std::string* err) {
+  kernel::UniqueFd iter;
+  if (const int e = kernel::iter_open(bpf_link__fd(link.get()), &iter); e != 0) {
+    if (err) *err = "bpf_iter_create: " + errno_text(e);
     return std::nullopt;
   }
+  const int fd = iter.get();
   std::vector<TaskInfo> out;
   // One read returns whole records (bpf_seq_write never splits one across reads), but a
   // remainder is carried over anyway so that a short read cannot corrupt the stream.
@@ -72,8 +71,7 @@ std::optional<std::vector<TaskInfo>> BpfTaskIterator::read_link(bpf_link* link, 
     if (n < 0) {
       if (errno == EINTR) continue;
       if (errno == EAGAIN && ++eagain < 100) continue;  // transient; bounded so it cannot spin
-      if (err) *err = "read task iterator: " + bpf_errno_text(errno);
-      ::close(fd);
+      if (err) *err = "read task iterator: " + errno_text(errno);
       return std::nullopt;
     }
     if (n == 0) break;
@@ -84,7 +82,6 @@ std::optional<std::vector<TaskInfo>> BpfTaskIterator::read_link(bpf_link* link, 
       auto ev = decode_task_record(buf.data() + off, sizeof(c2c_task_record), &pe);
       if (!ev) {
         if (err) *err = "task iterator record: " + pe.to_string();
-        ::close(fd);
         return std::nullopt;
       }
       out.push_back(std::move(ev->task));
@@ -93,7 +90,6 @@ std::optional<std::vector<TaskInfo>> BpfTaskIterator::read_link(bpf_link* link, 
     std::memmove(buf.data(), buf.data() + off, have - off);
     have -= off;
   }
-  ::close(fd);
   if (have != 0) {
     if (err) *err = "task iterator: trailing " + std::to_string(have) + " bytes";
     return std::nullopt;
@@ -108,16 +104,14 @@ std::optional<std::vector<TaskInfo>> BpfTaskIterator::snapshot(std::string* err,
   std::memset(&info, 0, sizeof info);
   info.task.pid = *tgid;
   LIBBPF_OPTS(bpf_iter_attach_opts, opts, .link_info = &info, .link_info_len = sizeof info);
-  bpf_program* prog = bpf_object__find_program_by_name(obj_, "c2c_task_iter");
-  bpf_link* link = bpf_program__attach_iter(prog, &opts);
-  if (link == nullptr) {
+  bpf_program* prog = bpf_object__find_program_by_name(obj_.get(), "c2c_task_iter");
+  const kernel::BpfLink link(bpf_program__attach_iter(prog, &opts));
+  if (!link) {
     if (errno == ESRCH) return std::vector<TaskInfo>{};  // the process is gone: no threads, as in /proc
-    if (err) *err = "attach task iterator for pid " + std::to_string(*tgid) + ": " + bpf_errno_text(errno);
+    if (err) *err = "attach task iterator for pid " + std::to_string(*tgid) + ": " + errno_text(errno);
     return std::nullopt;
   }
-  auto out = read_link(link, err);
-  bpf_link__destroy(link);
-  return out;
+  return read_link(link, err);
 }
 
 }  // namespace c2c::host

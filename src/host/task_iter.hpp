@@ -10,9 +10,7 @@
 
 #include "host/cgroup_id_of.hpp"
 #include "host/task_info.hpp"
-
-struct bpf_object;
-struct bpf_link;
+#include "kernel/bpf_object.hpp"
 
 namespace c2c::host {
 
@@ -23,7 +21,6 @@ class BpfTaskIterator {
   // `cgroup_id_of`: which cgroup's id the records carry (TaskInfo::cgroup_id).
   static std::unique_ptr<BpfTaskIterator> open(std::string* err, const std::filesystem::path& object = {},
                                                CgroupIdOf cgroup_id_of = CgroupIdOf::DefaultHierarchy);
-  ~BpfTaskIterator();
   BpfTaskIterator(const BpfTaskIterator&) = delete;
   BpfTaskIterator& operator=(const BpfTaskIterator&) = delete;
 
@@ -33,9 +30,9 @@ class BpfTaskIterator {
 
  private:
   BpfTaskIterator() = default;
-  std::optional<std::vector<TaskInfo>> read_link(bpf_link* link, std::string* err);
-  bpf_object* obj_ = nullptr;
-  bpf_link* all_ = nullptr;  // the unfiltered iterator link, reused for every full snapshot
+  std::optional<std::vector<TaskInfo>> read_link(const kernel::BpfLink& link, std::string* err);
+  kernel::BpfObject obj_;
+  kernel::BpfLink all_;  // the unfiltered iterator link, reused for every full snapshot (goes before obj_)
 };
 
 }  // namespace c2c::host

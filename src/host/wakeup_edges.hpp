@@ -12,9 +12,8 @@
 
 #include "core/activity.hpp"
 #include "host/cgroup_id_of.hpp"
+#include "kernel/bpf_object.hpp"
 
-struct bpf_object;
-struct bpf_link;
 
 namespace c2c::host {
 
@@ -39,7 +38,7 @@ class WakeupEdgeTracer {
   // nullptr with *err naming what failed (an empty filter too: it would watch nothing).
   static std::unique_ptr<WakeupEdgeTracer> open(std::string* err, const ActivityFilter& filter,
                                                 const std::filesystem::path& object = {});
-  ~WakeupEdgeTracer();
+  ~WakeupEdgeTracer() = default;  // links detach first (declared after obj_), then the object closes
   WakeupEdgeTracer(const WakeupEdgeTracer&) = delete;
   WakeupEdgeTracer& operator=(const WakeupEdgeTracer&) = delete;
 
@@ -50,8 +49,8 @@ class WakeupEdgeTracer {
 
  private:
   WakeupEdgeTracer() = default;
-  bpf_object* obj_ = nullptr;
-  std::vector<bpf_link*> links_;
+  kernel::BpfObject obj_;
+  std::vector<kernel::BpfLink> links_;
   int threads_fd_ = -1, edges_fd_ = -1, drops_fd_ = -1;
 };
 

@@ -8,12 +8,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "host/bpf_errno.hpp"
+#include "kernel/errno_text.hpp"
 #include "mirror/policy_value.hpp"
 
 namespace c2c::mirror {
 
-using host::bpf_errno_text;
+using kernel::errno_text;
 
 namespace {
 
@@ -264,7 +264,7 @@ void Applier::delete_compared_here(const std::vector<size_t>& idx, const Plan& p
     } else if (err != 0) {
       st.state = OpState::Failed;
       st.err = err;
-      st.reason = "lookup before delete failed: " + bpf_errno_text(err);
+      st.reason = "lookup before delete failed: " + errno_text(err);
     } else {
       switch (c2c_delete_verdict(cur.start_ticks, cur.generation, want.start, want.generation)) {
         case C2C_DELETE_OTHER_TASK: keep_other_task(st, cur.start_ticks, want.start); break;
@@ -287,7 +287,7 @@ void Applier::delete_compared_here(const std::vector<size_t>& idx, const Plan& p
     } else {
       st.state = OpState::Failed;
       st.err = err;
-      st.reason = "delete failed: " + bpf_errno_text(err);
+      st.reason = "delete failed: " + errno_text(err);
     }
   };
   size_t pos = 0;
@@ -342,7 +342,7 @@ std::optional<size_t> Applier::write_keys(const std::vector<size_t>& idx,
     }
     st.state = OpState::Failed;
     st.err = err;
-    st.reason = "write failed: " + bpf_errno_text(err);
+    st.reason = "write failed: " + errno_text(err);
     return map_full_err(err);
   };
   size_t pos = 0;
@@ -416,7 +416,7 @@ void Applier::fail_closed(size_t full_at, const std::vector<size_t>& pending, co
     } else {
       st.state = OpState::Failed;
       st.err = err;
-      st.reason = full + ": rollback failed: " + bpf_errno_text(err) + "; the entry stays";
+      st.reason = full + ": rollback failed: " + errno_text(err) + "; the entry stays";
     }
   }
   rep.error = full + ": " + std::to_string(undone) +
@@ -461,7 +461,7 @@ int Applier::read_batch(const uint64_t* in, uint64_t* next, const Visit& visit, 
       sleep_(backoff_delay(opts_.retry, transient - 1));
       continue;
     }
-    *why = "reading the policy map (lookup_batch) failed: " + bpf_errno_text(err);
+    *why = "reading the policy map (lookup_batch) failed: " + errno_text(err);
     return err;
   }
 }
@@ -499,7 +499,7 @@ std::string Applier::read_each(bool* batched, const Visit& visit) {
     while (true) {
       int err = map_.next_key(first ? nullptr : &prev, &key);
       if (err == ENOENT) break;
-      if (err != 0) return "reading the policy map (get_next_key) failed: " + bpf_errno_text(err);
+      if (err != 0) return "reading the policy map (get_next_key) failed: " + errno_text(err);
       // A key deleted under us makes the kernel restart from the first key: skip repeats, and
       // stop if that never ends.
       if (seen.insert(key).second) keys.push_back(key);
@@ -511,7 +511,7 @@ std::string Applier::read_each(bool* batched, const Visit& visit) {
       c2c_policy_value v;
       int err = map_.lookup(k, &v);
       if (err == ENOENT) continue;  // deleted since we saw its key
-      if (err != 0) return "reading tid " + std::to_string(k) + " failed: " + bpf_errno_text(err);
+      if (err != 0) return "reading tid " + std::to_string(k) + " failed: " + errno_text(err);
       visit(k, v);
     }
   }
@@ -593,7 +593,7 @@ Result<ReadResult> Applier::read_keys(const std::vector<uint32_t>& tids) {
     c2c_policy_value v{};
     const int e = map_.lookup(tid, &v);
     if (e == ENOENT) continue;
-    if (e != 0) return R::fail("lookup of tid " + std::to_string(tid) + ": " + bpf_errno_text(e));
+    if (e != 0) return R::fail("lookup of tid " + std::to_string(tid) + ": " + errno_text(e));
     add_entry(out, tid, v, bad);
   }
   end_warnings(out, bad);

@@ -1,7 +1,5 @@
 #include "mirror/pinned_maps.hpp"
 
-#include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,9 +9,13 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "host/bpf_errno.hpp"
 #include "host/bpf_object_path.hpp"
 #include "host/events_ringbuf.hpp"
+#include "kernel/bpf_object.hpp"
+#include "kernel/errno_text.hpp"
+#include "kernel/map_check.hpp"
+#include "kernel/map_ops.hpp"
+#include "kernel/pins.hpp"
 
 namespace c2c::mirror {
 
@@ -25,90 +27,53 @@ std::string default_maps_object() {
   return "policy_maps.bpf.o";
 }
 
-UniqueFd::~UniqueFd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
-  if (this != &o) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = o.release();
-  }
-  return *this;
+kernel::MapLayout policy_map_layout(std::optional<uint32_t> max_entries) {
+  return {BPF_MAP_TYPE_HASH, sizeof(c2c_task_key), sizeof(c2c_policy_value), max_entries, 0, "c2c_policy_value"};
 }
 
 namespace {
 
-// What each pinned map must look like for this build of the ABI.
+using kernel::errno_text;
+using kernel::UniqueFd;
+
+// What each pinned map must look like for this build of the ABI (no flags on any of them).
 struct Expected {
   const char* name;
-  bpf_map_type type;
-  uint32_t key_size;
-  uint32_t value_size;
-  uint32_t max_entries;
-  const char* btf_value;  // BTF name of the value type; nullptr: no value type (ring buffer)
+  kernel::MapLayout layout;
 };
 
 enum MapIndex : size_t { kPolicy = 0, kStats = 1, kEvents = 2, kMeta = 3, kNumMaps = 4 };
 
 std::array<Expected, kNumMaps> expectations(uint32_t policy_max, uint32_t events_bytes) {
   return {{
-      {C2C_POLICY_MAP_NAME, BPF_MAP_TYPE_HASH, sizeof(c2c_task_key), sizeof(c2c_policy_value), policy_max,
-       "c2c_policy_value"},
-      {C2C_STATS_MAP_NAME, BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(c2c_stats), 1, "c2c_stats"},
-      {C2C_EVENTS_MAP_NAME, BPF_MAP_TYPE_RINGBUF, 0, 0, events_bytes, nullptr},
-      {C2C_META_MAP_NAME, BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(c2c_meta), 1, "c2c_meta"},
+      {C2C_POLICY_MAP_NAME, policy_map_layout(policy_max)},
+      {C2C_STATS_MAP_NAME, {BPF_MAP_TYPE_PERCPU_ARRAY, sizeof(__u32), sizeof(c2c_stats), 1, 0, "c2c_stats"}},
+      {C2C_EVENTS_MAP_NAME, {BPF_MAP_TYPE_RINGBUF, 0, 0, events_bytes, 0, nullptr}},
+      {C2C_META_MAP_NAME, {BPF_MAP_TYPE_ARRAY, sizeof(__u32), sizeof(c2c_meta), 1, 0, "c2c_meta"}},
   }};
 }
 
-using host::bpf_errno_text;
+constexpr const char* kRefusing = "; refusing to use it (remove the pin only if no scheduler is using it)";
 
 std::string mismatch(const std::string& pin, const char* field, uint64_t is, uint64_t want) {
-  return "pinned map " + pin + ": " + field + " is " + std::to_string(is) + ", this build (ABI v" +
-         std::to_string(C2C_ABI_VERSION) + ") expects " + std::to_string(want) +
-         "; refusing to use it (remove the pin only if no scheduler is using it)";
+  return kernel::mismatch_text(pin, field, is, want) + kRefusing;
 }
 
-// Checks an open map fd against `e`; "" when it matches.
+// Checks an open map fd against `e` (src/kernel's one map check); "" when it matches.
 std::string verify(int fd, const Expected& e, const std::string& pin) {
-  bpf_map_info info;
-  std::memset(&info, 0, sizeof info);
-  __u32 len = sizeof info;
-  if (int rc = bpf_map_get_info_by_fd(fd, &info, &len); rc != 0)
-    return "pinned map " + pin + ": cannot read map info: " + bpf_errno_text(-rc);
-  if (info.type != static_cast<__u32>(e.type)) return mismatch(pin, "type", info.type, e.type);
-  if (info.key_size != e.key_size) return mismatch(pin, "key_size", info.key_size, e.key_size);
-  if (info.value_size != e.value_size) return mismatch(pin, "value_size", info.value_size, e.value_size);
-  if (info.max_entries != e.max_entries) return mismatch(pin, "max_entries", info.max_entries, e.max_entries);
-  if (info.map_flags != 0) return mismatch(pin, "map_flags", info.map_flags, 0);
-  if (e.btf_value == nullptr) return "";
-  if (info.btf_id == 0)
-    return "pinned map " + pin + ": has no BTF, so it was not created from policy_maps.bpf.o; refusing to use it";
-  btf* b = btf__load_from_kernel_by_id(info.btf_id);
-  if (b == nullptr) return "pinned map " + pin + ": cannot load its BTF: " + bpf_errno_text(errno);
-  std::string err;
-  const btf_type* t = btf__type_by_id(b, info.btf_value_type_id);
-  const char* tname = t != nullptr ? btf__name_by_offset(b, t->name_off) : nullptr;
-  if (t == nullptr || tname == nullptr || std::strcmp(tname, e.btf_value) != 0)
-    err = "pinned map " + pin + ": BTF value type is '" + (tname != nullptr ? tname : "?") + "', expected '" +
-          e.btf_value + "'; refusing to use it";
-  else if (t->size != e.value_size)
-    err = mismatch(pin, "BTF value size", t->size, e.value_size);
-  btf__free(b);
-  return err;
+  std::string why = kernel::check_map(fd, e.layout, pin);
+  return why.empty() ? why : why + kRefusing;
 }
 
 // The size of the ring buffer behind fd when it is laid out as `e` wants except for its size
 // (a valid one); 0 otherwise (then verify() says what is wrong, or nothing is).
 uint32_t ring_of_other_size(int fd, const Expected& e, const std::string& pin) {
-  bpf_map_info info;
-  std::memset(&info, 0, sizeof info);
-  __u32 len = sizeof info;
-  if (bpf_map_get_info_by_fd(fd, &info, &len) != 0 || info.max_entries == e.max_entries) return 0;
-  if (host::events_ringbuf_bytes_problem(info.max_entries)) return 0;
+  const auto facts = kernel::map_facts(fd);
+  if (!facts || facts->max_entries == e.layout.max_entries) return 0;
+  if (host::events_ringbuf_bytes_problem(facts->max_entries)) return 0;
   Expected same = e;
-  same.max_entries = info.max_entries;
-  return verify(fd, same, pin).empty() ? info.max_entries : 0;
+  same.layout.max_entries = facts->max_entries;
+  return verify(fd, same, pin).empty() ? facts->max_entries : 0;
 }
 
 bool exists(const std::string& path) {
@@ -116,23 +81,13 @@ bool exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-std::string make_dirs(const std::string& dir) {
-  for (size_t pos = 1; pos <= dir.size(); ++pos) {
-    if (pos != dir.size() && dir[pos] != '/') continue;
-    std::string part = dir.substr(0, pos);
-    if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST)
-      return "cannot create pin directory " + part + ": " + bpf_errno_text(errno);
-  }
-  return "";
-}
-
 // Checks c2c_meta: a foreign ABI version is refused; 0 (never written) is fine here.
 std::string verify_meta(int fd, const std::string& pin, uint32_t policy_max, bool* unwritten) {
   __u32 key = 0;
   c2c_meta m;
   std::memset(&m, 0, sizeof m);
-  if (int rc = bpf_map_lookup_elem(fd, &key, &m); rc != 0)
-    return "pinned map " + pin + ": cannot read element 0: " + bpf_errno_text(-rc);
+  if (const int e = kernel::map_lookup(fd, &key, &m); e != 0)
+    return "pinned map " + pin + ": cannot read element 0: " + errno_text(e);
   *unwritten = m.abi_version == 0;
   if (*unwritten) return "";
   if (m.abi_version != C2C_ABI_VERSION) return mismatch(pin, "abi_version", m.abi_version, C2C_ABI_VERSION);
@@ -148,17 +103,15 @@ std::string verify_meta(int fd, const std::string& pin, uint32_t policy_max, boo
 Result<std::array<UniqueFd, kNumMaps>> create_missing(const PinOptions& opts,
                                                       const std::array<Expected, kNumMaps>& want) {
   using R = Result<std::array<UniqueFd, kNumMaps>>;
-  if (std::string e = make_dirs(opts.pin_root); !e.empty()) return R::fail(e);
-  bpf_object* obj = bpf_object__open_file(opts.object_path.c_str(), nullptr);
-  if (obj == nullptr)
-    return R::fail("cannot open the maps' BPF object " + opts.object_path + ": " + bpf_errno_text(errno) +
-                   " (set C2C_POLICY_MAPS_OBJ to policy_maps.bpf.o)");
+  if (std::string e = kernel::make_pin_dirs(opts.pin_root); !e.empty()) return R::fail(e);
   std::string err;
+  kernel::BpfObject obj = kernel::BpfObject::open(opts.object_path, &err);
+  if (!obj) return R::fail(err + " (set C2C_POLICY_MAPS_OBJ to policy_maps.bpf.o)");
   // Only the maps are made here; the program is loaded against them by PolicyCompareDelete.
   bpf_program* prog = nullptr;
-  bpf_object__for_each_program(prog, obj) bpf_program__set_autoload(prog, false);
+  bpf_object__for_each_program(prog, obj.get()) bpf_program__set_autoload(prog, false);
   for (const Expected& e : want) {
-    bpf_map* m = bpf_object__find_map_by_name(obj, e.name);
+    bpf_map* m = bpf_object__find_map_by_name(obj.get(), e.name);
     if (m == nullptr) {
       err = "BPF object " + opts.object_path + " has no map '" + e.name + "'";
       break;
@@ -167,29 +120,28 @@ Result<std::array<UniqueFd, kNumMaps>> create_missing(const PinOptions& opts,
     int rc = bpf_map__set_pin_path(m, pin.c_str());
     // The policy map and the ring buffer are sized at run time (the object has the defaults).
     if (rc == 0 && (std::strcmp(e.name, C2C_POLICY_MAP_NAME) == 0 || std::strcmp(e.name, C2C_EVENTS_MAP_NAME) == 0))
-      rc = bpf_map__set_max_entries(m, e.max_entries);
+      rc = bpf_map__set_max_entries(m, *e.layout.max_entries);
     if (rc != 0) {
-      err = "cannot prepare map " + pin + ": " + bpf_errno_text(-rc);
+      err = "cannot prepare map " + pin + ": " + errno_text(rc);
       break;
     }
   }
   if (err.empty()) {
-    if (int rc = bpf_object__load(obj); rc != 0)
-      err = "cannot create or re-use the pinned maps under " + opts.pin_root + ": " + bpf_errno_text(-rc) +
-            " (see libbpf's message above)";
+    if (std::string e = obj.load(); !e.empty())
+      err = "cannot create or re-use the pinned maps under " + opts.pin_root + ": " + e + " (see libbpf's message above)";
   }
   std::array<UniqueFd, kNumMaps> fds;
   if (err.empty()) {
     for (size_t i = 0; i < kNumMaps; ++i) {
-      int fd = ::dup(bpf_map__fd(bpf_object__find_map_by_name(obj, want[i].name)));
+      int fd = ::dup(bpf_map__fd(bpf_object__find_map_by_name(obj.get(), want[i].name)));
       if (fd < 0) {
-        err = "dup of map fd failed: " + bpf_errno_text(errno);
+        err = "dup of map fd failed: " + errno_text(errno);
         break;
       }
       fds[i] = UniqueFd(fd);
     }
   }
-  bpf_object__close(obj);  // the pins and our dup'ed fds keep the maps alive
+  // obj closes here: the pins and our dup'ed fds keep the maps alive.
   if (!err.empty()) return R::fail(err);
   return R::ok(std::move(fds));
 }
@@ -216,9 +168,10 @@ Result<std::unique_ptr<PinnedMaps>> PinnedMaps::open(const PinOptions& opts) {
       missing = true;
       continue;
     }
-    int fd = bpf_obj_get(pin.c_str());
-    if (fd < 0) return R::fail("pin " + pin + ": bpf_obj_get failed: " + bpf_errno_text(-fd));
-    fds[i] = UniqueFd(fd);
+    kernel::OpenedPin opened = kernel::open_pin(pin);
+    if (!opened.fd) return R::fail(opened.what);
+    const int fd = opened.fd.get();
+    fds[i] = std::move(opened.fd);
     if (i == kEvents && opts.create) {
       if (const uint32_t other = ring_of_other_size(fd, want[i], pin); other != 0) {
         resized_from = other;  // replaced below, once every other pin is verified
@@ -241,7 +194,7 @@ Result<std::unique_ptr<PinnedMaps>> PinnedMaps::open(const PinOptions& opts) {
     fds[kEvents] = UniqueFd();
     if (::unlink(pin.c_str()) != 0)
       return R::fail("pin " + pin + ": cannot replace the " + std::to_string(resized_from) +
-                     "-byte ring buffer: " + bpf_errno_text(errno));
+                     "-byte ring buffer: " + errno_text(errno));
     missing = true;
   }
   auto maps = std::make_unique<PinnedMaps>();
@@ -269,8 +222,8 @@ Result<std::unique_ptr<PinnedMaps>> PinnedMaps::open(const PinOptions& opts) {
     m.policy_value_size = sizeof(c2c_policy_value);
     m.policy_max_entries = opts.policy_max_entries;
     __u32 key = 0;
-    if (int rc = bpf_map_update_elem(fds[kMeta].get(), &key, &m, BPF_ANY); rc != 0)
-      return R::fail("cannot write " + opts.pin_root + "/" C2C_META_MAP_NAME ": " + bpf_errno_text(-rc));
+    if (const int e = kernel::map_update(fds[kMeta].get(), &key, &m); e != 0)
+      return R::fail("cannot write " + opts.pin_root + "/" C2C_META_MAP_NAME ": " + errno_text(e));
   }
   maps->policy_ = std::move(fds[kPolicy]);
   maps->stats_ = std::move(fds[kStats]);
@@ -288,16 +241,6 @@ Result<std::unique_ptr<PinnedMaps>> PinnedMaps::open(const PinOptions& opts) {
   return R::ok(std::move(maps));
 }
 
-namespace {
-// The kernel id of the map behind fd; 0 when fd is not a map (a foreign object at our pin).
-uint32_t map_id(int fd) {
-  bpf_map_info info;
-  std::memset(&info, 0, sizeof info);
-  __u32 len = sizeof info;
-  return bpf_map_get_info_by_fd(fd, &info, &len) == 0 ? info.id : 0;
-}
-}  // namespace
-
 Result<std::vector<std::string>> PinnedMaps::restore_pins() const {
   using R = Result<std::vector<std::string>>;
   std::vector<std::string> restored;
@@ -307,25 +250,22 @@ Result<std::vector<std::string>> PinnedMaps::restore_pins() const {
                                               {C2C_META_MAP_NAME, meta_.get()}};
   for (const auto& [name, fd] : held) {
     const std::string pin = pin_root_ + "/" + name;
-    const uint32_t ours = map_id(fd);
+    const uint32_t ours = kernel::map_id(fd);
     std::string what;
-    const int pfd = bpf_obj_get(pin.c_str());
-    if (pfd < 0) {
-      const int e = errno;
-      if (e != ENOENT) return R::fail("pin " + pin + ": bpf_obj_get failed: " + bpf_errno_text(e));
+    const kernel::OpenedPin opened = kernel::open_pin(pin);
+    if (!opened.fd) {
+      if (!opened.missing()) return R::fail(opened.what);
       what = "deleted";
     } else {
-      const uint32_t pinned = map_id(pfd);
-      ::close(pfd);
+      const uint32_t pinned = kernel::map_id(opened.fd.get());
       if (pinned == ours) continue;
       what = "replaced by " + (pinned == 0 ? std::string("an object that is not a map") : "map id " + std::to_string(pinned));
       if (::unlink(pin.c_str()) != 0 && errno != ENOENT)
-        return R::fail("pin " + pin + " (" + what + "): cannot unlink: " + bpf_errno_text(errno));
+        return R::fail("pin " + pin + " (" + what + "): cannot unlink: " + errno_text(errno));
     }
-    if (std::string e = make_dirs(pin_root_); !e.empty()) return R::fail("pin " + pin + " (" + what + "): " + e);
-    if (bpf_obj_pin(fd, pin.c_str()) != 0)
-      return R::fail("pin " + pin + " (" + what + "): cannot pin map id " + std::to_string(ours) + " again: " +
-                     bpf_errno_text(errno));
+    if (std::string e = kernel::make_pin_dirs(pin_root_); !e.empty()) return R::fail("pin " + pin + " (" + what + "): " + e);
+    if (std::string e = kernel::pin_object(fd, pin); !e.empty())
+      return R::fail("pin " + pin + " (" + what + "): cannot pin map id " + std::to_string(ours) + " again: " + e);
     restored.push_back(pin + ": " + what);
   }
   return R::ok(std::move(restored));
@@ -334,11 +274,11 @@ Result<std::vector<std::string>> PinnedMaps::restore_pins() const {
 std::string PinnedMaps::remove_pins(const std::string& pin_root) {
   for (const char* name : {C2C_POLICY_MAP_NAME, C2C_STATS_MAP_NAME, C2C_EVENTS_MAP_NAME, C2C_META_MAP_NAME}) {
     std::string pin = pin_root + "/" + name;
-    if (::unlink(pin.c_str()) != 0 && errno != ENOENT) return "cannot unlink " + pin + ": " + bpf_errno_text(errno);
+    if (::unlink(pin.c_str()) != 0 && errno != ENOENT) return "cannot unlink " + pin + ": " + kernel::errno_text(errno);
   }
   // Other parts (the scheduler) may pin their own objects here: a non-empty directory stays.
   if (::rmdir(pin_root.c_str()) != 0 && errno != ENOENT && errno != ENOTEMPTY)
-    return "cannot remove " + pin_root + ": " + bpf_errno_text(errno);
+    return "cannot remove " + pin_root + ": " + kernel::errno_text(errno);
   return "";
 }
 

@@ -1,12 +1,16 @@
 // The pinned policy map set: create it (libbpf object API, so the maps carry BTF) or re-open it
-// from its pins (bpf_obj_get), verifying that what is pinned is laid out for this ABI.
+// from its pins, verifying that what is pinned is laid out for this ABI (through src/kernel: its
+// pins, its map check, its object owner).
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "claim2core_abi.hpp"
+#include "kernel/map_check.hpp"
+#include "kernel/unique_fd.hpp"
 #include "mirror/policy_compare_delete.hpp"
 #include "mirror/result.hpp"
 
@@ -15,6 +19,11 @@ namespace c2c::mirror {
 // Where the maps' BPF object (built from bpf/policy_maps.bpf.c) is looked for by default:
 // $C2C_POLICY_MAPS_OBJ if set, else the path compiled in by CMake.
 std::string default_maps_object();
+
+// What the policy map must look like for this build of the ABI (the one statement of it: the
+// pins' check here, and the generation guard's read of a pin it opens without PinnedMaps).
+// nullopt max_entries: any size.
+kernel::MapLayout policy_map_layout(std::optional<uint32_t> max_entries);
 
 struct PinOptions {
   std::string pin_root = C2C_PIN_ROOT;  // tests use a private directory under /sys/fs/bpf
@@ -25,26 +34,6 @@ struct PinOptions {
   // buffer of another size is replaced when `create` (it holds nothing that must survive).
   uint32_t events_ringbuf_bytes = C2C_EVENTS_RINGBUF_BYTES;
   bool create = true;  // false: only re-open existing pins (a consumer, never a creator)
-};
-
-class UniqueFd {
- public:
-  UniqueFd() = default;
-  explicit UniqueFd(int fd) : fd_(fd) {}
-  ~UniqueFd();
-  UniqueFd(UniqueFd&& o) noexcept : fd_(o.release()) {}
-  UniqueFd& operator=(UniqueFd&& o) noexcept;
-  UniqueFd(const UniqueFd&) = delete;
-  UniqueFd& operator=(const UniqueFd&) = delete;
-  int get() const { return fd_; }
-  int release() {
-    int f = fd_;
-    fd_ = -1;
-    return f;
-  }
-
- private:
-  int fd_ = -1;
 };
 
 class PinnedMaps {
@@ -85,7 +74,7 @@ class PinnedMaps {
   const std::string& pin_root() const { return pin_root_; }
 
  private:
-  UniqueFd policy_, stats_, events_, meta_;
+  kernel::UniqueFd policy_, stats_, events_, meta_;
   std::unique_ptr<PolicyCompareDelete> compare_delete_;  // after policy_: destroyed before it
   std::string compare_delete_error_;
   uint32_t policy_max_entries_ = 0;

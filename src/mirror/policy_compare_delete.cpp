@@ -1,6 +1,5 @@
 #include "mirror/policy_compare_delete.hpp"
 
-#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <sys/mman.h>
 
@@ -8,33 +7,35 @@
 #include <cerrno>
 #include <cstring>
 
-#include "host/bpf_errno.hpp"
+#include "kernel/errno_text.hpp"
+#include "kernel/map_ops.hpp"
 
 namespace c2c::mirror {
 
-using host::bpf_errno_text;
+using kernel::errno_text;
 
 Result<std::unique_ptr<PolicyCompareDelete>> PolicyCompareDelete::load(const std::string& object_path,
                                                                       int policy_fd) {
   using R = Result<std::unique_ptr<PolicyCompareDelete>>;
   std::unique_ptr<PolicyCompareDelete> p(new PolicyCompareDelete());
   const std::string what = "compare-and-delete program of " + object_path;
-  p->obj_ = bpf_object__open_file(object_path.c_str(), nullptr);
-  if (p->obj_ == nullptr) return R::fail(what + ": cannot open: " + bpf_errno_text(errno));
+  std::string err;
+  p->obj_ = kernel::BpfObject::open(object_path, &err);
+  if (!p->obj_) return R::fail(what + ": " + err);
   // Only the program and its .bss are made: the policy map is the pinned one, the other maps of
   // the object are not touched.
   bpf_map* map = nullptr;
-  bpf_object__for_each_map(map, p->obj_) {
+  bpf_object__for_each_map(map, p->obj_.get()) {
     if (bpf_map__is_internal(map)) continue;
     const int rc = std::strcmp(bpf_map__name(map), C2C_POLICY_MAP_NAME) == 0 ? bpf_map__reuse_fd(map, policy_fd)
                                                                              : bpf_map__set_autocreate(map, false);
-    if (rc != 0) return R::fail(what + ": cannot prepare map " + bpf_map__name(map) + ": " + bpf_errno_text(rc));
+    if (rc != 0) return R::fail(what + ": cannot prepare map " + bpf_map__name(map) + ": " + errno_text(rc));
   }
-  if (int rc = bpf_object__load(p->obj_); rc != 0)
-    return R::fail(what + ": cannot load: " + bpf_errno_text(rc) +
+  if (std::string e = p->obj_.load(); !e.empty())
+    return R::fail(what + ": " + e +
                    " (needs CAP_BPF and a kernel with syscall programs and bpf_loop, 5.17 or later)");
-  bpf_program* prog = bpf_object__find_program_by_name(p->obj_, "c2c_compare_delete");
-  bpf_map* bss = bpf_object__find_map_by_name(p->obj_, ".bss");
+  bpf_program* prog = bpf_object__find_program_by_name(p->obj_.get(), "c2c_compare_delete");
+  bpf_map* bss = bpf_object__find_map_by_name(p->obj_.get(), ".bss");
   if (prog == nullptr || bss == nullptr) return R::fail(what + ": has no program c2c_compare_delete or no .bss");
   p->prog_fd_ = bpf_program__fd(prog);
   // libbpf 1.4 maps an object's .bss into the process only for skeletons: map it here, shared
@@ -43,15 +44,14 @@ Result<std::unique_ptr<PolicyCompareDelete>> PolicyCompareDelete::load(const std
   if (p->shared_bytes_ < sizeof(c2c_compare_delete_slot) * C2C_COMPARE_DELETE_SLOTS)
     return R::fail(what + ": its .bss holds " + std::to_string(p->shared_bytes_) + " bytes, fewer than the slots");
   void* m = ::mmap(nullptr, p->shared_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(bss), 0);
-  if (m == MAP_FAILED) return R::fail(what + ": cannot map its .bss: " + bpf_errno_text(errno));
+  if (m == MAP_FAILED) return R::fail(what + ": cannot map its .bss: " + errno_text(errno));
   p->shared_ = static_cast<c2c_compare_delete_slot*>(m);
   return R::ok(std::move(p));
 }
 
 PolicyCompareDelete::~PolicyCompareDelete() {
   if (shared_ != nullptr) ::munmap(shared_, shared_bytes_);
-  bpf_object__close(obj_);
-}
+}  // obj_ closes after the .bss is unmapped
 
 BatchResult PolicyCompareDelete::run(c2c_compare_delete_slot* slots, size_t n) {
   size_t done = 0;
@@ -59,11 +59,11 @@ BatchResult PolicyCompareDelete::run(c2c_compare_delete_slot* slots, size_t n) {
     const size_t k = std::min<size_t>(n - done, C2C_COMPARE_DELETE_SLOTS);
     std::memcpy(shared_, slots + done, k * sizeof *slots);
     c2c_compare_delete_args args{static_cast<__u32>(k), 0};
-    LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &args, .ctx_size_in = sizeof args);
-    if (int rc = bpf_prog_test_run_opts(prog_fd_, &opts); rc != 0) return {rc < 0 ? -rc : EIO, done};
+    uint32_t retval = 0;
+    if (const int e = kernel::prog_test_run(prog_fd_, &args, sizeof args, &retval); e != 0) return {e, done};
     // The program returns how many slots it went through (bpf_loop's count), or -1 for a count
     // above the slots: anything but k means the verdicts cannot be trusted.
-    if (opts.retval != k) return {EIO, done};
+    if (retval != k) return {EIO, done};
     std::memcpy(slots + done, shared_, k * sizeof *slots);
     done += k;
   }

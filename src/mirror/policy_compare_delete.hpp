@@ -13,11 +13,10 @@
 #include <string>
 
 #include "claim2core_abi.hpp"
+#include "kernel/bpf_object.hpp"
 #include "mirror/map_io.hpp"
 #include "mirror/result.hpp"
 #include "policy_compare_delete.h"
-
-struct bpf_object;
 
 namespace c2c::mirror {
 
@@ -39,7 +38,7 @@ class PolicyCompareDelete {
 
  private:
   PolicyCompareDelete() = default;
-  bpf_object* obj_ = nullptr;
+  kernel::BpfObject obj_;
   int prog_fd_ = -1;
   c2c_compare_delete_slot* shared_ = nullptr;  // the program's .bss, mapped here
   size_t shared_bytes_ = 0;

@@ -1,6 +1,5 @@
 #include "sched/loader.hpp"
 
-#include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <sys/mount.h>
@@ -17,13 +16,17 @@
 #include <vector>
 
 #include "host/bpf_rodata.hpp"
+#include "kernel/errno_text.hpp"
+#include "kernel/map_check.hpp"
+#include "kernel/map_ops.hpp"
+#include "kernel/pins.hpp"
 
 namespace c2c::sched {
 namespace {
 
 constexpr unsigned long kBpfFsMagic = 0xcafe4a11;
 
-std::string errtext(int err) { return std::strerror(err < 0 ? -err : err); }
+std::string errtext(int err) { return kernel::errno_text(err); }
 
 std::string read_trimmed(const char* path) {
   std::ifstream in(path);
@@ -34,21 +37,15 @@ std::string read_trimmed(const char* path) {
 }
 
 // Validates that a pinned map has the shape the scheduler expects before reusing it, so a stale
-// pin from another ABI version fails loudly naming the mismatching field.
+// pin from another ABI version fails loudly naming the mismatching field (src/kernel's one check).
 void check_pinned(int fd, const std::string& path, uint32_t type, uint32_t key_size,
                   uint32_t value_size) {
-  bpf_map_info info{};
-  uint32_t len = sizeof info;
-  if (int err = bpf_map_get_info_by_fd(fd, &info, &len); err)
-    throw LoadError("sched: cannot inspect pinned map " + path + ": " + errtext(err));
-  auto fail = [&](const char* field, uint32_t got, uint32_t want) {
-    throw LoadError("sched: pinned map " + path + " has " + field + "=" + std::to_string(got) +
-                    ", expected " + std::to_string(want) + " (ABI v" +
-                    std::to_string(C2C_ABI_VERSION) + "); remove the stale pin");
-  };
-  if (info.type != type) fail("map_type", info.type, type);
-  if (info.key_size != key_size) fail("key_size", info.key_size, key_size);
-  if (info.value_size != value_size) fail("value_size", info.value_size, value_size);
+  kernel::MapLayout want;  // any max_entries and flags: the object sizes them
+  want.type = type;
+  want.key_size = key_size;
+  want.value_size = value_size;
+  if (std::string why = kernel::check_map(fd, want, path); !why.empty())
+    throw LoadError("sched: " + why + "; remove the stale pin");
 }
 
 // Reuses the map pinned at pin_root/<name> if present, else asks libbpf to pin it there at load.
@@ -58,21 +55,15 @@ bool reuse_or_pin(bpf_object* obj, const char* name, const std::string& pin_root
   bpf_map* map = bpf_object__find_map_by_name(obj, name);
   if (!map) throw LoadError(std::string("sched: object has no map named ") + name);
   const std::string path = pin_root + "/" + name;
-  int fd = bpf_obj_get(path.c_str());
-  if (fd >= 0) {
-    try {
-      check_pinned(fd, path, type, key_size, value_size);
-    } catch (...) {
-      close(fd);
-      throw;
-    }
-    int err = bpf_map__reuse_fd(map, fd);
-    close(fd);  // reuse_fd dups it
-    if (err) throw LoadError("sched: reusing pinned map " + path + ": " + errtext(err));
+  const kernel::OpenedPin pin = kernel::open_pin(path);
+  if (pin.fd) {
+    check_pinned(pin.fd.get(), path, type, key_size, value_size);
+    // reuse_fd dups it; the pin's own fd closes when this returns.
+    if (int err = bpf_map__reuse_fd(map, pin.fd.get()); err)
+      throw LoadError("sched: reusing pinned map " + path + ": " + errtext(err));
     return true;
   }
-  if (errno != ENOENT)
-    throw LoadError("sched: opening pinned map " + path + ": " + errtext(errno));
+  if (!pin.missing()) throw LoadError("sched: opening pinned map " + path + ": " + errtext(pin.error));
   if (int err = bpf_map__set_pin_path(map, path.c_str()); err)
     throw LoadError("sched: setting pin path " + path + ": " + errtext(err));
   return false;
@@ -127,8 +118,8 @@ c2c_stats read_stats_fd(int fd) {
   static_assert(sizeof(c2c_stats) % 8 == 0, "per-CPU values are 8-byte aligned");
   std::vector<c2c_stats> per_cpu(static_cast<size_t>(ncpu));
   uint32_t key = 0;
-  if (bpf_map_lookup_elem(fd, &key, per_cpu.data()) != 0)
-    throw LoadError("sched: reading c2c_stats: " + errtext(errno));
+  if (const int err = kernel::map_lookup(fd, &key, per_cpu.data()); err != 0)
+    throw LoadError("sched: reading c2c_stats: " + errtext(err));
   return sum_stats(per_cpu);
 }
 
@@ -148,17 +139,10 @@ void ensure_pin_dir(const std::string& dir) {
 }
 
 c2c_stats read_pinned_stats(const std::string& pin_path) {
-  int fd = bpf_obj_get(pin_path.c_str());
-  if (fd < 0) throw LoadError("sched: opening " + pin_path + ": " + errtext(errno));
-  try {
-    check_pinned(fd, pin_path, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(c2c_stats));
-    c2c_stats s = read_stats_fd(fd);
-    close(fd);
-    return s;
-  } catch (...) {
-    close(fd);
-    throw;
-  }
+  const kernel::OpenedPin pin = kernel::open_pin(pin_path);
+  if (!pin.fd) throw LoadError("sched: opening " + pin_path + ": " + errtext(pin.error));
+  check_pinned(pin.fd.get(), pin_path, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(c2c_stats));
+  return read_stats_fd(pin.fd.get());
 }
 
 std::unique_ptr<Scheduler> Scheduler::load(const LoaderOptions& opts) {
@@ -170,32 +154,27 @@ std::unique_ptr<Scheduler> Scheduler::load(const LoaderOptions& opts) {
   ensure_pin_dir(opts.pin_root);
 
   std::unique_ptr<Scheduler> s(new Scheduler());
-  s->obj_ = bpf_object__open_file(opts.object_path.c_str(), nullptr);
-  if (!s->obj_) {
-    int err = errno;
-    s->obj_ = nullptr;
-    throw LoadError("sched: opening BPF object " + opts.object_path + ": " + errtext(err));
-  }
-  s->policy_reused_ = reuse_or_pin(s->obj_, C2C_POLICY_MAP_NAME, opts.pin_root, BPF_MAP_TYPE_HASH,
+  std::string why;
+  s->obj_ = kernel::BpfObject::open(opts.object_path, &why);
+  if (!s->obj_) throw LoadError("sched: " + why);
+  s->policy_reused_ = reuse_or_pin(s->obj_.get(), C2C_POLICY_MAP_NAME, opts.pin_root, BPF_MAP_TYPE_HASH,
                                    sizeof(c2c_task_key), sizeof(c2c_policy_value));
-  reuse_or_pin(s->obj_, C2C_STATS_MAP_NAME, opts.pin_root, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
+  reuse_or_pin(s->obj_.get(), C2C_STATS_MAP_NAME, opts.pin_root, BPF_MAP_TYPE_PERCPU_ARRAY, 4,
                sizeof(c2c_stats));
   // The tunables go into .rodata now, between open and load: once loaded it is frozen.
-  if (std::string e = apply_tunables(s->obj_, opts.tunables); !e.empty()) throw LoadError("sched: " + e);
-  set_exit_dump_size(s->obj_, opts.exit_dump_bytes);
+  if (std::string e = apply_tunables(s->obj_.get(), opts.tunables); !e.empty()) throw LoadError("sched: " + e);
+  set_exit_dump_size(s->obj_.get(), opts.exit_dump_bytes);
   // Per-task counters and the scheduler's per-task state (ABI v5): pinned so that a measuring
   // tool finds the counters by path and they span scheduler reloads; keyed by pidfd
   // (tests/vm/README.md).
-  reuse_or_pin(s->obj_, C2C_TASK_CNT_MAP_NAME, opts.pin_root, BPF_MAP_TYPE_TASK_STORAGE, 4,
+  reuse_or_pin(s->obj_.get(), C2C_TASK_CNT_MAP_NAME, opts.pin_root, BPF_MAP_TYPE_TASK_STORAGE, 4,
                sizeof(c2c_task_value));
 
-  if (int err = bpf_object__load(s->obj_); err)
-    throw LoadError("sched: loading " + opts.object_path + " failed: " + errtext(err) +
-                    " (verifier log above)");
+  if (std::string e = s->obj_.load(); !e.empty()) throw LoadError("sched: " + e + " (verifier log above)");
 
-  bpf_map* ops = bpf_object__find_map_by_name(s->obj_, "claim2core_ops");
+  bpf_map* ops = bpf_object__find_map_by_name(s->obj_.get(), "claim2core_ops");
   if (!ops) throw LoadError("sched: object has no struct_ops map claim2core_ops");
-  s->link_ = bpf_map__attach_struct_ops(ops);
+  s->link_ = kernel::BpfLink(bpf_map__attach_struct_ops(ops));
   if (!s->link_) {
     int err = errno;
     throw LoadError("sched: attaching struct_ops failed: " + errtext(err) +
@@ -205,9 +184,9 @@ std::unique_ptr<Scheduler> Scheduler::load(const LoaderOptions& opts) {
   // The exit record lives in the .data map (UEI_RECORD in ops.exit). It is read with a map
   // lookup rather than through libbpf's mmap of .data, which did not show the kernel's writes
   // in the guest.
-  const auto off = uei_offset(s->obj_);
+  const auto off = uei_offset(s->obj_.get());
   bpf_map* data = nullptr;
-  bpf_object__for_each_map(data, s->obj_) {
+  bpf_object__for_each_map(data, s->obj_.get()) {
     std::string_view name = bpf_map__name(data);
     if (name.size() >= 5 && name.substr(name.size() - 5) == ".data") break;
   }
@@ -216,12 +195,12 @@ std::unique_ptr<Scheduler> Scheduler::load(const LoaderOptions& opts) {
   s->data_fd_ = bpf_map__fd(data);
   s->data_size_ = bpf_map__value_size(data);
   s->uei_offset_ = *off;
-  if (bpf_map* dump = find_internal_map(s->obj_, kDumpSection); dump && opts.exit_dump_bytes > 0) {
+  if (bpf_map* dump = find_internal_map(s->obj_.get(), kDumpSection); dump && opts.exit_dump_bytes > 0) {
     s->dump_fd_ = bpf_map__fd(dump);
     s->dump_size_ = bpf_map__value_size(dump);
   }
 
-  bpf_map* st = bpf_object__find_map_by_name(s->obj_, C2C_STATS_MAP_NAME);
+  bpf_map* st = bpf_object__find_map_by_name(s->obj_.get(), C2C_STATS_MAP_NAME);
   s->stats_fd_ = st ? bpf_map__fd(st) : -1;
 
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(opts.enable_timeout_ms);
@@ -236,23 +215,15 @@ std::unique_ptr<Scheduler> Scheduler::load(const LoaderOptions& opts) {
   return s;
 }
 
-Scheduler::~Scheduler() {
-  detach();
-  if (obj_) bpf_object__close(obj_);
-}
+Scheduler::~Scheduler() { detach(); }  // then obj_ closes
 
-void Scheduler::detach() {
-  if (link_) {
-    bpf_link__destroy(link_);
-    link_ = nullptr;
-  }
-}
+void Scheduler::detach() { link_.reset(); }
 
 std::optional<ExitReport> Scheduler::exit_report() const {
   if (data_fd_ < 0) return std::nullopt;
   std::vector<char> buf(data_size_);
   uint32_t zero = 0;
-  if (bpf_map_lookup_elem(data_fd_, &zero, buf.data()) != 0) return std::nullopt;
+  if (kernel::map_lookup(data_fd_, &zero, buf.data()) != 0) return std::nullopt;
   UserExitInfo raw{};
   std::memcpy(&raw, buf.data() + uei_offset_, sizeof raw);
   if (raw.kind == 0) return std::nullopt;

@@ -9,12 +9,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernel/bpf_object.hpp"
 #include "sched/exit_info.hpp"
 #include "sched/stats.hpp"
 #include "sched/tunables.hpp"
-
-struct bpf_object;
-struct bpf_link;
 
 namespace c2c::sched {
 
@@ -65,8 +63,8 @@ class Scheduler {
 
  private:
   Scheduler() = default;
-  bpf_object* obj_ = nullptr;
-  bpf_link* link_ = nullptr;
+  kernel::BpfObject obj_;
+  kernel::BpfLink link_;  // destroyed before obj_
   int data_fd_ = -1;          // the .data map holding the exit record
   size_t data_size_ = 0;      // its value size
   size_t uei_offset_ = 0;     // offset of `uei` in it

@@ -90,7 +90,7 @@ TEST(VmSchedLoader, RefusesAPinnedStatsMapOfTheWrongValueSize) {
     read_pinned_stats(m.path);
     FAIL() << "a 64-byte value was accepted as struct c2c_stats";
   } catch (const LoadError& e) {
-    EXPECT_NE(std::string(e.what()).find("value_size=64"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("value_size is 64"), std::string::npos) << e.what();
   }
 }
 
@@ -206,7 +206,7 @@ TEST(VmSchedLoaderGuest, RefusesAStalePolicyPinAndStaysDisabled) {
     Scheduler::load(guest_options(root));
     ADD_FAILURE() << "a 64-byte policy value was accepted";
   } catch (const LoadError& e) {
-    EXPECT_NE(std::string(e.what()).find("value_size=64"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("value_size is 64"), std::string::npos) << e.what();
   }
   EXPECT_EQ(scx_state(), "disabled");
   unlink(path.c_str());

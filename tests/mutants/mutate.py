@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The one mutation runner: every section of seeded bugs (core, mirror, kernel, judge, k8s_status,
-realk8s, role_socket, daemon_durable, names, rest, controller, layering, classify) is read from its table (one format, below),
+"""The one mutation runner: every section of seeded bugs (core, mirror, kernel, judge, layering,
+k8s_status, realk8s, role_socket, daemon_durable, names, rest, controller, classify) is read from its table (one format, below),
 each mutant is written into a tree copy, only the targets its checkers need are rebuilt, the
 section's checkers judge it, and the file is restored.
 
@@ -26,7 +26,7 @@ rest, controller, classify) share one configured copy of the whole tree (--tree 
 directory's mutants-tree, kept between sections and runs), brought up to date with the checkout
 file by file (an unchanged file keeps its time stamp, so ninja rebuilds only what changed) and
 built through ccache; a mutant rebuilds only its checker's targets. The others (kernel, judge,
-realk8s) build nothing and work in a private temporary copy. Without --tree, a temporary copy.
+layering, realk8s) build nothing and work in a private temporary copy. Without --tree, a temporary copy.
 --prepare only brings the tree up to date and builds every target of the section's checkers,
 judging nothing: scripts/test does so in its build phase, so the default suite's first section
 does not carry the copy's first build (tests/mutants/README.md).
@@ -151,7 +151,7 @@ class Tree:
     # core library without debug info: the core mutants recompile core files (a header's all of
     # them), no checker reads debug info and it is a quarter of each compile
     # (tests/mutants/README.md). lld links the test binaries several times faster than ld.bfd.
-    PARTS = ["src/core", "src/codec", "src/trace", "src/k8s", "src/host", "src/mirror", "src/sched", "src/api",
+    PARTS = ["src/core", "src/codec", "src/trace", "src/k8s", "src/kernel", "src/host", "src/mirror", "src/sched", "src/api",
              "src/client", "src/daemon", "src/cli", "src/rest", "tests/unit", "tests/property", "tests/integration",
              "fuzz", "src/report", "bpf"]
 
@@ -505,14 +505,25 @@ def judge_test(ctx, label):
 
 
 def layering_check(ctx, label):
-    """tests/unit/frontend_layering_check.py over the copy's sources."""
-    log = ctx.log(label, "check")
+    """tests/unit/frontend_layering_check.py over the copy's sources (rules 1-3 of the front ends)."""
+    log = ctx.log(label, "frontends")
     rc = run(["/usr/bin/python3", os.path.join(ctx.tree.root, "tests", "unit", "frontend_layering_check.py"),
-              ctx.tree.root], log)
+              ctx.tree.root], log, timeout=120)
     if rc == 0:
         return SURVIVED, ""
     failed = re.findall(r"^FAIL (.*)$", open(log).read(), re.M)
     return KILLED, "; ".join(failed) or f"exit {rc}"
+
+
+def kernel_layer_check(ctx, label):
+    """tests/unit/daemon_layering_check.py on the copy's sources (rule 3: one kernel layer)."""
+    log = ctx.log(label, "kernel")
+    rc = run(["/usr/bin/python3", os.path.join(ctx.tree.root, "tests", "unit", "daemon_layering_check.py"),
+              ctx.tree.root], log, timeout=120)
+    if rc == 0:
+        return SURVIVED, ""
+    found = [l for l in open(log).read().splitlines() if "(rule" in l or "includes" in l]
+    return (KILLED, found[0][:120]) if rc == 1 and found else (ERROR, f"exit {rc}")
 
 
 REALK8S_TEST = os.path.join(SRC, "tests", "integration", "k8s_realserver_test.py")
@@ -647,8 +658,8 @@ def sections():
             checkers=[Checker("test", (), judge_test)]),
         "layering": dict(
             table="layering.tsv", builds=False, mode="any", idle_fails=False,
-            copy=["src", "tests/unit/frontend_layering_check.py"],
-            checkers=[Checker("check", (), layering_check)]),
+            copy=["src", "bpf", "tests/unit/frontend_layering_check.py", "tests/unit/daemon_layering_check.py"],
+            checkers=[Checker("frontends", (), layering_check), Checker("kernel", (), kernel_layer_check)]),
         "realk8s": dict(
             table="realk8s.tsv", builds=False, mode="any", idle_fails=False, copy=["tests/integration"],
             checkers=[Checker("parity", (), realk8s_parity)]),

@@ -1,9 +1,14 @@
 // The generation guard at startup (issue 45, bug 1): --recover-generation reads the pinned map
 // with the core's bound. One foreign entry at 2^60 used to become the floor (2^60 + 2^20), which
 // the core then refused at every start, plain restarts included, since the file now existed.
+#include <bpf/bpf.h>  // the test pins a map of another layout itself
 #include <gtest/gtest.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include "core/core.hpp"
@@ -102,6 +107,33 @@ TEST_F(GenerationGuard, HighestInMapCountsWithinTheBoundOnly) {
   EXPECT_EQ(r.highest, kBound);
   EXPECT_EQ(r.beyond_bound, 2u);
   EXPECT_EQ(r.highest_beyond, ~0ull);
+}
+
+// The recovery's read of the pinned policy map goes through src/kernel's map check: a pin of
+// another layout (here a value of 104 bytes, an older ABI) is refused naming the pin and the
+// field, nothing stored; it was read with this build's value size, past the end of each value.
+TEST_F(GenerationGuard, APinnedPolicyMapOfAnotherLayoutIsRefusedNotRead) {
+  struct statfs st;
+  if (::geteuid() != 0 || ::statfs("/sys/fs/bpf", &st) != 0 || st.f_type != BPF_FS_MAGIC)
+    GTEST_SKIP() << "needs root and bpffs at /sys/fs/bpf";
+  const fs::path root = "/sys/fs/bpf/c2c-test-gen-guard-" + std::to_string(::getpid());
+  fs::remove_all(root);
+  fs::create_directories(root);
+  const std::string pin = (root / "c2c_policy").string();
+  const int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "c2c_policy", 4, 104, 16, nullptr);
+  ASSERT_GE(fd, 0) << std::strerror(errno);
+  ASSERT_EQ(bpf_obj_pin(fd, pin.c_str()), 0) << std::strerror(errno);
+  ::close(fd);
+  std::string err;
+  EXPECT_FALSE(open_node_lease(dir.string(), pin, /*recover=*/true, &err));
+  EXPECT_NE(err.find("pinned map " + pin + ": value_size is 104"), std::string::npos) << err;
+  EXPECT_FALSE(fs::exists(dir / "generation")) << "nothing is stored on a refused recovery";
+  // No pin at all: the recovery counts the state alone.
+  fs::remove_all(root);
+  err.clear();
+  auto lease = open_node_lease(dir.string(), pin, /*recover=*/true, &err);
+  ASSERT_TRUE(lease) << err;
+  EXPECT_EQ(lease->floor(), 7 + kRecoveryMargin);
 }
 
 }  // namespace

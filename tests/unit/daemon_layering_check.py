@@ -7,6 +7,12 @@
      other than the public core.hpp/model.hpp/events.hpp/runtime_entry.hpp) and does not use the
      durable state, the intents table or the core object (DurableState, IntentTable, .core(),
      .durable(), .intents()): it calls the engine's typed node API.
+  3. One kernel layer (issue 44 item 2): no file under src/ outside src/kernel includes libbpf's
+     <bpf/bpf.h>, opens, loads or closes a BPF object (bpf_object__open*, bpf_object__load,
+     bpf_object__close), destroys a link, opens or makes a pin (bpf_obj_get, bpf_obj_pin) or reads
+     a map's info or BTF to check it (bpf_map_get_info_by_fd, bpf_obj_get_info_by_fd,
+     btf__load_from_kernel_by_id): the daemon, the mirror, the host plane and the loader reach
+     them through src/kernel.
 
 Usage: daemon_layering_check.py <source root>            exit 0 when the rules hold
        daemon_layering_check.py --seeded <source root>   copies the sources, seeds one violation
@@ -22,6 +28,11 @@ import tempfile
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 FORBIDDEN_ENGINE = re.compile(r'(^|/)(grpc|grpcpp|google/protobuf)/|\.pb\.h$')
 CORE_PUBLIC = {"core/core.hpp", "core/model.hpp", "core/events.hpp", "core/runtime_entry.hpp", "core/cpuset.hpp"}
+KERNEL_ONLY_INCLUDE = re.compile(r'^bpf/bpf\.h$')
+KERNEL_ONLY_CALL = re.compile(r'\b(bpf_obj_get|bpf_obj_pin|bpf_object__open\w*|bpf_object__load|bpf_object__close|'
+                              r'bpf_link__destroy|bpf_map_get_info_by_fd|bpf_obj_get_info_by_fd|'
+                              r'btf__load_from_kernel_by_id)\s*\(')
+SOURCE_SUFFIXES = (".cpp", ".hpp", ".h", ".ipp", ".c")
 SERVICE_USES = re.compile(r'\b(DurableState|IntentTable)\b|\.(core|durable|intents)\(\)|->(core|durable|intents)\(\)')
 
 
@@ -69,8 +80,33 @@ def service_violations(root):
     return out
 
 
+def kernel_layer_violations(root):
+    out = []
+    src = os.path.join(root, "src")
+    for d, dirs, files in os.walk(src):
+        dirs.sort()
+        if os.path.relpath(d, src).split(os.sep)[0] == "kernel":
+            dirs[:] = []
+            continue
+        for f in sorted(files):
+            if not f.endswith(SOURCE_SUFFIXES):
+                continue
+            path = os.path.join(d, f)
+            rel = os.path.relpath(path, root)
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                code = strip_comments(fh.read())
+            for inc in INCLUDE.findall(code):
+                if KERNEL_ONLY_INCLUDE.search(inc):
+                    out.append("%s includes <%s> (rule 3: only src/kernel includes libbpf's bpf.h)" % (rel, inc))
+            for n, line in enumerate(code.splitlines(), 1):
+                for call in KERNEL_ONLY_CALL.findall(line):
+                    out.append("%s:%d calls %s (rule 3: only src/kernel opens, pins, checks and closes BPF objects "
+                               "and maps)" % (rel, n, call))
+    return out
+
+
 def check(root):
-    return engine_violations(root) + service_violations(root)
+    return engine_violations(root) + service_violations(root) + kernel_layer_violations(root)
 
 
 def seeded(root):
@@ -82,6 +118,10 @@ def seeded(root):
          "#include \"daemon/service/service.hpp\"\n#include \"core/core_impl.hpp\"\n"),
         ("src/daemon/service/service.cpp", "namespace c2c::daemon {\n",
          "namespace c2c::daemon {\nvoid seeded(Engine& e) { (void)e.durable(); }\n"),
+        ("src/daemon/durable/generation_guard.cpp", "#include <spdlog/spdlog.h>\n",
+         "#include <bpf/bpf.h>\n#include <spdlog/spdlog.h>\n"),
+        ("src/host/task_iter.cpp", "namespace c2c::host {\n",
+         "namespace c2c::host {\nint seeded(const char* pin) { return bpf_obj_get(pin); }\n"),
     ]
     for rel, anchor, replacement in seeds:
         tmp = tempfile.mkdtemp(prefix="c2c-layering-")

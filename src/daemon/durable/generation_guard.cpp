@@ -1,15 +1,16 @@
 #include "daemon/durable/generation_guard.hpp"
 
-#include <bpf/bpf.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 
 #include "core/model.hpp"
 #include "daemon/durable/durable_state.hpp"
+#include "kernel/map_check.hpp"
+#include "kernel/pins.hpp"
 #include "mirror/kernel_map.hpp"
+#include "mirror/pinned_maps.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -110,12 +111,19 @@ std::optional<mirror::GenerationLease> open_node_lease(const std::string& state_
 
 std::optional<mirror::GenerationLease> open_node_lease(const std::string& state_dir, const std::string& policy_pin,
                                                        bool recover, std::string* err) {
-  const int fd = recover ? bpf_obj_get(policy_pin.c_str()) : -1;
+  // No pin (a first start, or the maps were lost with a reboot) is a map with nothing recorded.
+  const kernel::OpenedPin pin = recover ? kernel::open_pin(policy_pin) : kernel::OpenedPin{};
+  if (pin.fd) {
+    // Read with this build's value size: a pin of another layout is refused, not read past its end.
+    const kernel::MapLayout layout = mirror::policy_map_layout(std::nullopt);
+    if (std::string why = kernel::check_map(pin.fd.get(), layout, policy_pin); !why.empty()) {
+      *err = "--recover-generation: " + why + "; nothing was stored";
+      return std::nullopt;
+    }
+  }
   std::optional<mirror::KernelPolicyMap> map;
-  if (fd >= 0) map.emplace(fd, 0);
-  auto lease = open_node_lease(state_dir, map ? &*map : nullptr, recover, err);
-  if (fd >= 0) ::close(fd);
-  return lease;
+  if (pin.fd) map.emplace(pin.fd.get(), 0);
+  return open_node_lease(state_dir, map ? &*map : nullptr, recover, err);
 }
 
 }  // namespace c2c::daemon
