@@ -65,7 +65,25 @@ int main(int argc, char** argv) {
       ->capture_default_str()->check(CLI::Range(1, 4096));
   app.add_option("--worker-threads", so.worker_threads, "HTTP worker threads; more than --max-connections")
       ->capture_default_str()->check(CLI::Range(2, 4097));
+  // Issue 47: the original GUI from another origin, or from a folder served here.
+  app.add_option("--cors-origin", so.cors.origins,
+                 "An origin (http[s]://host[:port]) whose pages may call the API (repeat for more; default none: no CORS)");
+  std::string gui_dir;
+  app.add_option("--gui-dir", gui_dir, "Serve this folder (a built web GUI with index.html) instead of the embedded GUI");
   CLI11_PARSE(app, argc, argv);
+  for (const auto& origin : so.cors.origins)
+    if (auto p = c2c::rest::cors_origin_problem(origin)) {
+      std::cerr << "claim2core-rest: " << *p << "\n";
+      return 2;
+    }
+  if (!gui_dir.empty()) {
+    try {
+      so.gui = std::make_shared<const c2c::rest::GuiDir>(gui_dir);
+    } catch (const std::exception& e) {
+      std::cerr << "claim2core-rest: " << e.what() << "\n";
+      return 2;
+    }
+  }
   so.limits.header_timeout = std::chrono::milliseconds(header_timeout_ms);
   so.limits.body_timeout = std::chrono::milliseconds(body_timeout_ms);
   if (auto p = c2c::rest::options_problem(so)) {
