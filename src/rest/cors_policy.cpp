@@ -23,9 +23,9 @@ std::optional<std::string> cors_origin_problem(const std::string& origin) {
   if (!std::regex_match(origin, m, shape))
     return "--cors-origin '" + origin + "' is not an origin: expected http[s]://host[:port] in lower case, "
            "without a path (e.g. http://gui.example:5173); '*' is not accepted, list each origin";
-  if (m[6].matched) {
-    long port = std::stol(m[6].str());
-    if (port < 1 || port > 65535) return "--cors-origin '" + origin + "': port " + m[6].str() + " is not 1..65535";
+  if (m[5].matched) {
+    long port = std::stol(m[5].str());
+    if (port < 1 || port > 65535) return "--cors-origin '" + origin + "': port " + m[5].str() + " is not 1..65535";
   }
   return std::nullopt;
 }

@@ -197,6 +197,25 @@ int serve(Gateway& gw, pb::Claim2Core::StubInterface& stub, const ServerOptions&
     std::string h;
     send(res, gw.explain(header(req, "Authorization", h), req.matches[1]));
   });
+  svr->Get("/api/v1/users/self", [&gw](Req req, Res res) {
+    std::string h;
+    send(res, gw.self_user(header(req, "Authorization", h)));
+  });
+  // The password login (login_service.hpp), with --users-file only.
+  auto login_route = [&o](auto call) {
+    return [&o, call](Req req, Res res) {
+      if (!o.login) return send(res, fail(404, "password login is off (claim2core-rest --users-file)"));
+      Reply r = call(*o.login, req);
+      if (r.status == 429) res.set_header("Retry-After", std::to_string(r.body.value("retryAfterSeconds", 1)));
+      send(res, r);
+    };
+  };
+  svr->Post("/api/v1/auth/login", login_route([](LoginService& l, Req req) { return l.login(req.remote_addr, req.body); }));
+  svr->Post("/api/v1/auth/refresh", login_route([](LoginService& l, Req req) { return l.refresh(req.body); }));
+  svr->Post("/api/v1/auth/logout", login_route([](LoginService& l, Req req) {
+    std::string h;
+    return l.logout(header(req, "Authorization", h), req.body);
+  }));
   svr->Get("/health", [&gw](Req, Res res) { send(res, gw.health()); });
   svr->Get("/metrics", [&gw, &metrics](Req req, Res res) {
     std::string h;
