@@ -45,7 +45,7 @@ TokenTable parse_token_file(const std::string& text) {
     if (!is_valid_subject(subject)) bad("subject '" + subject + "' is not a DNS-1123 label ([a-z0-9-], at most 63)");
     for (const auto& other : t.tokens)
       if (other.token == token) bad("token given twice");
-    Token tok{token, subject, {}};
+    Token tok{token, subject, {}, ""};
     std::istringstream ps(perms);
     for (std::string p; std::getline(ps, p, ',');) {
       if (p == "*") {
@@ -121,7 +121,7 @@ TokenTable load_token_file(const std::string& path) {
 }
 
 std::variant<Principal, Reply> authorize(const TokenTable& t, const std::string* authorization,
-                                         const std::string& permission) {
+                                         const std::string& permission, const BearerCheck& extra) {
   if (!authorization || authorization->empty()) return fail(401, "Missing Authorization header");
   const std::string prefix = "Bearer ";
   if (authorization->size() <= prefix.size() || authorization->compare(0, prefix.size(), prefix) != 0)
@@ -130,9 +130,19 @@ std::variant<Principal, Reply> authorize(const TokenTable& t, const std::string*
   const Token* found = nullptr;
   for (const auto& tok : t.tokens)
     if (same_secret(presented, tok.token)) found = &tok;
+  Token signed_in;
+  if (!found && extra) {
+    if (auto v = extra(presented)) {
+      if (auto* r = std::get_if<Reply>(&*v)) return *r;
+      signed_in = std::get<Token>(*v);
+      found = &signed_in;
+    }
+  }
   if (!found) return fail(401, "invalid or expired token");
+  Principal who{found->subject, found->role, found->permissions};
+  if (permission.empty()) return who;  // GET /api/v1/users/self: any caller
   if (!found->permissions.count(permission)) return fail(403, "permission denied");
-  return Principal{found->subject};
+  return who;
 }
 
 bool is_loopback_host(const std::string& host) {

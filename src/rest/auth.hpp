@@ -13,6 +13,7 @@
 
 #include <sys/stat.h>
 
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -39,6 +40,7 @@ struct Token {
   std::string token;
   std::string subject;
   std::set<std::string> permissions;
+  std::string role;  // a login's role (login_users.hpp); "" for the token file's tokens
 };
 
 struct TokenTable {
@@ -56,11 +58,17 @@ TokenTable load_token_file(const std::string& path);
 
 struct Principal {
   std::string subject;
+  std::string role;
+  std::set<std::string> permissions;
 };
+// A second kind of bearer token beside the file's (the login's signed tokens, login_service.hpp):
+// nullopt when the presented token is none of its kind, else the token's holder or the refusal.
+using BearerCheck = std::function<std::optional<std::variant<Token, Reply>>(const std::string& presented)>;
 // The caller of a request with this Authorization header (nullptr: none), if its token holds
-// `permission`; else the 401/403 reply.
+// `permission` ("" : any authenticated caller); else the 401/403 reply. Tokens of the file are
+// tried first, then `extra` (when set).
 std::variant<Principal, Reply> authorize(const TokenTable& t, const std::string* authorization,
-                                         const std::string& permission);
+                                         const std::string& permission, const BearerCheck& extra = {});
 
 bool is_loopback_host(const std::string& host);
 // Why the gateway must not listen on host (without TLS when tls is false), or nullopt.

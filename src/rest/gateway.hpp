@@ -24,6 +24,8 @@ struct GatewayOptions {
   // Called with the reason of every request the gateway refuses before calling the daemon
   // ("auth", "body-depth", "body-duplicate-key", ...): claim2core_rest_refusals_total.
   std::function<void(const std::string& reason)> on_refusal;
+  // The login's signed tokens (login_service.hpp), tried after the token file's; unset: none.
+  BearerCheck bearer;
 };
 
 // A decoding refusal as the reply the original gives: a bad body is 400 "Invalid request body:
@@ -46,6 +48,9 @@ class Gateway {
   Reply list_tasks(Auth a, const std::multimap<std::string, std::string>& query);
   Reply explain(Auth a, const std::string& tid);
   Reply preview(Auth a, const std::string& body);
+  // GET /api/v1/users/self (any authenticated caller): the original's {id, username, roles,
+  // status} plus the permissions.
+  Reply self_user(Auth a);
   Reply health();
   Reply version();
   // The caller of the event stream (node_scheduling_intent.read), or the refusal.

@@ -22,7 +22,7 @@ namespace {
 // The GUI loads only its own modules and styles and talks only to this origin.
 constexpr const char* kCsp =
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; "
-    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+    "font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 httplib::Server* g_server = nullptr;
 void on_signal(int) {
@@ -151,8 +151,12 @@ int serve(Gateway& gw, const client::NodeClient& node, const ServerOptions& o, R
                             {"X-Content-Type-Options", "nosniff"},
                             {"Referrer-Policy", "no-referrer"},
                             {"X-Frame-Options", "DENY"}});
-  svr->set_pre_routing_handler([](const httplib::Request&, httplib::Response&) {
+  svr->set_pre_routing_handler([&o](const httplib::Request& req, httplib::Response& res) {
     t_routed = std::chrono::steady_clock::now();
+    if (o.cors.enabled()) {  // every reply to a listed origin, the errors' too
+      std::string h;
+      for (const auto& [k, v] : cors_headers(o.cors, header(req, "Origin", h))) res.set_header(k.c_str(), v);
+    }
     KeepAliveServer::head_received();  // the head is read: the body's deadline starts
     return httplib::Server::HandlerResponse::Unhandled;
   });
@@ -192,6 +196,25 @@ int serve(Gateway& gw, const client::NodeClient& node, const ServerOptions& o, R
     std::string h;
     send(res, gw.explain(header(req, "Authorization", h), req.matches[1]));
   });
+  svr->Get("/api/v1/users/self", [&gw](Req req, Res res) {
+    std::string h;
+    send(res, gw.self_user(header(req, "Authorization", h)));
+  });
+  // The password login (login_service.hpp), with --users-file only.
+  auto login_route = [&o](auto call) {
+    return [&o, call](Req req, Res res) {
+      if (!o.login) return send(res, fail(404, "password login is off (claim2core-rest --users-file)"));
+      Reply r = call(*o.login, req);
+      if (r.status == 429) res.set_header("Retry-After", std::to_string(r.body.value("retryAfterSeconds", 1)));
+      send(res, r);
+    };
+  };
+  svr->Post("/api/v1/auth/login", login_route([](LoginService& l, Req req) { return l.login(req.remote_addr, req.body); }));
+  svr->Post("/api/v1/auth/refresh", login_route([](LoginService& l, Req req) { return l.refresh(req.body); }));
+  svr->Post("/api/v1/auth/logout", login_route([](LoginService& l, Req req) {
+    std::string h;
+    return l.logout(header(req, "Authorization", h), req.body);
+  }));
   svr->Get("/health", [&gw](Req, Res res) { send(res, gw.health()); });
   svr->Get("/metrics", [&gw, &metrics](Req req, Res res) {
     std::string h;
@@ -241,12 +264,45 @@ int serve(Gateway& gw, const client::NodeClient& node, const ServerOptions& o, R
         [es, open_streams](bool) { open_streams->fetch_sub(1); });
   });
 
-  svr->Get(R"(/(|index\.html|[a-z]+\.(js|css)))", [](Req req, Res res) {
-    std::string path = req.path == "/" ? "/index.html" : req.path;
-    const WebAsset* a = find_web_asset(path);
-    if (!a) return send(res, fail(404, "not found"));
-    serve_asset(req, res, *a);
-  });
+  if (o.cors.enabled())  // a preflight is answered only for a listed origin (cors_policy.hpp)
+    svr->Options(R"(/.*)", [&o, &metrics](Req req, Res res) {
+      std::string h1, h2;
+      auto p = cors_preflight(o.cors, header(req, "Origin", h1), header(req, "Access-Control-Request-Method", h2));
+      if (p.reply.status != 204) metrics.refused("cors");
+      for (const auto& [k, v] : p.headers)  // the pre-routing handler set the origin's already
+        if (!res.has_header(k.c_str())) res.set_header(k.c_str(), v);
+      if (p.reply.status == 204) {
+        res.status = 204;
+        return;
+      }
+      send(res, p.reply);
+    });
+
+  if (o.gui) {  // the operator's GUI folder (--gui-dir) instead of the embedded one, API paths excepted
+    svr->Get(R"(/.*)", [&o, &metrics](Req req, Res res) {
+      if (req.path.rfind("/api/", 0) == 0) return send(res, fail(404, "not found"));
+      auto got = o.gui->get(req.path);
+      if (auto* r = std::get_if<Reply>(&got)) {
+        if (r->status == 400) metrics.refused("path");
+        return send(res, *r);
+      }
+      const auto& f = std::get<GuiFile>(got);
+      res.set_header("ETag", f.etag);
+      res.set_header("Cache-Control", "no-cache");
+      if (req.has_header("If-None-Match") && req.get_header_value("If-None-Match") == f.etag) {
+        res.status = 304;
+        return;
+      }
+      res.set_content(f.content, f.content_type.c_str());
+    });
+  } else {
+    svr->Get(R"(/(|index\.html|[a-z]+\.(js|css)))", [](Req req, Res res) {
+      std::string path = req.path == "/" ? "/index.html" : req.path;
+      const WebAsset* a = find_web_asset(path);
+      if (!a) return send(res, fail(404, "not found"));
+      serve_asset(req, res, *a);
+    });
+  }
 
   g_server = svr.get();
   std::signal(SIGTERM, on_signal);

@@ -2,9 +2,13 @@
 // embedded web GUI, and the headers every response carries (CSP, caching, nosniff).
 #pragma once
 
+#include <memory>
 #include <string>
 
+#include "rest/cors_policy.hpp"
 #include "rest/gateway.hpp"
+#include "rest/gui_dir.hpp"
+#include "rest/login_service.hpp"
 #include "rest/keep_alive_server.hpp"
 #include "rest/rest_metrics.hpp"
 
@@ -19,6 +23,9 @@ struct ServerOptions {
   ConnectionLimits limits;       // deadlines, header size, connections per client and in all
   size_t worker_threads = 68;    // --worker-threads: more than limits.max_connections
   size_t max_body_bytes = 1 << 20;  // --max-body-bytes (413 above)
+  CorsPolicy cors;                   // --cors-origin (none: no CORS, no preflight answered)
+  std::shared_ptr<const GuiDir> gui;  // --gui-dir: served instead of the embedded GUI
+  std::shared_ptr<LoginService> login;  // --users-file: the password login (none: 404)
 };
 
 // Why these options must not be used (a flag named), or nullopt.

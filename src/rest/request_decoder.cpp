@@ -56,7 +56,9 @@ const std::vector<std::string>& refusal_reasons() {
       "body-too-large", "event-streams",
       // requests: the token (auth.cpp), the body (json_body.cpp, policy_body.cpp), query, path, route, headers
       "auth", "body-empty", "body-syntax", "body-depth", "body-duplicate-key", "body-utf8", "body-field", "body-id",
-      "query", "path", "route", "header"};
+      "query", "path", "route", "header",
+      // issue 47: a preflight from an unlisted origin (cors_policy.cpp), a failed or throttled login
+      "cors", "login", "login-throttled"};
   return k;
 }
 

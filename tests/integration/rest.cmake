@@ -8,6 +8,16 @@ if(TARGET claim2core-rest AND TARGET claim2cored AND TARGET c2c-fake-vllm AND TA
   set_tests_properties(rest.api_end_to_end PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 180 LABELS rest)
 endif()
 
+# The original GUI's way in (issue 47): the password login (add-user, login, refresh, logout,
+# users/self, roles, expired/tampered tokens, the throttle), /health's shape, CORS and --gui-dir
+# (tests/integration/rest_login_test.py, ~5 s).
+if(TARGET claim2core-rest AND TARGET claim2cored AND TARGET c2c-fake-vllm)
+  add_test(NAME rest.login_end_to_end
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/rest_login_test.py $<TARGET_FILE:claim2cored>
+                   $<TARGET_FILE:claim2core-rest> $<TARGET_FILE:c2c-fake-vllm>)
+  set_tests_properties(rest.login_end_to_end PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 120 LABELS rest)
+endif()
+
 # The gateway under attack (issue 42), bounded load on loopback, each < 20 s: deep, duplicate-key
 # and non-UTF-8 bodies, an idempotent PUT, a FIFO token file, /metrics (bodies); slow clients from
 # one and from many loopback addresses, the per-client and total connection limits, the body

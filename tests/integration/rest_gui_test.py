@@ -3,7 +3,8 @@
 through python3-selenium) against a private claim2cored and the fake vLLM process, as a person
 would use it: enter the token, open New Node Policy, fill in the seed's fields, preview (read-only:
 the EngineCore threads), save, see the intent turn Applied and the matched threads in the task
-view, open a thread's lineage, delete the policy through the confirmation dialog. Screenshots go
+view, open a thread's lineage, delete the policy through the confirmation dialog, save a policy that
+does not select the node and see the daemon's warning (issue 47). Screenshots go
 to SCREENSHOT_DIR (docs/gui/ holds the committed ones). Exit 77 (ctest skip) without root, bpffs,
 chromium, chromedriver or selenium.
 
@@ -140,6 +141,17 @@ try:
     check(True, "Delete in the dialog removes the policy and its intent")
     s, b, _ = env.request("GET", "/api/v1/node-scheduling-policies/self")
     check(s == 200 and b["data"]["policies"] == [], "the REST API agrees: no policy left")
+
+    # A policy whose label selector leaves this node out has no intent: the save says why (issue 47).
+    q("#new-policy").click()
+    q("#policy-form").find_element(By.NAME, "commandRegex").send_keys("^nothing$")
+    q("[data-add=selector]").click()
+    key, value = qs("#selectors .rows .row")[-1].find_elements(By.TAG_NAME, "input")
+    key.send_keys("zone")
+    value.send_keys("nowhere")
+    q("#save").click()
+    wait.until(lambda b: q("#notice").is_displayed())
+    check("node not selected" in q("#notice").text, f"the save's warning is shown: {q('#notice').text!r}")
     logs = [e for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
     check(not logs, f"no browser console errors (CSP violations included): {logs}")
 except Exception as e:  # a timeout in a wait: say where, keep a screenshot

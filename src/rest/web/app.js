@@ -95,8 +95,11 @@ async function save(ev) {
   ev.preventDefault();
   const body = formBody();
   try {
-    if (body.policyId) await api.update(body);
-    else await api.create(body);
+    const reply = body.policyId ? await api.update(body) : await api.create(body);
+    // A policy that does not select this node has no intent: its warnings say why (issue 47).
+    const notes = reply.intent ? [] : (reply.warnings || []);
+    $("#notice").textContent = notes.join("; ");
+    $("#notice").hidden = notes.length === 0;
     $("#form-panel").hidden = true;
     await refresh();
   } catch (e) { showError("#form-error", e); }

@@ -41,7 +41,9 @@ export function intentRow(i) {
     el("td", {}, i.nodeId), el("td", { class: "mono" }, i.commandRegex),
     el("td", {}, i.priority), el("td", {}, i.executionTime),
     el("td", {}, el("span", { class: `badge state-${i.stateName.toLowerCase()}` }, i.stateName)),
-    el("td", { class: "reason" }, `${i.reason} (matched ${i.matchedTasks}, in map ${i.appliedEntries})`));
+    el("td", { class: "reason" }, `${i.reason} (matched ${i.matchedTasks}, in map ${i.appliedEntries})`,
+      // The write's warnings (issue 47: a GUI user never saw them) under the reason.
+      ...(i.warnings || []).map((w) => el("p", { class: "warning" }, w))));
 }
 
 export function taskRow(t, onExplain) {
