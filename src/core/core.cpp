@@ -35,7 +35,7 @@ std::vector<ControllerStatus> Core::controllers() const {
   std::vector<ControllerStatus> out;
   for (const auto& [key, st] : impl_->controllers)
     if (const ControllerSpec* spec = impl_->controller_spec(key.first, key.second))
-      out.push_back({key.first, key.second, st, max_level(*spec)});
+      out.push_back({key.first, key.second, st, max_level(*spec), *spec});
   return out;
 }
 std::vector<Violation> Core::check() const { return impl_->check(); }

@@ -37,6 +37,7 @@ struct ControllerStatus {
   std::string policy;
   ControllerState state;
   uint32_t max_level = 0;
+  ControllerSpec spec;  // the policy's spec.controller (the daemon measures its windows by it)
 };
 
 struct ApplyResult {

@@ -150,6 +150,12 @@ class CoreImpl {
   void reset_controller(PolicyKind kind, const std::string& name, const std::optional<ControllerSpec>& spec);
   // Every controller's tick at `now` (expiry and fallback, CTL-4/5); level changes go to `out`.
   void tick_controllers(ApplyResult& out);
+  // What the current level of the controller of the entry's policy does to a derived value (CTL-1,
+  // INV-6): nothing at level 0, for a policy without a controller, or for a DRA role it does not
+  // act on. rederive() applies it to every entry after the (memoized) derivation.
+  void apply_level(const Origin& o, RuntimeValue& v) const;
+  // A controller's level changed: re-derive the entries of that policy (their values follow it).
+  void rederive_controlled(PolicyKind kind, const std::string& name, ApplyResult& out);
   // CTL-1, CTL-4, CTL-5 as predicates on one policy's controller state (check.cpp).
   void check_controller(PolicyKind kind, const std::string& name, std::vector<Violation>& out) const;
 

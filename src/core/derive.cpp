@@ -421,6 +421,9 @@ void CoreImpl::rederive(std::vector<uint32_t> tids, ApplyResult& out, const std:
     const bool keep_origin = cur != desired.end() && cur->second.origin &&
                              (cur->second.origin == d->origin || *cur->second.origin == *d->origin);
     e.origin = keep_origin ? cur->second.origin : d->origin;
+    // The controller's level, on top of the static policy (issue 46): never memoized, it moves
+    // with every window.
+    apply_level(*e.origin, e.value);
     // A boost lease, once granted, runs to its deadline; re-deriving an unchanged boost keeps it.
     if (e.value.flags & kFlagBoost) {
       // Only the same task keeps its lease: a task that reuses the tid starts a new one.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/controller.hpp"
+#include "core/core.hpp"
 #include "naive_controller.hpp"
 
 namespace c2c::property {
@@ -186,6 +187,96 @@ RC_GTEST_PROP(Controller, ALowSignalStepsAllTheWayDown, ()) {
   if (st.level != 0)
     RC_FAIL("CTL-6: a low signal for " + std::to_string(raised) + " cooldowns left level " + std::to_string(st.level) +
             " of " + std::to_string(raised));
+}
+
+
+// The level acts (spec/state-machine.md §10, "Levels"): through the core, after every window and
+// tick, the controlled thread's desired entry is its static entry with the naive ladder's action
+// for the core's level on top (boost: latency-critical with the node's lease bound; the slice; the
+// preferred CPUs cut to the entry's allowed ones, INV-6), allowed never changes, and the core's
+// own checker finds nothing. A thread of another policy keeps its entry.
+RC_GTEST_PROP(Controller, TheLevelActsOnTheEntryWithinItsAllowedCpus, ()) {
+  ControllerSpec s = *gen_spec();
+  RC_PRE(!validate_controller(s, "c", false, 3'600'000'000'000ull));
+  Core core;
+  auto apply = [&](const Event& e) {
+    const ApplyResult r = core.apply(e);
+    if (!r.ok()) RC_FAIL("refused: " + r.field + ": " + r.message);
+  };
+  NodeInfo n;
+  n.name = "n";
+  n.cpus = CpuSet::range(0, 15);
+  apply(NodeInfoEvent{n});
+  NodeSchedulingPolicy p;
+  p.name = "controlled";
+  p.generation = 1;
+  p.node_names = {"n"};
+  p.command_regex = "^w$";
+  p.controller = s;
+  apply(NodePolicyUpsert{p});
+  NodeSchedulingPolicy q = p;
+  q.name = "other";
+  q.command_regex = "^o$";
+  q.controller.reset();
+  apply(NodePolicyUpsert{q});
+  Task t;
+  t.key = {7, 70};
+  t.tgid = 7;
+  t.comm = "w";
+  t.cgroup = "/w";
+  if (*rc::gen::arbitrary<bool>()) t.cpuset = CpuSet::range(*rc::gen::inRange(0u, 8u), *rc::gen::inRange(8u, 16u));
+  apply(TaskSeen{t});
+  Task o = t;
+  o.key = {8, 80};
+  o.tgid = 8;
+  o.comm = "o";
+  apply(TaskSeen{o});
+  auto timeless = [](RuntimeValue v) {
+    v.generation = 0;
+    v.boost_until = 0;
+    return v;
+  };
+  const RuntimeValue base = timeless(core.desired().at(7).value);
+  const RuntimeValue other = timeless(core.desired().at(8).value);
+  const std::optional<CpuSet> allowed = (base.flags & kFlagAllowedCpus) ? std::optional<CpuSet>(base.allowed) : std::nullopt;
+  NaiveController naive(s);
+  Nanos now = 1'000'000'000;
+  for (const Input& x : gen_inputs(s)) {
+    now += x.dt;
+    if (x.dt > 0) apply(TimeAdvance{now});
+    if (x.window) apply(ControllerWindow{PolicyKind::Node, "controlled", x.signal});
+    const uint32_t level = core.controllers().at(0).state.level;
+    // The test's own account of what a level writes, from the naive ladder.
+    RuntimeValue want = base;
+    const LevelAction a = naive.action(level, allowed);
+    if (a.boost) {
+      want.exec_class = ExecClass::LatencyCritical;
+      want.flags |= kFlagBoost;
+      want.max_boost = n.default_max_boost;
+    }
+    if (a.slice) {
+      want.slice_ns = *a.slice;
+      want.flags |= kFlagCustomSlice;
+    }
+    if (a.preferred) {
+      want.preferred = *a.preferred;
+      want.flags |= kFlagPreferredCpus;
+    }
+    const RuntimeValue got = timeless(core.desired().at(7).value);
+    const std::string at = "level " + std::to_string(level) + " at " + std::to_string(now) + ": ";
+    if (!got.preferred.subset_of(got.allowed))
+      RC_FAIL(at + "INV-6: preferred CPUs " + got.preferred.to_string() + " outside allowed " + got.allowed.to_string());
+    if (got.allowed != base.allowed) RC_FAIL(at + "a level changed the allowed CPUs");
+    if (!(got == want))
+      RC_FAIL(at + "the entry is not the static entry with the level's action (class " +
+              std::to_string(static_cast<int>(got.exec_class)) + ", slice " + std::to_string(got.slice_ns) +
+              ", flags " + std::to_string(got.flags) + "; want class " +
+              std::to_string(static_cast<int>(want.exec_class)) + ", slice " + std::to_string(want.slice_ns) +
+              ", flags " + std::to_string(want.flags) + ")");
+    if (!(timeless(core.desired().at(8).value) == other)) RC_FAIL(at + "another policy's entry changed");
+    const auto v = core.check();
+    if (!v.empty()) RC_FAIL(at + v.front().invariant + ": " + v.front().message);
+  }
 }
 
 }  // namespace
