@@ -231,7 +231,7 @@ std::optional<ExitReport> Scheduler::exit_report() const {
   // UEI_RECORD wrote the dump before it published the kind, so it is complete once kind is set.
   if (dump_fd_ >= 0) {
     std::vector<char> dump(dump_size_);
-    if (bpf_map_lookup_elem(dump_fd_, &zero, dump.data()) == 0)
+    if (kernel::map_lookup(dump_fd_, &zero, dump.data()) == 0)
       r.dump.assign(dump.data(), strnlen(dump.data(), dump.size()));
   }
   return r;
