@@ -74,8 +74,7 @@ std::optional<std::string> token_file_problem(const struct stat& st) {
   return std::nullopt;
 }
 
-TokenTable load_token_file(const std::string& path) {
-  const std::string what = "token file " + path + " (--token-file)";
+std::string read_secret_file(const std::string& path, const std::string& what) {
   // O_NONBLOCK: opening a FIFO for reading blocks until a writer opens it, so a FIFO given here
   // hung the start (issue 42); the open now returns at once and fstat refuses anything that is not
   // a regular file (FIFO, device, socket, directory) before a byte is read. O_NOFOLLOW refuses a
@@ -113,6 +112,12 @@ TokenTable load_token_file(const std::string& path) {
     break;
   }
   ::close(fd);
+  return text;
+}
+
+TokenTable load_token_file(const std::string& path) {
+  const std::string what = "token file " + path + " (--token-file)";
+  const std::string text = read_secret_file(path, what);
   try {
     return parse_token_file(text);
   } catch (const std::invalid_argument& e) {

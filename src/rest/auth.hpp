@@ -54,6 +54,9 @@ TokenTable parse_token_file(const std::string& text);
 std::optional<std::string> token_file_problem(const struct stat& st);
 // Opens (without following a symlink and without blocking: a FIFO is refused, not waited on),
 // checks and parses; throws std::runtime_error naming the flag and the path ("--token-file P ...").
+// The text of a secret file (tokens, users): a regular file owned by root, mode 0600, at most
+// kMaxTokenFileBytes; anything else (a FIFO, a symlink, a group-readable file) throws, naming `what`.
+std::string read_secret_file(const std::string& path, const std::string& what);
 TokenTable load_token_file(const std::string& path);
 
 struct Principal {

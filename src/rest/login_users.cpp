@@ -55,36 +55,7 @@ UserTable parse_users_file(const std::string& text) {
 
 UserTable load_users_file(const std::string& path) {
   const std::string what = "users file " + path + " (--users-file)";
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) throw std::runtime_error(what + ": " + std::strerror(errno));
-  struct stat st{};
-  if (::fstat(fd, &st) != 0) {
-    int e = errno;
-    ::close(fd);
-    throw std::runtime_error(what + ": " + std::strerror(e));
-  }
-  if (auto p = token_file_problem(st)) {
-    ::close(fd);
-    throw std::runtime_error(what + " " + *p);
-  }
-  std::string text;
-  char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n > 0) {
-      text.append(buf, static_cast<size_t>(n));
-      if (text.size() > kMaxTokenFileBytes) {
-        ::close(fd);
-        throw std::runtime_error(what + " is larger than " + std::to_string(kMaxTokenFileBytes) + " bytes");
-      }
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    int e = errno;
-    ::close(fd);
-    if (n < 0) throw std::runtime_error(what + ": " + std::strerror(e));
-    break;
-  }
+  const std::string text = read_secret_file(path, what);  // root-owned, 0600, a regular file
   try {
     return parse_users_file(text);
   } catch (const std::invalid_argument& e) {
