@@ -144,6 +144,12 @@ std::optional<std::string> generic_check(const Core& pre, const Core& post, uint
   return std::nullopt;
 }
 
+bool raised_level(const Core& core, const PolicyRef& policy) {
+  for (const ControllerStatus& c : core.controllers())
+    if (c.kind == policy.kind && c.policy == policy.name) return c.state.level > 0;
+  return false;
+}
+
 std::string describe_key(const Core& core, uint32_t tid) {
   std::ostringstream os;
   const DesiredEntry* d = desired_at(core, tid);
@@ -195,6 +201,18 @@ ConformanceResult check_conformance(const Core& pre, const c2c::Event& e, const 
     }
     if (d0) w.policy = ref_of(d0);
     if (d1) w.policy = ref_of(d1);
+    // A raised controller level rewrites the entry (boost, slice, preferred CPUs: CTL-1), and a
+    // time_advance may lower it; this model describes the static entry only, so such a step is
+    // held to the generation rule alone (INV-4). The level's own rules are checked by
+    // property.controller against its naive ladder and by mutants.controller.
+    if (w.policy && (raised_level(pre, *w.policy) || raised_level(post, *w.policy))) {
+      ++out.keys_checked;
+      if (auto why = generic_check(pre, post, tid)) {
+        out.ok = false;
+        out.failures.push_back(std::string(event_kind(e)) + " at tid " + std::to_string(tid) + ": " + *why);
+      }
+      continue;
+    }
 
     // The event's own policy or claim, when it concerns w's lineage.
     std::string event_claim;
