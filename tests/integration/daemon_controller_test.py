@@ -8,12 +8,14 @@ processes) are pinned to the same CPU, so it waits behind them. The daemon reads
 decisions` and `claim2core explain TID` show a raise with its reason and signal values, that the
 pinned map's entry carries the raised level (boost), and that after the hogs stop (and the thread
 goes idle: no signal) the level steps down again (lower, expiry or no signal) and the entry is the
-static one again. Skipped, saying
-why, on a kernel whose schedstat reads 0 0 0 for every task (no CONFIG_SCHED_INFO).
+static one again. With C2C_REST set, the REST gateway's GET /api/v1/decisions and explain show the
+same decisions and the controller. Skipped, saying why, on a kernel whose schedstat reads 0 0 0 for
+every task (no CONFIG_SCHED_INFO).
 
-Same harness and arguments as daemon_test.py; the CLI comes from C2C_CLI:
+Same harness and arguments as daemon_test.py; the CLI comes from C2C_CLI, the gateway from C2C_REST:
   daemon_controller_test.py <claim2cored> <proto> <thread-churn helper> <work dir> [unittest names...]
 """
+import http.client
 import json
 import os
 import shutil
@@ -24,9 +26,11 @@ import unittest
 
 import daemon_test as dt  # parses the four arguments and generates the proto modules
 from daemon_test import Daemon, pb, skip_reason, wait_for
+import rest_env
 
 dt.RESPONSES["ListDecisions"] = pb.ListDecisionsResponse
 CLI = os.environ.get("C2C_CLI", "")
+REST = os.environ.get("C2C_REST", "")  # without it, the REST part is left out
 COMM = "c2c-it-ctl"
 
 # The controlled thread: the process's main thread, named COMM, on one CPU: 200 us of work, then
@@ -84,6 +88,7 @@ class ControllerOnThisHost(unittest.TestCase):
         if not CLI:
             self.skipTest("C2C_CLI not set: `claim2core get decisions` and `explain` cannot be run")
         self.hogs = []
+        self.rest = None
         self.cpu = max(os.sched_getaffinity(0))
         self.d = Daemon("ctl").start()
         self.w = subprocess.Popen([sys.executable, "-c", WORKLOAD % (COMM.encode().decode(), self.cpu)],
@@ -92,6 +97,9 @@ class ControllerOnThisHost(unittest.TestCase):
 
     def tearDown(self):
         self.stop_hogs()
+        if getattr(self, "rest", None):
+            self.rest.terminate()
+            self.rest.wait(timeout=10)
         if hasattr(self, "w") and self.w.poll() is None:
             self.w.stdin.close()
             self.w.wait(timeout=10)
@@ -173,6 +181,42 @@ class ControllerOnThisHost(unittest.TestCase):
         # Every decision is one log line with its fields.
         self.assertRegex(d.read_log(), r"controller decision .*policy=NodeSchedulingPolicy/ctl rule=raise from_level=0 "
                                        r"to_level=1 run_delay_p99_ns=\d+")
+
+        # The REST gateway: GET /api/v1/decisions and explain's controller (when C2C_REST is set).
+        if not REST:
+            return
+        tokens = os.path.join(d.root, "tokens")
+        rest_env.write_token_file(tokens)
+        port = rest_env.free_port()
+        self.rest = subprocess.Popen([REST, "--socket", d.socket, "--token-file", tokens, "--port", str(port)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+        def get(path):
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            try:
+                c.request("GET", path, headers={"Authorization": "Bearer " + rest_env.TOKENS["reader"][0]})
+                r = c.getresponse()
+                return r.status, json.loads(r.read())
+            except OSError:
+                return None
+            finally:
+                c.close()
+        self.assertTrue(wait_for(lambda: get("/health"), timeout=20), "claim2core-rest answers")
+        status, body = get("/api/v1/decisions?tid=%d&limit=1024" % self.tid)
+        self.assertEqual(status, 200, body)
+        rows = body["data"]["decisions"]
+        raise_rows = [x for x in rows if x["rule"] == "raise"]
+        self.assertTrue(raise_rows, rows)
+        self.assertIn(self.tid, raise_rows[0]["tids"])
+        self.assertEqual(raise_rows[0]["policy"], "ctl")
+        self.assertIsNone(raise_rows[0]["policyId"], "ctl is no REST-owned policy: no policyId")
+        self.assertEqual([c["level"] for c in body["data"]["controllers"] if c["policy"] == "ctl"], [0])
+        status, body = get("/api/v1/decisions?limit=0")
+        self.assertEqual((status, body.get("field")), (400, "limit"), body)
+        status, body = get("/api/v1/tasks/%d/explain" % self.tid)
+        self.assertEqual(status, 200, body)
+        self.assertEqual(body["data"]["controller"]["policy"], "ctl", body)
+        self.assertTrue([x for x in body["data"]["decisions"] if x["rule"] == "raise"], body)
 
 
 if __name__ == "__main__":
