@@ -11,6 +11,7 @@ if(TARGET c2c_api_model)
 endif()
 if(TARGET c2c_daemon)
   add_executable(daemon_state_tests ${CMAKE_CURRENT_LIST_DIR}/daemon_state_test.cpp
+                                    ${CMAKE_CURRENT_LIST_DIR}/daemon_role_proposal_view_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_exclusive_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_metrics_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_event_log_test.cpp
