@@ -143,6 +143,22 @@ struct RoleReply {
   bool durable = false;
 };
 
+// One decision of a policy's controller as the daemon recorded it (issue 46): the core's record
+// and what the daemon measured for it (`claim2core get decisions`, explain).
+struct Decision {
+  int64_t unix_ms = 0;
+  ControllerDecisionRecord record;  // policy, core time, from -> to, signal (the p99), rule, reason
+  std::vector<uint32_t> tids;       // the threads measured and acted on, sorted
+  double cpu_share_mean = 0, cpu_share_max = 0;
+  uint32_t threads_ran = 0;
+  std::string no_signal;            // why the window had no signal ("" when it had one, or a tick)
+};
+
+struct Decisions {
+  std::vector<Decision> decisions;         // oldest first
+  std::vector<ControllerStatus> controllers;
+};
+
 // One change for Watch subscribers.
 struct ChangeNote {
   uint64_t node_generation = 0;

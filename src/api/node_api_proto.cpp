@@ -90,4 +90,30 @@ std::string request_field(const node::Refusal& r, const std::vector<int>& bindin
 
 const char* intent_state_name(pb::IntentState s) { return reply::state_name(static_cast<node::IntentState>(s)); }
 
+void to_proto(const node::Decision& d, pb::ControllerDecision* out) {
+  const ControllerDecisionRecord& r = d.record;
+  out->set_time_unix_ms(d.unix_ms);
+  out->set_core_time_ns(r.at);
+  out->set_policy_kind(to_proto(r.kind));
+  out->set_policy(r.policy);
+  out->set_from_level(r.from);
+  out->set_to_level(r.to);
+  out->set_has_signal(r.signal.has_value());
+  if (r.signal) out->set_run_delay_p99_ns(*r.signal);
+  out->set_cpu_share_mean(d.cpu_share_mean);
+  out->set_cpu_share_max(d.cpu_share_max);
+  out->set_threads_ran(d.threads_ran);
+  for (uint32_t tid : d.tids) out->add_tids(tid);
+  out->set_rule(to_string(r.rule));
+  out->set_reason(r.reason);
+  out->set_no_signal(d.no_signal);
+}
+
+void to_proto(const ControllerStatus& c, pb::ControllerLevel* out) {
+  out->set_policy_kind(to_proto(c.kind));
+  out->set_policy(c.policy);
+  out->set_level(c.state.level);
+  out->set_max_level(c.max_level);
+}
+
 }  // namespace c2c::api

@@ -15,6 +15,8 @@ void to_proto(const node::Intent& in, pb::Intent* out);
 pb::StatusResponse to_proto(const node::NodeStatus& s);
 pb::ChangeEvent to_proto(const node::ChangeNote& n);
 pb::PreviewResponse to_proto(const node::PreviewReply& r);
+void to_proto(const node::Decision& d, pb::ControllerDecision* out);
+void to_proto(const ControllerStatus& c, pb::ControllerLevel* out);
 
 // A refusal's field as the request names it ("policy.node.command_regex", "bindings[2].pool",
 // "pods[0].cgroup", "claim_uid"). `binding_index` maps a claim index of the request to the

@@ -159,10 +159,44 @@ struct Lineage {
   std::string title, role_source;  // title: bytes
 };
 
+// One decision of a policy's controller (ControllerDecision, issue 46): a window's, with what the
+// daemon measured, or a level change a tick forced.
+struct Decision {
+  int64_t time_unix_ms = 0;
+  uint64_t core_time_ns = 0;
+  std::optional<PolicyKind> policy_kind;
+  std::string policy;
+  uint32_t from_level = 0, to_level = 0;
+  bool has_signal = false;
+  uint64_t run_delay_p99_ns = 0;  // when has_signal
+  double cpu_share_mean = 0, cpu_share_max = 0;
+  uint32_t threads_ran = 0;
+  std::vector<uint32_t> tids;
+  std::string rule, reason, no_signal;
+  nlohmann::json json;
+};
+
+struct ControllerLevel {
+  std::optional<PolicyKind> policy_kind;
+  std::string policy;
+  uint32_t level = 0, max_level = 0;
+  nlohmann::json json;
+};
+
+struct Decisions {  // ListDecisionsResponse
+  std::vector<Decision> decisions;  // oldest first
+  std::vector<ControllerLevel> controllers;
+  nlohmann::json json;
+};
+
 struct Explain {
   std::optional<Lineage> lineage;
   bool found = false;
   nlohmann::json json;
+  // The controller acting on the thread, when its policy has one, and its last decisions about
+  // the thread, newest last (issue 46).
+  std::optional<ControllerLevel> controller;
+  std::vector<Decision> decisions;
 };
 
 struct Status : node::NodeStatus {

@@ -192,6 +192,41 @@ reply::Explain plain(const pb::ExplainResponse& m) {
     o.lineage = std::move(x);
   }
   o.json = proto_to_json(m);
+  if (m.has_controller()) o.controller = plain(m.controller());
+  for (const auto& d : m.decisions()) o.decisions.push_back(plain(d));
+  return o;
+}
+
+reply::Decision plain(const pb::ControllerDecision& m) {
+  reply::Decision o;
+  o.time_unix_ms = m.time_unix_ms();
+  o.core_time_ns = m.core_time_ns();
+  o.policy_kind = plain(m.policy_kind());
+  o.policy = m.policy();
+  o.from_level = m.from_level();
+  o.to_level = m.to_level();
+  o.has_signal = m.has_signal();
+  o.run_delay_p99_ns = m.run_delay_p99_ns();
+  o.cpu_share_mean = m.cpu_share_mean();
+  o.cpu_share_max = m.cpu_share_max();
+  o.threads_ran = m.threads_ran();
+  o.tids.assign(m.tids().begin(), m.tids().end());
+  o.rule = m.rule();
+  o.reason = m.reason();
+  o.no_signal = m.no_signal();
+  o.json = proto_to_json(m);
+  return o;
+}
+
+reply::ControllerLevel plain(const pb::ControllerLevel& m) {
+  return reply::ControllerLevel{plain(m.policy_kind()), m.policy(), m.level(), m.max_level(), proto_to_json(m)};
+}
+
+reply::Decisions plain(const pb::ListDecisionsResponse& m) {
+  reply::Decisions o;
+  for (const auto& d : m.decisions()) o.decisions.push_back(plain(d));
+  for (const auto& c : m.controllers()) o.controllers.push_back(plain(c));
+  o.json = proto_to_json(m);
   return o;
 }
 

@@ -24,6 +24,9 @@ reply::Bindings plain(const pb::ListBindingsResponse& m);
 // not convert is the error, named under "policies[i]".
 Converted<reply::Policies> plain(const pb::ListPoliciesResponse& m);
 reply::Explain plain(const pb::ExplainResponse& m);
+reply::Decision plain(const pb::ControllerDecision& m);
+reply::ControllerLevel plain(const pb::ControllerLevel& m);
+reply::Decisions plain(const pb::ListDecisionsResponse& m);
 reply::Status plain(const pb::StatusResponse& m);
 reply::Change plain(const pb::ChangeEvent& m);
 reply::Role plain(const pb::RegisterTaskRoleResponse& m);

@@ -9,6 +9,7 @@
 
 #include "client/connection.hpp"
 #include "client/node_client.hpp"
+#include "cli/decision_tables.hpp"
 #include "cli/listing.hpp"
 #include "cli/manifests.hpp"
 #include "cli/structured_output.hpp"
@@ -336,10 +337,14 @@ void add_preview(CLI::App& app, int& exit_code) {
 // One resource of `get`: the RPCs that list it, as a Listing (tables.hpp). Wide listings of
 // tasks also ask ListBindings for the pods' names.
 std::function<Listing()> lister(Session& s, const std::string& w, const std::string& filter,
-                                const client::TaskFilter& tasks, bool wide) {
+                                const client::TaskFilter& tasks, bool wide, uint32_t tid) {
   if (w.rfind("polic", 0) == 0) return [&s] { return policies_listing(s.check(s.node().list_policies(), "ListPolicies")); };
   if (w.rfind("intent", 0) == 0)
     return [&s, filter] { return intents_listing(s.check(s.node().list_intents(filter), "ListIntents")); };
+  if (w.rfind("decision", 0) == 0)
+    return [&s, filter, tid] {
+      return decisions_listing(s.check(s.node().list_decisions(filter, tid), "ListDecisions"));
+    };
   if (w.rfind("task", 0) == 0)
     return [&s, tasks, wide] {
       auto listed = s.check(s.node().list_tasks(tasks), "ListTasks");
@@ -401,7 +406,8 @@ int watch_listing(Session& s, const std::function<Listing()>& list, GetFormat fm
 }
 
 void add_get(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("get", "List policies, intents, tasks or claim bindings (-w: then watch for changes)");
+  auto* cmd = app.add_subcommand(
+      "get", "List policies, intents, tasks, claim bindings or controller decisions (-w: then watch for changes)");
   auto c = std::make_shared<Common>();
   auto what = std::make_shared<std::string>();
   auto filter = std::make_shared<std::string>();
@@ -411,10 +417,14 @@ void add_get(CLI::App& app, int& exit_code) {
   auto title = std::make_shared<std::string>();
   auto tgid = std::make_shared<uint32_t>(0);
   auto all = std::make_shared<bool>(false);
-  cmd->add_option("resource", *what, "policies | intents | tasks | bindings")
+  auto tid = std::make_shared<uint32_t>(0);
+  cmd->add_option("resource", *what, "policies | intents | tasks | bindings | decisions")
       ->required()
-      ->check(CLI::IsMember({"policies", "policy", "intents", "intent", "tasks", "task", "bindings", "binding"}));
-  cmd->add_option("name", *filter, "intents: only this policy's");
+      ->check(CLI::IsMember({"policies", "policy", "intents", "intent", "tasks", "task", "bindings", "binding",
+                             "decisions", "decision"}));
+  cmd->add_option("name", *filter, "intents, decisions: only this policy's (decisions: <name> or <Kind>/<name>)");
+  cmd->add_option("--tid", *tid, "decisions: only those that measured or acted on this thread")
+      ->check(CLI::Range(1u, 4194304u));
   cmd->add_option("--comm", *comm, "tasks: only those whose comm matches this RE2 regex");
   cmd->add_option("--title", *title, "tasks: only those whose process title (argv[0]) matches this RE2 regex");
   cmd->add_option("--tgid,--pid", *tgid, "tasks: only the threads of this process")->check(CLI::Range(1u, 4194304u));
@@ -426,12 +436,12 @@ void add_get(CLI::App& app, int& exit_code) {
                 "(Watch), with an EVENT column (-o json: one {type, object} a line)");
   cmd->add_option("--max-events", *max_events, "With -w: stop after this many changed rows (0: never)");
   add_common(cmd, *c, {"table", "wide", "name", "json", "yaml"});
-  cmd->callback(guarded(exit_code, [c, what, filter, comm, watch, max_events, title, tgid, all]() -> int {
+  cmd->callback(guarded(exit_code, [c, what, filter, comm, watch, max_events, title, tgid, all, tid]() -> int {
     GetFormat fmt = get_format_from_string(c->output);
     Session s("get", *c);
     // A host runs thousands of threads: with no filter, only those with a policy entry.
     const client::TaskFilter task_req{*comm, *title, *tgid, !*all && comm->empty() && title->empty() && *tgid == 0};
-    auto list = lister(s, *what, *filter, task_req, fmt == GetFormat::Wide);
+    auto list = lister(s, *what, *filter, task_req, fmt == GetFormat::Wide, *tid);
     EventRows event_rows;
     if (what->rfind("intent", 0) == 0)
       event_rows = [f = *filter](const reply::Change& ev) {

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <variant>
 
+#include "cli/decision_tables.hpp"
 #include "cli/structured_output.hpp"
 #include "codec/json_reader.hpp"
 #include "codec/policy_codec.hpp"
@@ -58,6 +59,16 @@ std::string format_ns(uint64_t ns) {
                  Unit{1'000'000ull, "ms"}, Unit{1'000ull, "us"}})
     if (ns % u.n == 0) return std::to_string(ns / u.n) + u.s;
   return std::to_string(ns) + "ns";
+}
+
+std::string rfc3339_utc(int64_t unix_ms) {
+  if (unix_ms <= 0) return "-";
+  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 namespace {
@@ -114,16 +125,6 @@ std::string dra_options(const DraExecutionPolicy& d) {
   if (const std::string b = codec::format_duration(d.max_boost); !b.empty()) o.push_back("maxBoost " + b);
   if (!d.fallback.empty()) o.push_back("fallback " + d.fallback);
   return or_dash(join(o));
-}
-
-std::string rfc3339_utc(int64_t unix_ms) {
-  if (unix_ms <= 0) return "-";
-  std::time_t t = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 // pod UID -> "namespace/name" (wide columns).
@@ -295,6 +296,7 @@ std::string render_explain(uint32_t tid, const reply::Explain& r) {
   if (!l.role_source.empty()) o << l.role_source << " -> ";  // "registered role decode"
   o << policy_kind_name(l.policy_kind)
     << "/" << l.policy << "@" << l.policy_generation << " (" << l.strategy << ")\n";
+  o << explain_controller_lines(r);  // the controller acting on it (decision_tables.hpp)
   return o.str();
 }
 

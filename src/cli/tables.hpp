@@ -32,6 +32,7 @@ class TextTable {
 std::string intent_state_name(node::IntentState s);           // Pending, Sent, Applied, Failed
 std::string policy_kind_name(const std::optional<PolicyKind>& k);  // DRAExecutionPolicy, NodeSchedulingPolicy
 std::string format_ns(uint64_t ns);                              // 2000000 -> "2ms"
+std::string rfc3339_utc(int64_t unix_ms);                        // "2026-12-07T06:30:00Z", "-" for 0
 
 // The listing of each `get` resource (columns, -o name, -o json items); render_* are its tables.
 // Policies' items are their manifests (so `get policies -o yaml` can be applied again); the

@@ -134,6 +134,14 @@ Result<reply::Explain> NodeClient::explain(uint32_t tid) const {
   return impl_->call(&Stub::Explain, req, [](const pb::ExplainResponse& r) { return api::plain(r); });
 }
 
+Result<reply::Decisions> NodeClient::list_decisions(const std::string& policy, uint32_t tid, uint32_t limit) const {
+  pb::ListDecisionsRequest req;
+  req.set_policy(policy);
+  req.set_tid(tid);
+  req.set_limit(limit);
+  return impl_->call(&Stub::ListDecisions, req, [](const pb::ListDecisionsResponse& r) { return api::plain(r); });
+}
+
 Result<reply::Status> NodeClient::status() const {
   return impl_->call(&Stub::Status, pb::StatusRequest{}, [](const pb::StatusResponse& r) { return api::plain(r); });
 }

@@ -95,6 +95,9 @@ class NodeClient {
   Result<std::vector<reply::Intent>> list_intents(const std::string& policy = {},
                                                   std::optional<PolicyKind> kind = std::nullopt) const;
   Result<reply::Explain> explain(uint32_t tid) const;
+  // The controllers' decisions the daemon keeps, oldest first, and every controller's level (issue
+  // 46): policy "" any ("<Kind>/<name>" or a name), tid 0 any, limit 0 every one kept.
+  Result<reply::Decisions> list_decisions(const std::string& policy = {}, uint32_t tid = 0, uint32_t limit = 0) const;
   Result<reply::Status> status() const;
   Result<std::vector<reply::Task>> list_tasks(const TaskFilter& f) const;
   Result<reply::Policies> list_policies() const;

@@ -234,7 +234,46 @@ Reply Gateway::explain(Auth a, const std::string& tid) {
   if (!resp->found) return fail(404, "task " + tid + " is not known to claim2cored on this node");
   json lineage = resp->json.at("lineage");
   if (auto parts = parse_policy_name(resp->lineage ? resp->lineage->policy : "")) lineage["policyId"] = parts->id;
-  return ok(json{{"lineage", lineage}});
+  json data{{"lineage", lineage}};
+  // The controller acting on the task, beside its lineage (issue 46): null when none.
+  data["controller"] = resp->controller ? resp->controller->json : json(nullptr);
+  data["decisions"] = json::array();
+  for (const auto& d : resp->decisions) data["decisions"].push_back(d.json);
+  return ok(std::move(data));
+}
+
+Reply Gateway::list_decisions(Auth a, const std::multimap<std::string, std::string>& query) {
+  auto who = caller(a, kPermIntentRead);
+  if (auto* r = std::get_if<Reply>(&who)) return *r;
+  auto decoded = decode_decisions_query(query);
+  if (auto* e = std::get_if<RequestError>(&decoded)) return refuse(*e);
+  const auto& q = std::get<DecisionsQuery>(decoded);
+  // Filtered by policyId here (a REST id names one node policy of one owner): the newest `limit`
+  // of that policy's among all the daemon keeps.
+  auto resp = node_.list_decisions({}, q.tid, q.policy_id ? 0 : q.limit);
+  if (!resp.ok()) return from_rpc(resp.error(), "ListDecisions");
+  auto id_of = [](const std::string& policy) -> std::optional<std::string> {
+    auto parts = parse_policy_name(policy);
+    return parts ? std::optional<std::string>(parts->id) : std::nullopt;
+  };
+  json decisions = json::array();
+  for (const auto& d : resp->decisions) {
+    auto id = id_of(d.policy);
+    if (q.policy_id && id != q.policy_id) continue;
+    json row = d.json;
+    row["policyId"] = id ? json(*id) : json(nullptr);
+    decisions.push_back(std::move(row));
+  }
+  if (decisions.size() > q.limit) decisions.erase(decisions.begin(), decisions.end() - q.limit);
+  json controllers = json::array();
+  for (const auto& c : resp->controllers) {
+    auto id = id_of(c.policy);
+    if (q.policy_id && id != q.policy_id) continue;
+    json row = c.json;
+    row["policyId"] = id ? json(*id) : json(nullptr);
+    controllers.push_back(std::move(row));
+  }
+  return ok(json{{"decisions", decisions}, {"controllers", controllers}});
 }
 
 Reply Gateway::preview(Auth a, const std::string& body) {

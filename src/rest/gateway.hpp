@@ -46,7 +46,10 @@ class Gateway {
   Reply delete_intents(Auth a, const std::string& body);
   // query: "comm" (an RE2 on comm, as ListTasks), "policyId" (only the tasks that policy matches).
   Reply list_tasks(Auth a, const std::multimap<std::string, std::string>& query);
+  // The controller of the task's policy and its last decisions come with the lineage (issue 46).
   Reply explain(Auth a, const std::string& tid);
+  // GET /api/v1/decisions: the controllers' decisions (query: tid, policyId, limit) and levels.
+  Reply list_decisions(Auth a, const std::multimap<std::string, std::string>& query);
   Reply preview(Auth a, const std::string& body);
   // GET /api/v1/users/self (any authenticated caller): the original's {id, username, roles,
   // status} plus the permissions.

@@ -196,6 +196,10 @@ int serve(Gateway& gw, const client::NodeClient& node, const ServerOptions& o, R
     std::string h;
     send(res, gw.explain(header(req, "Authorization", h), req.matches[1]));
   });
+  svr->Get("/api/v1/decisions", [&gw](Req req, Res res) {
+    std::string h;
+    send(res, gw.list_decisions(header(req, "Authorization", h), query_of(req)));
+  });
   svr->Get("/api/v1/users/self", [&gw](Req req, Res res) {
     std::string h;
     send(res, gw.self_user(header(req, "Authorization", h)));

@@ -78,6 +78,7 @@ const char* route_name(Route r) {
     case Route::Version: return "version";
     case Route::Metrics: return "metrics";
     case Route::Asset: return "asset";
+    case Route::ListDecisions: return "list-decisions";
   }
   return "unknown";
 }
@@ -142,6 +143,32 @@ std::variant<TasksQuery, RequestError> decode_tasks_query(const std::multimap<st
   return q;
 }
 
+std::variant<DecisionsQuery, RequestError> decode_decisions_query(const std::multimap<std::string, std::string>& query) {
+  DecisionsQuery q;
+  for (const char* key : {"tid", "policyId", "limit"}) {
+    auto [b, e] = query.equal_range(key);
+    if (b == e) continue;
+    if (std::next(b) != e)
+      return RequestError{400, key, std::string(key) + ": given more than once in the query", "query"};
+    const std::string& v = b->second;
+    const std::string k(key);
+    if (k == "tid") {
+      auto n = decode_tid(v);
+      if (auto* err = std::get_if<RequestError>(&n)) return RequestError{400, "tid", err->message, "query"};
+      q.tid = std::get<uint32_t>(n);
+    } else if (k == "policyId") {
+      q.policy_id = normalize_policy_id(v);
+      if (!q.policy_id) return RequestError{400, "policyId", "policyId: must be 24 hex digits", "query"};
+    } else {
+      const bool digits = !v.empty() && v.size() <= 4 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+      const unsigned long n = digits ? std::stoul(v) : 0;
+      if (n < 1 || n > 1024) return RequestError{400, "limit", "limit: must be between 1 and 1024", "query"};
+      q.limit = static_cast<uint32_t>(n);
+    }
+  }
+  return q;
+}
+
 std::variant<uint32_t, RequestError> decode_tid(const std::string& tid) {
   bool digits = !tid.empty() && tid.size() <= 10 &&
                 std::all_of(tid.begin(), tid.end(), [](char c) { return c >= '0' && c <= '9'; });
@@ -175,6 +202,8 @@ std::variant<TypedRequest, RequestError> decode_request(const HttpRequest& req, 
     } else if (p.rfind("/api/v1/tasks/", 0) == 0 && p.size() > 22 && p.compare(p.size() - 8, 8, "/explain") == 0 &&
                p.find('/', 14) == p.size() - 8) {
       if (m == "GET") return Route::Explain;
+    } else if (p == "/api/v1/decisions") {
+      if (m == "GET") return Route::ListDecisions;
     } else if (p == "/api/v1/preview") {
       if (m == "POST") return Route::Preview;
     } else if (p == "/api/v1/events") {
@@ -241,6 +270,12 @@ std::variant<TypedRequest, RequestError> decode_request(const HttpRequest& req, 
       auto q = decode_tasks_query(req.query);
       if (auto* e = std::get_if<RequestError>(&q)) return *e;
       t.tasks = std::get<TasksQuery>(q);
+      break;
+    }
+    case Route::ListDecisions: {
+      auto q = decode_decisions_query(req.query);
+      if (auto* e = std::get_if<RequestError>(&q)) return *e;
+      t.decisions = std::get<DecisionsQuery>(q);
       break;
     }
     case Route::Explain: {

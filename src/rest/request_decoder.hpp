@@ -58,6 +58,13 @@ struct TasksQuery {
 std::variant<TasksQuery, RequestError> decode_tasks_query(const std::multimap<std::string, std::string>& query);
 // GET /api/v1/tasks/{tid}/explain
 std::variant<uint32_t, RequestError> decode_tid(const std::string& tid);
+// GET /api/v1/decisions?tid=&policyId=&limit= (issue 46: the controllers' decisions)
+struct DecisionsQuery {
+  uint32_t tid = 0;                      // 0: every thread
+  std::optional<std::string> policy_id;  // lower-cased
+  uint32_t limit = 100;                  // the newest this many (1..1024)
+};
+std::variant<DecisionsQuery, RequestError> decode_decisions_query(const std::multimap<std::string, std::string>& query);
 
 // ---- the whole request ------------------------------------------------------------------------
 struct HttpRequest {
@@ -69,7 +76,7 @@ struct HttpRequest {
 
 enum class Route : uint8_t {
   CreatePolicy, UpdatePolicy, DeletePolicy, ListPolicies, ListIntents, DeleteIntents,
-  ListTasks, Explain, Preview, Events, Health, Version, Metrics, Asset
+  ListTasks, Explain, Preview, Events, Health, Version, Metrics, Asset, ListDecisions
 };
 const char* route_name(Route r);
 
@@ -81,6 +88,7 @@ struct TypedRequest {
   std::vector<std::string> intent_ids;       // DeleteIntents
   TasksQuery tasks;                          // ListTasks
   uint32_t tid = 0;                          // Explain
+  DecisionsQuery decisions;                  // ListDecisions
 };
 
 // The route of (method, path) and its decoded parameters, or the refusal (404 for an unknown

@@ -5,6 +5,7 @@
 
 #include "cli/listing.hpp"
 #include "api/replies_proto.hpp"
+#include "cli/decision_tables.hpp"
 #include "cli/tables.hpp"
 #include "codec/yaml_json.hpp"
 
@@ -128,6 +129,74 @@ TEST(CliListing, JsonAndYamlAreOneListForEveryResource) {
   EXPECT_EQ(policies["items"][0]["metadata"]["name"], "llm-decode");
   json bindings = json::parse(render_listing(all[3], GetFormat::Json));
   EXPECT_EQ(bindings["items"][0]["pod"]["name"], "vllm-0");  // the binding's pod travels with it
+}
+
+// `get decisions` and explain's controller lines (issue 46), from the wire replies as the client
+// library converts them.
+pb::ControllerDecision one_raise() {
+  pb::ControllerDecision d;
+  d.set_time_unix_ms(1796647227000);
+  d.set_core_time_ns(17269124799401);
+  d.set_policy_kind(pb::NODE_SCHEDULING_POLICY);
+  d.set_policy("ctl");
+  d.set_from_level(0);
+  d.set_to_level(1);
+  d.set_has_signal(true);
+  d.set_run_delay_p99_ns(4'000'000);
+  d.set_cpu_share_mean(0.25);
+  d.set_cpu_share_max(0.5);
+  d.set_threads_ran(2);
+  for (uint32_t t : {10u, 11u}) d.add_tids(t);
+  d.set_rule("raise");
+  d.set_reason("level 0 -> 1: runDelayP99 4ms > target 2ms");
+  return d;
+}
+
+TEST(CliListing, DecisionsAreOneRowEachWithTheirSignalAndTheExplainLines) {
+  pb::ListDecisionsResponse r;
+  *r.add_decisions() = one_raise();
+  auto* hold = r.add_decisions();
+  *hold = one_raise();
+  hold->set_core_time_ns(17269624869432);
+  hold->set_from_level(1);
+  hold->set_has_signal(false);
+  hold->set_run_delay_p99_ns(0);
+  hold->set_rule("silent");
+  hold->set_no_signal("no measured thread ran in the window");
+  hold->clear_tids();
+  for (uint32_t t = 1; t <= 9; ++t) hold->add_tids(t);
+  const Listing l = decisions_listing(api::plain(r));
+  const std::string table = render_listing(l, GetFormat::Table), wide = render_listing(l, GetFormat::Wide);
+  EXPECT_NE(table.find("RUN DELAY P99"), std::string::npos) << table;
+  EXPECT_EQ(table.find("NO SIGNAL"), std::string::npos) << table;
+  EXPECT_NE(table.find("2026-12-07T12:40:27Z"), std::string::npos) << table;
+  EXPECT_NE(table.find("NodeSchedulingPolicy/ctl"), std::string::npos) << table;
+  EXPECT_NE(table.find("10,11"), std::string::npos) << table;
+  EXPECT_NE(table.find("0 -> 1"), std::string::npos) << table;
+  EXPECT_NE(table.find("4ms"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.25/0.50"), std::string::npos) << table;
+  EXPECT_NE(table.find("1,2,3,4,5,6,7,8,... (9)"), std::string::npos) << "a long TIDS cell is cut: " << table;
+  EXPECT_NE(wide.find("no measured thread ran in the window"), std::string::npos) << wide;
+  EXPECT_EQ(render_listing(l, GetFormat::Name),
+            "decision/NodeSchedulingPolicy/ctl/17269124799401\ndecision/NodeSchedulingPolicy/ctl/17269624869432\n");
+  json j = json::parse(render_listing(l, GetFormat::Json));
+  ASSERT_EQ(j["items"].size(), 2u);
+  EXPECT_EQ(j["items"][0]["rule"], "raise");
+  EXPECT_EQ(j["items"][0]["tids"], json({10, 11}));
+  EXPECT_EQ(render_listing(decisions_listing(reply::Decisions{}), GetFormat::Table), "No controller decisions.\n");
+
+  pb::ExplainResponse e;
+  e.set_found(true);
+  EXPECT_EQ(explain_controller_lines(api::plain(e)), "") << "no controller acts on the thread";
+  e.mutable_controller()->set_policy_kind(pb::NODE_SCHEDULING_POLICY);
+  e.mutable_controller()->set_policy("ctl");
+  e.mutable_controller()->set_level(1);
+  e.mutable_controller()->set_max_level(3);
+  *e.add_decisions() = one_raise();
+  EXPECT_EQ(explain_controller_lines(api::plain(e)),
+            "  controller: level 1 of 3 (raised)\n"
+            "  decision: 2026-12-07T12:40:27Z level 0 -> 1 raise (run delay p99 4ms, cpu share 0.25/0.50): "
+            "level 0 -> 1: runDelayP99 4ms > target 2ms\n");
 }
 
 TEST(CliListing, DiffFindsAddedModifiedAndDeletedRowsByName) {

@@ -11,6 +11,7 @@ if(TARGET c2c_api_model)
 endif()
 if(TARGET c2c_daemon)
   add_executable(daemon_state_tests ${CMAKE_CURRENT_LIST_DIR}/daemon_state_test.cpp
+                                    ${CMAKE_CURRENT_LIST_DIR}/daemon_role_proposal_view_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_exclusive_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_metrics_test.cpp
                                     ${CMAKE_CURRENT_LIST_DIR}/daemon_event_log_test.cpp
@@ -28,6 +29,11 @@ if(TARGET c2c_daemon)
   target_link_libraries(daemon_host_feed_tests PRIVATE c2c_daemon GTest::gtest_main)
   c2c_warnings(daemon_host_feed_tests)
   gtest_discover_tests(daemon_host_feed_tests TEST_PREFIX "daemon." DISCOVERY_TIMEOUT 30)
+  # The controllers' windows and decisions (src/daemon/controller, issue 46).
+  add_executable(daemon_controller_tests ${CMAKE_CURRENT_LIST_DIR}/daemon_controller_test.cpp)
+  target_link_libraries(daemon_controller_tests PRIVATE c2c_daemon GTest::gtest_main)
+  c2c_warnings(daemon_controller_tests)
+  gtest_discover_tests(daemon_controller_tests TEST_PREFIX "daemon." DISCOVERY_TIMEOUT 30)
 endif()
 # The daemon's layer rules (spec/daemon.md, "Layers"): the engine includes no protobuf/gRPC header
 # (transitively), the service no core internals and no direct use of the core, durable state or

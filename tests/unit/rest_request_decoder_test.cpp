@@ -130,6 +130,34 @@ TEST(RestRequestDecoder, RoutesQueriesAndHeaders) {
   EXPECT_EQ(std::get<TypedRequest>(decode_request(health, {}, "alice")).route, Route::Health);
 }
 
+// GET /api/v1/decisions (issue 46): tid, policyId and limit, each checked and named when bad.
+TEST(RestRequestDecoder, DecisionsQuery) {
+  HttpRequest q{"GET", "/api/v1/decisions", {}, {{"Authorization", "Bearer t"}}, ""};
+  auto t = std::get<TypedRequest>(decode_request(q, {}, "alice"));
+  EXPECT_EQ(t.route, Route::ListDecisions);
+  EXPECT_EQ(t.decisions.tid, 0u);
+  EXPECT_EQ(t.decisions.limit, 100u);
+  EXPECT_FALSE(t.decisions.policy_id);
+  q.query = {{"tid", "42"}, {"limit", "7"}, {"policyId", "0123456789ABCDEF01234567"}};
+  t = std::get<TypedRequest>(decode_request(q, {}, "alice"));
+  EXPECT_EQ(t.decisions.tid, 42u);
+  EXPECT_EQ(t.decisions.limit, 7u);
+  EXPECT_EQ(t.decisions.policy_id, std::optional<std::string>("0123456789abcdef01234567"));
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"tid", "0"}, {"tid", "x"}, {"limit", "0"}, {"limit", "1025"}, {"limit", ""}, {"policyId", "zz"}}) {
+    q.query = {{key, value}};
+    auto e = decode_request(q, {}, "alice");
+    ASSERT_TRUE(std::holds_alternative<RequestError>(e)) << key << "=" << value;
+    EXPECT_EQ(std::get<RequestError>(e).field, key) << value;
+    EXPECT_EQ(std::get<RequestError>(e).status, 400);
+  }
+  q.query = {{"tid", "1"}, {"tid", "2"}};
+  EXPECT_EQ(std::get<RequestError>(decode_request(q, {}, "alice")).field, "tid");
+  q.method = "POST";
+  q.query = {};
+  EXPECT_EQ(std::get<RequestError>(decode_request(q, {}, "alice")).status, 405);
+}
+
 // --max-connections-per-client and --max-connections (keep_alive_server.cpp admits through it):
 // over a limit, the oldest connection still waiting for a request head makes room; when every one
 // has a request in hand, the new one is refused.

@@ -65,7 +65,8 @@ constexpr size_t kKeptChanges = 1024;
 bool is_host_or_internal(const Event& e) {
   return std::holds_alternative<TaskSeen>(e) || std::holds_alternative<TaskRenamed>(e) ||
          std::holds_alternative<TaskExited>(e) || std::holds_alternative<TimeAdvance>(e) ||
-         std::holds_alternative<BpfObserved>(e) || std::holds_alternative<BpfSynced>(e);
+         std::holds_alternative<BpfObserved>(e) || std::holds_alternative<BpfSynced>(e) ||
+         std::holds_alternative<ControllerWindow>(e);  // one a window per controller: a change only when it moves a level
 }
 
 std::string hostname() {
@@ -103,6 +104,7 @@ int64_t Engine::now_unix_ms() const {
 
 void Engine::note_applied(const Event& e, const ApplyResult& r) {
   node_.facts.touched(r.changed_tids);
+  if (!r.decisions.empty()) record_decisions(r);
   // A registered role leaves with its task (the core dropped it already): the durable copy goes
   // too, in memory, and with the next snapshot on disk; a restart drops any left in the log.
   if (std::holds_alternative<TaskExited>(e) || std::holds_alternative<TaskSeen>(e)) {
@@ -436,6 +438,7 @@ void Engine::arm_timer() {
   if (auto t = feed_->drop_check_deadline()) next = std::min(next, *t);
   if (auto t = feed_->title_deadline()) next = std::min(next, *t);
   if (auto t = task_event_pacing_.deadline()) next = std::min(next, *t);
+  if (auto t = signal_windows_.deadline()) next = std::min(next, static_cast<uint64_t>(*t));
   if (next == 0) next = 1;
   if (next == armed_ns_) return;
   armed_ns_ = next;
@@ -552,6 +555,7 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   if (events_ready || timer) read_task_events(boottime_ns());
   rescan_if_due(now);
   apply_task_events(now);
+  controller_windows();
   // A read-back that found drift: the plan must run now to repair it.
   if (reconciler_->read_back_if_due(now, renewal_wave_.has_value())) turn_changed_ = true;
   if (turn_changed_ || reconciler_->retry_due(now) || node_.facts.has_touched()) {
@@ -657,6 +661,55 @@ void Engine::apply_task_events(uint64_t now) {
     completed.clear();
     feed_->refresh_titles(node_.core, now, completed);
     for (const auto& e : completed) apply(e);
+  }
+}
+
+// Every decision the core made (a window's, or a level change a tick forced): kept for `get
+// decisions` and explain, one log record each, and the metrics.
+void Engine::record_decisions(const ApplyResult& r) {
+  for (const ControllerDecisionRecord& rec : r.decisions) {
+    node::Decision d;
+    d.unix_ms = now_unix_ms();
+    d.record = rec;
+    const WindowSignals* w = applying_window_;
+    if (w && w->event.kind == rec.kind && w->event.policy == rec.policy) {
+      d.tids = w->tids;
+      d.cpu_share_mean = w->cpu_share_mean;
+      d.cpu_share_max = w->cpu_share_max;
+      d.threads_ran = static_cast<uint32_t>(w->threads_ran);
+      d.no_signal = w->no_signal;
+    } else {
+      // A tick's forced change: the threads it acted on.
+      for (const ControllerStatus& c : node_.core.controllers())
+        if (c.kind == rec.kind && c.policy == rec.policy)
+          for (const auto& t : controlled_threads(node_.core, c.kind, c.policy, c.spec)) d.tids.push_back(t.tid);
+      if (rec.rule == ControllerRule::NoSignal) d.no_signal = "no window with a signal";
+    }
+    emit(decision_record(d));
+    metrics_.controller_decision(std::string(to_string(rec.kind)) + "/" + rec.policy, to_string(rec.rule), rec.to);
+    decisions_.add(std::move(d));
+  }
+}
+
+// The controllers' windows that ended by now: each policy's threads read (schedstat), the
+// window's signal given to the core at the window's end (time first, so the core decides at that
+// time), its decision recorded. A level change rewrites entries: the turn's reconcile writes them.
+void Engine::controller_windows() {
+  const uint64_t now = boottime_ns();
+  std::vector<WindowSignals> windows = signal_windows_.due(node_.core, now);
+  if (signal_windows_.schedstat_zero() && !schedstat_zero_logged_) {
+    schedstat_zero_logged_ = true;
+    spdlog::warn("controller: /proc/<tid>/schedstat reads 0 0 0 for every measured thread (a kernel without "
+                 "CONFIG_SCHED_INFO, or schedstats off): no run-delay signal, so every controller stays at or "
+                 "returns to its static level (fail closed, CTL-5)");
+  }
+  if (windows.empty()) return;
+  advance_time(false);
+  for (const WindowSignals& w : windows) {
+    applying_window_ = &w;
+    const ApplyResult r = apply(w.event);
+    applying_window_ = nullptr;
+    if (!r.changed_tids.empty()) turn_changed_ = true;
   }
 }
 

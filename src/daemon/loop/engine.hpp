@@ -19,6 +19,8 @@
 
 #include "api/node_api.hpp"
 #include "core/core.hpp"
+#include "daemon/controller/decision_log.hpp"
+#include "daemon/controller/signal_windows.hpp"
 #include "daemon/loop/command_queue.hpp"
 #include "daemon/process/config.hpp"
 #include "daemon/durable/durable_state.hpp"
@@ -98,6 +100,11 @@ class Engine {
   // Node policy name -> why this node is not selected (Core::node_not_selected); selected ones absent.
   std::map<std::string, std::string> node_policies_not_selected() const;
   node::Bindings list_bindings() const;
+  // The controllers' decisions kept (decision_log.hpp) and every controller's level now.
+  node::Decisions list_decisions(const std::string& policy, uint32_t tid, uint32_t limit) const;
+  // For explain: the controller of the policy whose entry the thread has, if it has one and acts
+  // on that thread, and its last `limit` decisions about the thread.
+  std::optional<node::Decisions> explain_controller(uint32_t tid, uint32_t limit) const;
   // The Kubernetes Node object's labels (the observer's SetNodeLabels): they replace node.labels
   // of the config from now on (node_labels.hpp); the core re-derives what the change flips.
   // Not durable: the feed sends them again whenever it reconnects.
@@ -143,6 +150,8 @@ class Engine {
   void run_commands(std::vector<Command>& cmds);
   void rescan_if_due(uint64_t now);
   void apply_task_events(uint64_t now);
+  // The controllers' windows that ended: measured (signal_windows.hpp) and given to the core.
+  void controller_windows();
   void renew_leases();
   void end_turn(uint64_t now);
   void reconcile() { reconciler_->reconcile(); }
@@ -209,6 +218,14 @@ class Engine {
   uint32_t pins_restored_ = 0;
   std::string pin_repair_;  // the last repair (or the error that prevented it), for Status
   void restore_pins();
+
+  // The controllers (issue 46): their windows from /proc's schedstat, the decisions kept, and
+  // the window being applied (its measured values go with the decision it makes).
+  SignalWindows signal_windows_{proc_schedstat_reader("/proc")};
+  DecisionLog decisions_;
+  const WindowSignals* applying_window_ = nullptr;
+  bool schedstat_zero_logged_ = false;
+  void record_decisions(const ApplyResult& r);
 
   // Changes of this turn, published after the apply.
   struct Change {

@@ -327,6 +327,22 @@ node::Write Engine::set_node_labels(const NodeLabelMap& labels) {
   return w;
 }
 
+node::Decisions Engine::list_decisions(const std::string& policy, uint32_t tid, uint32_t limit) const {
+  return node::Decisions{decisions_.list(policy, tid, limit), node_.core.controllers()};
+}
+
+std::optional<node::Decisions> Engine::explain_controller(uint32_t tid, uint32_t limit) const {
+  auto e = node_.core.desired().find(tid);
+  if (e == node_.core.desired().end()) return std::nullopt;
+  const Origin& o = *e->second.origin;
+  for (const ControllerStatus& c : node_.core.controllers()) {
+    if (c.kind != o.kind || c.policy != o.policy) continue;
+    if (c.kind == PolicyKind::Dra && c.spec.role != o.role) return std::nullopt;  // another role's
+    return node::Decisions{decisions_.list(std::string(to_string(c.kind)) + "/" + c.policy, tid, limit), {c}};
+  }
+  return std::nullopt;
+}
+
 node::Bindings Engine::list_bindings() const { return node::Bindings{node_.durable.claims, node_.durable.pods}; }
 
 }  // namespace c2c::daemon

@@ -137,7 +137,17 @@ Metrics::Metrics()
                             .Name("claim2core_role_connections")
                             .Help("Connections the role socket serves now")
                             .Register(*registry_)
-                            .Add({})) {
+                            .Add({})),
+      controller_decisions_(&BuildCounter()
+                                 .Name("claim2core_controller_decisions_total")
+                                 .Help("Decisions of the policies' controllers (issue 46), by policy and rule: raise, "
+                                       "lower, expired, no-signal (level changes); at-max, cooldown, in-band, "
+                                       "at-static, silent (holds, one per window)")
+                                 .Register(*registry_)),
+      controller_level_(&BuildGauge()
+                             .Name("claim2core_controller_level")
+                             .Help("The current level of a policy's controller (0: the static policy)")
+                             .Register(*registry_)) {
   for (RoleRefusal r : kRoleRefusals) role_refusals_->Add({{"reason", reason_name(r)}});
   for (const char* inv : {"INV-1", "INV-2", "INV-3", "INV-4", "INV-5", "INV-6", "INV-7", "INV-8"})
     violations_->Add({{"invariant", inv}});

@@ -87,6 +87,11 @@ class Metrics final : public ReconcilerMetrics {
   // (reason_name), and the connections it serves now.
   void role_refusal(const char* reason) { role_refusals_->Add({{"reason", reason}}).Increment(); }
   void set_role_connections(double n) { role_connections_.Set(n); }
+  // A controller's decision (issue 46), by policy ("<kind>/<name>") and rule, and its level after it.
+  void controller_decision(const std::string& policy, const char* rule, uint32_t level) {
+    controller_decisions_->Add({{"policy", policy}, {"rule", rule}}).Increment();
+    controller_level_->Add({{"policy", policy}}).Set(static_cast<double>(level));
+  }
   prometheus::Registry& registry() { return *registry_; }
   // The exposition text of the registry (what /metrics serves), for tests.
   std::string text() const;
@@ -124,6 +129,8 @@ class Metrics final : public ReconcilerMetrics {
   prometheus::Counter& lease_renewal_batches_;
   prometheus::Family<prometheus::Counter>* role_refusals_;
   prometheus::Gauge& role_connections_;
+  prometheus::Family<prometheus::Counter>* controller_decisions_;
+  prometheus::Family<prometheus::Gauge>* controller_level_;
 };
 
 }  // namespace c2c::daemon

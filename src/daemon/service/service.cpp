@@ -343,6 +343,29 @@ grpc::ServerUnaryReactor* Service::Explain(Ctx* ctx, const Buf* in, Buf* out) {
              call->resp.set_found(true);
              *call->resp.mutable_lineage() = api::to_proto(*l);
            }
+           // The controller acting on the thread, and its last decisions about it (issue 46).
+           if (auto c = e.explain_controller(call->req.tid(), 8)) {
+             for (const auto& s : c->controllers) api::to_proto(s, call->resp.mutable_controller());
+             for (const auto& d : c->decisions) api::to_proto(d, call->resp.add_decisions());
+           }
+         });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* Service::ListDecisions(Ctx* ctx, const Buf* in, Buf* out) {
+  auto call = begin<pb::ListDecisionsRequest, pb::ListDecisionsResponse>(ctx, in, out, "ListDecisions", max_bytes_, metrics_);
+  if (call->done) return call->reactor;
+  auto* reactor = call->reactor;
+  // "<Kind>/<name>" or a name: a name's bound and the kind's longest prefix.
+  if (auto e = api::check_string("policy", call->req.policy(), 253 + 32)) {
+    call->finish(invalid(*e));
+    return reactor;
+  }
+  submit(engine_, call, [](Engine&) { return false; },
+         [call](Engine& e) {
+           const auto d = e.list_decisions(call->req.policy(), call->req.tid(), call->req.limit());
+           for (const auto& x : d.decisions) api::to_proto(x, call->resp.add_decisions());
+           for (const auto& c : d.controllers) api::to_proto(c, call->resp.add_controllers());
          });
   return reactor;
 }

@@ -24,7 +24,8 @@ using RawService = pb::Claim2Core::WithRawCallbackMethod_UpsertPolicy<
                         pb::Claim2Core::WithRawCallbackMethod_ListBindings<
                             pb::Claim2Core::WithRawCallbackMethod_SetNodeLabels<
                                 pb::Claim2Core::WithSplitStreamingMethod_Watch<
-                                    pb::Claim2Core::WithRawCallbackMethod_RegisterTaskRole<pb::Claim2Core::Service>>>>>>>>>>>>>>;
+                                    pb::Claim2Core::WithRawCallbackMethod_RegisterTaskRole<
+                                        pb::Claim2Core::WithRawCallbackMethod_ListDecisions<pb::Claim2Core::Service>>>>>>>>>>>>>>>;
 
 class Service final : public RawService {
  public:
@@ -47,6 +48,7 @@ class Service final : public RawService {
   grpc::ServerUnaryReactor* ListBindings(Ctx* c, const Buf* in, Buf* out) override;
   grpc::ServerUnaryReactor* RegisterTaskRole(Ctx* c, const Buf* in, Buf* out) override;
   grpc::ServerUnaryReactor* SetNodeLabels(Ctx* c, const Buf* in, Buf* out) override;
+  grpc::ServerUnaryReactor* ListDecisions(Ctx* c, const Buf* in, Buf* out) override;
   // Split-streamed, so the handler reads the request itself: a request that does not parse is
   // INVALID_ARGUMENT naming "request" (gRPC's own deserialization answered INTERNAL, no message).
   grpc::Status StreamedWatch(grpc::ServerContext* c, grpc::ServerSplitStreamer<pb::WatchRequest, pb::ChangeEvent>* s) override;

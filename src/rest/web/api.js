@@ -23,7 +23,9 @@ export const api = {
   remove: (id) => call("DELETE", "/api/v1/node-scheduling-policies", { policyId: id }),
   preview: (p) => call("POST", "/api/v1/preview", p),
   tasks: (comm) => call("GET", "/api/v1/tasks" + (comm ? `?comm=${encodeURIComponent(comm)}` : "")).then((d) => d.tasks),
-  explain: (tid) => call("GET", `/api/v1/tasks/${tid}/explain`).then((d) => d.lineage),
+  // {lineage, controller, decisions}: the controller acting on the task beside its lineage (issue 46).
+  explain: (tid) => call("GET", `/api/v1/tasks/${tid}/explain`),
+  decisions: () => call("GET", "/api/v1/decisions?limit=20"),
   health: () => call("GET", "/health"),
   // EventSource cannot send headers: the token goes in the query (same origin, TLS off loopback).
   events: () => new EventSource(`/api/v1/events?access_token=${encodeURIComponent(token())}`),

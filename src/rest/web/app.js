@@ -1,7 +1,7 @@
 // The Node Policies page: tables, the slide-over form with preview, delete with confirmation,
 // and live refresh from the gateway's event stream (GET /api/v1/events, Server-Sent Events).
 import { api, token, setToken } from "./api.js";
-import { el, fillTable, policyRow, intentRow, taskRow, lineageText, previewView } from "./views.js";
+import { el, fillTable, policyRow, intentRow, taskRow, lineageText, controllerText, previewView } from "./views.js";
 
 const $ = (s) => document.querySelector(s);
 
@@ -29,7 +29,8 @@ async function refresh() {
 
 async function explain(tid) {
   try {
-    $("#lineage").textContent = lineageText(await api.explain(tid));
+    const x = await api.explain(tid);
+    $("#lineage").textContent = lineageText(x.lineage) + controllerText(x);
     $("#lineage").hidden = false;
   } catch (e) { showError("#error", e); }
 }

@@ -67,6 +67,19 @@ export function lineageText(l) {
   ].join("\n");
 }
 
+// The controller acting on the task and its last decisions (issue 46), after the lineage.
+export function controllerText(x) {
+  const c = x.controller;
+  if (!c) return "";
+  const ns = (v) => (v >= 1e6 ? `${(v / 1e6).toFixed(2)}ms` : `${Math.round(v / 1e3)}us`);
+  const lines = [`\ncontroller level ${c.level} of ${c.maxLevel}${c.level ? " (raised)" : " (the static policy)"}`];
+  for (const d of x.decisions || [])
+    lines.push(`decision ${new Date(Number(d.timeUnixMs)).toISOString()} ${d.fromLevel} -> ${d.toLevel} ${d.rule}` +
+      ` run delay p99 ${d.hasSignal ? ns(Number(d.runDelayP99Ns)) : "none"}` +
+      ` cpu share ${Number(d.cpuShareMean).toFixed(2)}/${Number(d.cpuShareMax).toFixed(2)}: ${d.reason}`);
+  return lines.join("\n");
+}
+
 export function previewView(pv) {
   const rows = (pv.matched || []).map((m) =>
     el("li", {}, `${m.tid} ${m.comm} (tgid ${m.tgid}) ${m.intended ? "" : "— loses a conflict"}`));

@@ -1,0 +1,62 @@
+#include "daemon/node_state/role_proposal_view.hpp"
+
+#include <map>
+
+namespace c2c::daemon {
+
+namespace {
+
+std::optional<ClassifyMode> classify_of(const Core& core, PolicyKind kind, const std::string& name) {
+  if (kind == PolicyKind::Dra) {
+    if (auto p = core.dra_policy(name)) return p->classify;
+  } else if (auto p = core.node_policy(name)) {
+    return p->classify;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<ProposalView> view_proposals(const Core& core, const ActivityWindow& w) {
+  // The window's threads' lineages, and per process the lowest tid with one.
+  std::map<uint32_t, Lineage> lineage;
+  std::map<uint32_t, uint32_t> tgid_of, process_policy_tid;
+  for (const auto& t : w.threads) {
+    tgid_of.emplace(t.tid, t.tgid);
+    if (auto l = core.explain(t.tid)) {
+      lineage.emplace(t.tid, *l);
+      process_policy_tid.emplace(t.tgid, t.tid);  // threads are sorted by tid: the first is the lowest
+    }
+  }
+  std::map<uint32_t, bool> registered;
+  for (const auto& t : core.tasks())
+    if (tgid_of.count(t.key.tid)) registered[t.key.tid] = !t.role.empty();
+  std::vector<ProposalView> out;
+  for (const auto& p : propose_roles(w)) {
+    const Lineage* own = nullptr;
+    if (auto it = lineage.find(p.tid); it != lineage.end()) own = &it->second;
+    const Lineage* of_policy = own;
+    if (of_policy == nullptr) {
+      auto pt = process_policy_tid.find(tgid_of[p.tid]);
+      if (pt == process_policy_tid.end()) continue;  // no policy's thread
+      of_policy = &lineage.at(pt->second);
+    }
+    auto mode = classify_of(core, of_policy->policy_kind, of_policy->policy);
+    if (!mode || *mode == ClassifyMode::Off) continue;
+    ThreadRoleFacts facts;
+    facts.registered_role = registered[p.tid] || (own && !own->role_source.empty());
+    facts.explicit_selector = own != nullptr && own->strategy == Strategy::ExactTid;
+    ProposalView v;
+    v.proposal = p;
+    v.outcome = proposal_outcome(*mode, facts);
+    v.kind = of_policy->policy_kind;
+    v.policy = of_policy->policy;
+    v.text = std::string(to_string(v.outcome)) + ": " + describe(p) + " [" +
+             (v.kind == PolicyKind::Dra ? "DRAExecutionPolicy/" : "NodeSchedulingPolicy/") + v.policy +
+             ", classify: " + to_string(*mode) + "]";
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace c2c::daemon

@@ -1,0 +1,30 @@
+// What the roles proposed from one activity window mean on this node (issue 46 item 4;
+// spec/state-machine.md §11): each proposal with the policy whose `spec.classify` decides it and
+// its outcome (proposal_outcome: a registered role or the policy's explicit selector wins). Kept
+// apart from explain and preview so that they only print it. A pure function of the core's state
+// and the window: the daemon's activity gathering (not wired yet) feeds it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/core.hpp"
+#include "core/role_proposals.hpp"
+
+namespace c2c::daemon {
+
+struct ProposalView {
+  RoleProposal proposal;
+  ProposalOutcome outcome = ProposalOutcome::Shown;
+  PolicyKind kind = PolicyKind::Node;
+  std::string policy;  // the policy whose threads these are: the thread's own entry's, else its process's
+  // "proposed: critical-path (latency-critical), confidence 0.93: tid 7 wakes ... [NodeSchedulingPolicy/x, classify: propose]"
+  std::string text;
+};
+
+// Proposals only for a policy's threads: a thread with an entry (its policy), or a thread of a
+// process one of whose threads in the window has an entry (that policy; the lowest such tid's).
+// Threads of no policy and policies with `classify: off` get none. Sorted by tid.
+std::vector<ProposalView> view_proposals(const Core& core, const ActivityWindow& w);
+
+}  // namespace c2c::daemon
