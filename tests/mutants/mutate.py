@@ -504,26 +504,26 @@ def judge_test(ctx, label):
     return KILLED, ", ".join(failed) or f"exit {rc}"
 
 
-def layering_check(ctx, label):
-    """tests/unit/frontend_layering_check.py over the copy's sources (rules 1-3 of the front ends)."""
-    log = ctx.log(label, "frontends")
-    rc = run(["/usr/bin/python3", os.path.join(ctx.tree.root, "tests", "unit", "frontend_layering_check.py"),
-              ctx.tree.root], log, timeout=120)
-    if rc == 0:
-        return SURVIVED, ""
-    failed = re.findall(r"^FAIL (.*)$", open(log).read(), re.M)
-    return KILLED, "; ".join(failed) or f"exit {rc}"
+def layer_script_check(script, checker, found):
+    """A checker that runs one of tests/unit's layer-rule scripts over the copy's sources: exit 0
+    survives, exit 1 with a line naming the broken rule (`found` picks it) kills, anything else is
+    an error (a script that crashed has judged nothing)."""
+    def check(ctx, label):
+        log = ctx.log(label, checker)
+        rc = run(["/usr/bin/python3", os.path.join(ctx.tree.root, "tests", "unit", script), ctx.tree.root], log,
+                 timeout=120)
+        if rc == 0:
+            return SURVIVED, ""
+        lines = [l for l in open(log).read().splitlines() if found(l)]
+        return (KILLED, "; ".join(lines)[:200]) if rc == 1 and lines else (ERROR, f"exit {rc}")
+    return check
 
 
-def kernel_layer_check(ctx, label):
-    """tests/unit/daemon_layering_check.py on the copy's sources (rule 3: one kernel layer)."""
-    log = ctx.log(label, "kernel")
-    rc = run(["/usr/bin/python3", os.path.join(ctx.tree.root, "tests", "unit", "daemon_layering_check.py"),
-              ctx.tree.root], log, timeout=120)
-    if rc == 0:
-        return SURVIVED, ""
-    found = [l for l in open(log).read().splitlines() if "(rule" in l or "includes" in l]
-    return (KILLED, found[0][:120]) if rc == 1 and found else (ERROR, f"exit {rc}")
+# The front ends' rules 1-3 (a failure is a line "FAIL ...") and the one kernel layer's rule 3 (a
+# line naming "(rule N" or what a file "includes").
+frontend_layer_check = layer_script_check("frontend_layering_check.py", "frontends", lambda l: l.startswith("FAIL "))
+kernel_layer_check = layer_script_check("daemon_layering_check.py", "kernel",
+                                        lambda l: "(rule" in l or "includes" in l)
 
 
 REALK8S_TEST = os.path.join(SRC, "tests", "integration", "k8s_realserver_test.py")
@@ -659,7 +659,7 @@ def sections():
         "layering": dict(
             table="layering.tsv", builds=False, mode="any", idle_fails=False,
             copy=["src", "bpf", "tests/unit/frontend_layering_check.py", "tests/unit/daemon_layering_check.py"],
-            checkers=[Checker("frontends", (), layering_check), Checker("kernel", (), kernel_layer_check)]),
+            checkers=[Checker("frontends", (), frontend_layer_check), Checker("kernel", (), kernel_layer_check)]),
         "realk8s": dict(
             table="realk8s.tsv", builds=False, mode="any", idle_fails=False, copy=["tests/integration"],
             checkers=[Checker("parity", (), realk8s_parity)]),
