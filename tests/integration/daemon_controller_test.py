@@ -15,7 +15,6 @@ every task (no CONFIG_SCHED_INFO).
 Same harness and arguments as daemon_test.py; the CLI comes from C2C_CLI, the gateway from C2C_REST:
   daemon_controller_test.py <claim2cored> <proto> <thread-churn helper> <work dir> [unittest names...]
 """
-import http.client
 import json
 import os
 import shutil
@@ -185,22 +184,11 @@ class ControllerOnThisHost(unittest.TestCase):
         # The REST gateway: GET /api/v1/decisions and explain's controller (when C2C_REST is set).
         if not REST:
             return
-        tokens = os.path.join(d.root, "tokens")
-        rest_env.write_token_file(tokens)
-        port = rest_env.free_port()
-        self.rest = subprocess.Popen([REST, "--socket", d.socket, "--token-file", tokens, "--port", str(port)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.rest, get_raw = rest_env.gateway_on(REST, d.socket, d.root)
 
         def get(path):
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-            try:
-                c.request("GET", path, headers={"Authorization": "Bearer " + rest_env.TOKENS["reader"][0]})
-                r = c.getresponse()
-                return r.status, json.loads(r.read())
-            except OSError:
-                return None
-            finally:
-                c.close()
+            got = get_raw(path)
+            return got and (got[0], json.loads(got[1]))
         self.assertTrue(wait_for(lambda: get("/health"), timeout=20), "claim2core-rest answers")
         status, body = get("/api/v1/decisions?tid=%d&limit=1024" % self.tid)
         self.assertEqual(status, 200, body)

@@ -15,7 +15,6 @@ Same harness and arguments as daemon_test.py (its Daemon class is reused); the C
 gateway come from the environment (C2C_CLI, C2C_REST; without them those parts are skipped):
   daemon_names_test.py <claim2cored> <proto> <thread-churn helper> <work dir> [unittest names...]
 """
-import http.client
 import json
 import os
 import subprocess
@@ -162,22 +161,7 @@ class NamesAreBytes(unittest.TestCase):
 
         if not REST:
             self.skipTest("C2C_REST not set: the REST part is skipped")
-        tokens = os.path.join(d.root, "tokens")
-        rest_env.write_token_file(tokens)
-        port = rest_env.free_port()
-        self.rest = subprocess.Popen([REST, "--socket", d.socket, "--token-file", tokens, "--port", str(port)],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-        def get(path):
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-            try:
-                c.request("GET", path, headers={"Authorization": "Bearer " + rest_env.TOKENS["reader"][0]})
-                r = c.getresponse()
-                return r.status, r.read()
-            except OSError:
-                return None
-            finally:
-                c.close()
+        self.rest, get = rest_env.gateway_on(REST, d.socket, d.root)
         self.assertTrue(wait_for(lambda: get("/health"), timeout=20), "claim2core-rest answers")
         status, body = get("/api/v1/tasks")
         self.assertEqual(status, 200, body[:300])

@@ -36,6 +36,30 @@ def write_token_file(path, mode=0o600):
     os.chmod(path, mode)
 
 
+def gateway_on(rest_bin, daemon_socket, work_dir):
+    """A claim2core-rest in front of a daemon some other test started (its socket), with this
+    module's tokens: returns (the process, get), where get(path) GETs as "reader" and gives
+    (status, body bytes), or None while the gateway does not answer yet. The caller stops the
+    process."""
+    tokens = os.path.join(work_dir, "tokens")
+    write_token_file(tokens)
+    port = free_port()
+    proc = subprocess.Popen([rest_bin, "--socket", daemon_socket, "--token-file", tokens, "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def get(path):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            c.request("GET", path, headers={"Authorization": "Bearer " + TOKENS["reader"][0]})
+            r = c.getresponse()
+            return r.status, r.read()
+        except OSError:
+            return None
+        finally:
+            c.close()
+    return proc, get
+
+
 class RestEnv:
     def __init__(self, daemon, rest, fake, tag="rest", daemon_args=(), gateway_args=(), tls=False):
         self.daemon_bin, self.rest_bin, self.fake_bin = daemon, rest, fake
