@@ -48,7 +48,7 @@ import threading
 import time
 import urllib.request
 
-from c2c_it import require_bpf
+from c2c_it import checker, require_bpf
 from rest_env import NODE, TOKENS, RestEnv, free_port
 
 ap = argparse.ArgumentParser()
@@ -70,11 +70,7 @@ MAX_CONNECTIONS = 64  # the default
 failures = []
 
 
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        failures.append(what)
-    return ok
+check = checker(failures)
 
 
 daemon_metrics_port = free_port()

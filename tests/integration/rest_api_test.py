@@ -21,7 +21,7 @@ import time
 import urllib.parse
 import urllib.request
 
-from c2c_it import require_bpf
+from c2c_it import checker, require_bpf
 from rest_env import NODE, TOKENS, RestEnv, free_port, write_token_file
 
 SRC, DAEMON, REST, FAKE, CLI = sys.argv[1:6]
@@ -32,11 +32,7 @@ POL = "/api/v1/node-scheduling-policies"
 INT = "/api/v1/node-scheduling-intents"
 
 
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        failures.append(what)
-    return ok
+check = checker(failures)
 
 
 # The daemon's metrics show how many RPCs a REST request costs (claim2core_rpcs_total).

@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 
-from c2c_it import require_bpf
+from c2c_it import checker, require_bpf
 from rest_env import NODE, TOKENS, RestEnv
 
 DAEMON, REST, FAKE, SHOTS = sys.argv[1:5]
@@ -53,11 +53,7 @@ def click(find):
     return settled(lambda: find().click())
 
 
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        failures.append(what)
-    return ok
+check = checker(failures)
 
 
 os.makedirs(SHOTS, exist_ok=True)

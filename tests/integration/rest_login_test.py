@@ -30,7 +30,7 @@ import subprocess
 import sys
 import time
 
-from c2c_it import require_bpf
+from c2c_it import checker, require_bpf
 from rest_env import TOKENS, RestEnv
 
 DAEMON, REST, FAKE = sys.argv[1:4]
@@ -41,11 +41,7 @@ POL = "/api/v1/node-scheduling-policies"
 failures = []
 
 
-def check(ok, what):
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        failures.append(what)
-    return ok
+check = checker(failures)
 
 
 def add_user(users, name, role, password):
