@@ -24,12 +24,16 @@ void CoreImpl::reset_controller(PolicyKind kind, const std::string& name, const 
     controllers.erase({kind, name});
 }
 
+bool controller_acts_on(const Origin& o, PolicyKind kind, const std::string& name, const ControllerSpec& spec) {
+  // A DRA policy's controller measures and acts on its one role (spec.controller.role).
+  return o.kind == kind && o.policy == name && (kind != PolicyKind::Dra || o.role == spec.role);
+}
+
 void CoreImpl::apply_level(const Origin& o, RuntimeValue& v) const {
   auto it = controllers.find({o.kind, o.policy});
   if (it == controllers.end() || it->second.level == 0) return;
   const ControllerSpec* spec = controller_spec(o.kind, o.policy);
-  // A DRA policy's controller measures and acts on its one role (spec.controller.role).
-  if (!spec || (o.kind == PolicyKind::Dra && o.role != spec->role)) return;
+  if (!spec || !controller_acts_on(o, o.kind, o.policy, *spec)) return;
   // INV-6: the level's CPUs are cut to the entry's own allowed CPUs, never the spec's as given.
   const std::optional<CpuSet> allowed = (v.flags & kFlagAllowedCpus) ? std::optional<CpuSet>(v.allowed) : std::nullopt;
   const LevelAction a = level_action(*spec, it->second.level, allowed);

@@ -31,6 +31,11 @@ struct ControllerDecisionRecord {
   bool operator==(const ControllerDecisionRecord&) const = default;
 };
 
+// Whether the controller of policy (kind, name) acts on an entry of this origin: every entry the
+// policy derives; for a DRA policy only those of spec.controller.role. The core writes its level
+// into exactly these entries and the daemon measures exactly these threads.
+bool controller_acts_on(const Origin& o, PolicyKind kind, const std::string& name, const ControllerSpec& spec);
+
 // A policy's controller as the core holds it (Core::controllers()).
 struct ControllerStatus {
   PolicyKind kind = PolicyKind::Node;

@@ -10,9 +10,7 @@ std::vector<ControlledThread> controlled_threads(const Core& core, PolicyKind ki
                                                  const ControllerSpec& spec) {
   std::vector<ControlledThread> out;
   for (const auto& [tid, e] : core.desired()) {
-    const Origin& o = *e.origin;
-    if (o.kind != kind || o.policy != policy) continue;
-    if (kind == PolicyKind::Dra && o.role != spec.role) continue;
+    if (!controller_acts_on(*e.origin, kind, policy, spec)) continue;
     out.push_back({tid, e.value.tgid, e.value.start});
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.tid < b.tid; });
