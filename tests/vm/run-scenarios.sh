@@ -16,7 +16,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # The guest's own budget (a hang or panic gives no verdict by then): the scenarios mode needs
 # ~215-260 s under TCG on a loaded 2-core machine since ctxgone and its seeded bug joined (it timed
-# out at 240 s with one seeded bug left, 2026-12-07); a passing run ends when it is done.
+# out at 240 s with one seeded bug left, 2026-12-07 on 1e378f3); a passing run ends when it is done.
 build="" mode=scenarios timeout_s=360 append="" results="" with_daemon=false samples_dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
