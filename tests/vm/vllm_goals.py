@@ -314,6 +314,8 @@ def judge(results):
             continue
         comps = [compare(data, a, b, m, f, al) for a, b, m, f, al in comps_spec]
         g["comparisons"] = comps
+        g["measured"] = [f"{c['a']} {c['metric']} {fmt(c['a_median'])} vs {c['factor']:g} x {c['b']} {fmt(c['b_median'])}"
+                         for c in comps]
         short = [c for c in comps if len(c["rounds"]) < MIN_ROUNDS]
         if short:
             g["verdict"] = "not judged"
@@ -330,8 +332,6 @@ def judge(results):
             met, notes = judge_win(comps, strict)
             g["verdict"] = "met" if met else "missed"
         g["notes"] += notes
-        g["measured"] = [f"{c['a']} {c['metric']} {c['a_median']:.3g} vs {c['factor']:g} x {c['b']} {c['b_median']:.3g}"
-                         for c in comps]
     table = {c: {m: statistics.median([v[m] for v in rs.values()]) for m in ("missed", "p99", "bogo")} | {"rounds": len(rs)}
              for c, rs in data.items()}
     return {"configurations": table, "dropped_rounds": dropped, "goals": goals,
@@ -364,8 +364,10 @@ def fmt(v, nd=3):
 def markdown(s, meta=None):
     lines = []
     if meta:
+        p = meta.get("parameters", {})
+        shape = ", ".join(f"{k} {v}" for k, v in p.items()) if isinstance(p, dict) else str(p)
         lines.append(f"vLLM runs of {meta.get('date', '?')} on {meta.get('commit', '?')}: "
-                     f"{meta.get('parameters', '')}; host load before {meta.get('host_load_before', '?')}, "
+                     f"{shape}; host load before {meta.get('host_load_before', '?')}, "
                      f"after {meta.get('host_load_after', '?')}")
         lines.append("")
     lines += ["| configuration | rounds | missed % (median of rounds) | p99 ms (worse EngineCore, median) | stress-ng bogo ops/s (median) |",

@@ -16,6 +16,7 @@ import json
 import os
 import re
 import sys
+import textwrap
 
 NAME = re.compile(r"^vllm-(?P<cfg>.+)-r(?P<round>\d+)-dp(?P<rank>\d+)\.csv$")
 ORDER = ["eevdf-idle", "eevdf", "claim2core", "adapter", "adapter-workers-lc", "scx-lavd", "scx-bpfland"]
@@ -48,7 +49,7 @@ def title_of(meta):
     p = meta.get("parameters", {})
     shape = ", ".join(f"{k} {v}" for k, v in p.items()) if isinstance(p, dict) else str(p)
     return (f"vLLM stand-in, step latency per configuration: {meta.get('date', '?')}, commit {meta.get('commit', '?')}\n"
-            f"{shape}\nhost load before {meta.get('host_load_before', '?')}, after {meta.get('host_load_after', '?')}")
+            + "\n".join(textwrap.wrap(shape, 110)) + f"\nhost load before {meta.get('host_load_before', '?')}, after {meta.get('host_load_after', '?')}")
 
 
 def draw(steps, out, meta=None, goals=None, deadline_ms=None):
