@@ -72,8 +72,9 @@ else
   loop="--data-parallel-size $dp --tensor-parallel-size $tp --period-us $period --engine-work-us $engine --worker-work-us $worker --device-us $device"
   nc=$(echo "${configs:-eevdf-idle,eevdf,claim2core,adapter,adapter-workers-lc}" | tr , '\n' | grep -c .)
   # A hang guard only: a window costs its length plus a daemon's start, the selection check and
-  # stress-ng's start, ~30-60 s more under TCG on a loaded host.
-  [ -n "$timeout_s" ] || timeout_s=$(( 300 + runs * nc * (ms / 1000 + 60) ))
+  # stress-ng's start: 30-60 s more under TCG, ~125 s at host load 16 (2026-12-07: six 5 s
+  # windows in 775 s).
+  [ -n "$timeout_s" ] || timeout_s=$(( 300 + runs * nc * (ms / 1000 + 180) ))
   append="c2c.vllm_ms=$ms c2c.vllm_rounds=$runs c2c.vllm_hogs=$hogs c2c.vllm_loop=${loop// /,}"
   [ -z "$configs" ] || append="$append c2c.vllm_configs=$configs"
   export C2C_VM_NICE=${C2C_VM_NICE:-0} C2C_VM_HOST_RT=$host_rt
