@@ -87,7 +87,6 @@ PEERS = ("scx-lavd", "scx-bpfland")
 HOGLESS = ("eevdf-idle",)  # configurations that run no stress-ng (goal 4 skips them)
 
 
-
 def load_results(path):
     out = []
     with open(path) as f:
@@ -105,16 +104,24 @@ def load_results(path):
 def per_round(results):
     """{config: {round: {"missed": %, "p99": ms, "bogo": ops/s}}} of the rounds that count (the
     docstring), and {config: [why a round was left out]}."""
-    rows = {}
+    rows, errors = {}, {}
     for r in results:
-        if r.get("scenario") != "vllm" or "round" not in r or "dp_rank" not in r:
-            continue  # an error line (no engine result) leaves its round without rows
-        for field in ("config", "round", "dp_rank"):
+        if r.get("scenario") != "vllm":
+            continue
+        if "round" not in r or "dp_rank" not in r:
+            # An error line (a configuration not measured: no daemon, not the intended threads, no
+            # engine result) leaves its round without rows; its reason is kept for the notes.
+            if r.get("config") and r.get("error"):
+                errors.setdefault(r["config"], []).append(f"not measured: {r['error']}")
+            continue
+        for field in ("config", "ticks", "missed", "latency", "pass"):
             if field not in r:
                 raise SystemExit(f"vllm_goals: a vllm result has no '{field}': {json.dumps(r)[:160]}")
+        if not isinstance(r["latency"], dict) or "p99_us" not in r["latency"]:
+            raise SystemExit(f"vllm_goals: a vllm result's 'latency' has no 'p99_us': {json.dumps(r)[:160]}")
         rows.setdefault(r["config"], {}).setdefault(int(r["round"]), []).append(r)
     ranks = max((len(rs) for byr in rows.values() for rs in byr.values()), default=0)
-    out, dropped = {}, {}
+    out, dropped = {}, dict(errors)
     for cfg, byr in rows.items():
         for rnd, rs in sorted(byr.items()):
             why = None

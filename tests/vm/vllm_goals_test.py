@@ -319,6 +319,26 @@ class Goals(unittest.TestCase):
         res = [r for r in run(good()) if not (r["config"] == "adapter" and r["round"] == 2 and r["dp_rank"] == 1)]
         self.assertNotIn(2, G.per_round(res)[0]["adapter"])
 
+    def test_unmeasured_configuration_is_named(self):
+        res = [r for r in run(good()) if not (r["config"] == "adapter" and r["round"] == 4)]
+        res.append({"scenario": "vllm", "config": "adapter", "error": "the adapter did not select exactly the intended threads",
+                    "pass": False})
+        s = G.judge(res)
+        self.assertIn("not measured: the adapter did not select", s["dropped_rounds"]["adapter"][0])
+        self.assertEqual(goal(res, "half")["verdict"], "not judged")
+
+    def test_a_result_without_a_field_is_named(self):
+        res = run(good())
+        del res[3]["missed"]
+        with self.assertRaises(SystemExit) as e:
+            G.per_round(res)
+        self.assertIn("no 'missed'", str(e.exception))
+        res = run(good())
+        del res[0]["latency"]["p99_us"]
+        with self.assertRaises(SystemExit) as e:
+            G.per_round(res)
+        self.assertIn("'p99_us'", str(e.exception))
+
     def test_no_goal_judged_exits_1(self):
         s = G.judge(run({"eevdf": (5.0, 60.0, 100.0)}))
         self.assertEqual({g["verdict"] for g in s["goals"]}, {"not run"})
