@@ -84,7 +84,7 @@ else
   echo "vllm-experiment: host load before: $load_before on $(nproc) CPUs; $runs rounds of ${configs:-the default configurations}, $ms ms each, $hogs hogs, stand-in $loop; out $out"
   set +e
   "$here/run-scenarios.sh" --build-dir "$build" --mode vllm --timeout "$timeout_s" --append "$append" \
-    --results "$out/results.jsonl" --samples-dir "$out" 2>&1 | tee "$out/console.txt" | grep -av "^C2C-VLLM-CSV\|^C2C-VLLM-TRACE"
+    --results "$out/results.jsonl" --samples-dir "$out" 2>&1 | tee "$out/console.txt" | grep --line-buffered -av "^C2C-VLLM-CSV\|^C2C-VLLM-TRACE"
   rc=${PIPESTATUS[0]}
   set -e
   load_after=$(cut -d' ' -f1-3 /proc/loadavg)
