@@ -78,6 +78,9 @@ else
   append="c2c.vllm_ms=$ms c2c.vllm_rounds=$runs c2c.vllm_hogs=$hogs c2c.vllm_loop=${loop// /,}"
   [ -z "$configs" ] || append="$append c2c.vllm_configs=$configs"
   export C2C_VM_NICE=${C2C_VM_NICE:-0} C2C_VM_HOST_RT=$host_rt
+  # The tree the guest's binaries are built from: taken before the boot, not after it.
+  commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  git -C "$repo" diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
   load_before=$(cut -d' ' -f1-3 /proc/loadavg)
   date_start=$(date -u +%FT%TZ)
   start=$(date +%s)
@@ -88,8 +91,6 @@ else
   rc=${PIPESTATUS[0]}
   set -e
   load_after=$(cut -d' ' -f1-3 /proc/loadavg)
-  commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
-  git -C "$repo" diff --quiet HEAD 2>/dev/null || commit="$commit+changes"
   ran=$(jq -rs '[.[] | select(.scenario == "vllm" and .config != null) | .config] | unique | join(",")' "$out/results.jsonl" 2>/dev/null || echo "")
   jq -n --arg date "$date_start" --arg commit "$commit" --arg lb "$load_before" --arg la "$load_after" \
     --arg cpus "$(nproc)" --arg host "$(uname -r)" --argjson secs $(( $(date +%s) - start )) --argjson rc "$rc" \
