@@ -19,7 +19,7 @@
 # --configs: the guest's configuration names (vllm-guest.sh; default its own list).
 #
 # Exit: 0 every goal judged and met; 1 a goal missed or not judged (too few rounds: a run with
-# --runs below 6 always ends here, by design); 2 usage; 3 the guest failed (no data, or a
+# --runs below 6 always ends here, by design); 2 usage; 3 the guest gave no results, or failed (a
 # configuration not measured) with no goal missed; 77 skipped (no qemu or kernel source).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -105,14 +105,20 @@ else
   echo "vllm-experiment: host load after: $load_after; guest rc $rc"
 fi
 [ "$rc" -eq 77 ] && { echo "vllm-experiment: skipped (run-scenarios.sh: qemu, the kernel source or a part is missing)"; exit 77; }
+if [ ! -s "$out/results.jsonl" ]; then
+  echo "vllm-experiment: the guest gave no results (rc $rc; see $out/console.txt): nothing to judge" >&2
+  exit 3
+fi
 meta=()
 [ -f "$out/metadata.json" ] && meta=(--metadata "$out/metadata.json")
 "$here/vllm-table.sh" "$out/results.jsonl" >"$out/table.md" 2>/dev/null || echo "vllm-experiment: vllm-table.sh found no figures" >&2
 cat "$out/table.md"
 trc=0
 /usr/bin/python3 "$here/vllm_goals.py" --results "$out/results.jsonl" --out "$out" ${meta[@]+"${meta[@]}"} || trc=$?
+goals=()
+[ -f "$out/goals.json" ] && goals=(--goals "$out/goals.json")
 MPLBACKEND=Agg /usr/bin/python3 "$here/vllm_picture.py" --samples-dir "$out" --out "$out/vllm-cdf.png" \
-  --goals "$out/goals.json" ${meta[@]+"${meta[@]}"} || echo "vllm-experiment: no picture (no per-step CSV)" >&2
+  ${goals[@]+"${goals[@]}"} ${meta[@]+"${meta[@]}"} || echo "vllm-experiment: no picture (no per-step CSV)" >&2
 echo "vllm-experiment: goals.json, goals.md, table.md, vllm-cdf.png and metadata.json in $out"
 [ "$trc" -eq 0 ] || exit 1
 if [ "$rc" -ne 0 ]; then

@@ -88,6 +88,8 @@ HOGLESS = ("eevdf-idle",)  # configurations that run no stress-ng (goal 4 skips 
 
 
 def load_results(path):
+    if not os.path.isfile(path):
+        raise SystemExit(f"vllm_goals: --results {path}: no such file (did the guest run?)")
     out = []
     with open(path) as f:
         for n, line in enumerate(f, 1):
