@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The one mutation runner: every section of seeded bugs (core, mirror, kernel, judge, layering,
+"""The one mutation runner: every section of seeded bugs (core, mirror, kernel, judge, vllm_judge, layering,
 k8s_status, realk8s, role_socket, daemon_durable, names, rest, controller, classify) is read from its table (one format, below),
 each mutant is written into a tree copy, only the targets its checkers need are rebuilt, the
 section's checkers judge it, and the file is restored.
@@ -26,7 +26,7 @@ rest, controller, classify) share one configured copy of the whole tree (--tree 
 directory's mutants-tree, kept between sections and runs), brought up to date with the checkout
 file by file (an unchanged file keeps its time stamp, so ninja rebuilds only what changed) and
 built through ccache; a mutant rebuilds only its checker's targets. The others (kernel, judge,
-layering, realk8s) build nothing and work in a private temporary copy. Without --tree, a temporary copy.
+layering, realk8s, vllm_judge) build nothing and work in a private temporary copy. Without --tree, a temporary copy.
 --prepare only brings the tree up to date and builds every target of the section's checkers,
 judging nothing: scripts/test does so in its build phase, so the default suite's first section
 does not carry the copy's first build (tests/mutants/README.md).
@@ -492,16 +492,19 @@ def guest_verdict(ctx, label):
 # -- the others ---------------------------------------------------------------------------------
 
 
-def judge_test(ctx, label):
-    d = os.path.join(ctx.tree.root, "tests", "vm")
-    log = ctx.log(label, "test")
-    # --failfast: a mutant needs killed or survived, not every failing case.
-    rc = run(["/usr/bin/python3", os.path.join(d, "experiment_table_test.py"), "--failfast"], log, cwd=d,
-             env=dict(os.environ, MPLBACKEND="Agg"))
-    if rc == 0:
-        return SURVIVED, ""
-    failed = re.findall(r"^(?:FAIL|ERROR): (\S+)", open(log).read(), re.M)
-    return KILLED, ", ".join(failed) or f"exit {rc}"
+def judge_test_of(script):
+    """A checker that runs one of tests/vm's judges' unit tests (`script`) in the copy."""
+    def judge_test(ctx, label):
+        d = os.path.join(ctx.tree.root, "tests", "vm")
+        log = ctx.log(label, "test")
+        # --failfast: a mutant needs killed or survived, not every failing case.
+        rc = run(["/usr/bin/python3", os.path.join(d, script), "--failfast"], log, cwd=d,
+                 env=dict(os.environ, MPLBACKEND="Agg"))
+        if rc == 0:
+            return SURVIVED, ""
+        failed = re.findall(r"^(?:FAIL|ERROR): (\S+)", open(log).read(), re.M)
+        return KILLED, ", ".join(failed) or f"exit {rc}"
+    return judge_test
 
 
 def layer_script_check(script, checker, found):
@@ -655,7 +658,10 @@ def sections():
             checkers=[Checker("guest", (), guest_verdict, 0)]),
         "judge": dict(
             table="judge.tsv", builds=False, mode="any", idle_fails=False, copy=["tests/vm"], jobs=2,
-            checkers=[Checker("test", (), judge_test)]),
+            checkers=[Checker("test", (), judge_test_of("experiment_table_test.py"))]),
+        "vllm_judge": dict(
+            table="vllm_judge.tsv", builds=False, mode="any", idle_fails=False, copy=["tests/vm"], jobs=2,
+            checkers=[Checker("test", (), judge_test_of("vllm_goals_test.py"))]),
         "layering": dict(
             table="layering.tsv", builds=False, mode="any", idle_fails=False,
             copy=["src", "bpf", "tests/unit/frontend_layering_check.py", "tests/unit/daemon_layering_check.py"],
