@@ -15,6 +15,11 @@ namespace c2c {
 namespace {
 
 using nlohmann::json;
+using testing::CoreTest;
+using testing::comm_policy;
+using testing::engine_policy;
+using testing::node_info;
+using testing::task;
 
 json node_manifest(int priority, const json& boost) {
   json p = json::parse(R"({"apiVersion": "scheduling.gthulhu.io/v1alpha1", "kind": "NodeSchedulingPolicy",
@@ -103,7 +108,7 @@ TEST(BoostInheritCore, TheCoreRefusesWhatTheManifestCannotSay) {
   e = validate(p);
   ASSERT_TRUE(e);
   EXPECT_EQ(e->field, "boost.inherit");
-  DraExecutionPolicy d = decode_policy();
+  DraExecutionPolicy d = testing::decode_policy();
   d.task_roles[0].boost_inherit_depth = 7;
   e = validate(d);
   ASSERT_TRUE(e);
