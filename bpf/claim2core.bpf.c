@@ -680,11 +680,13 @@ static __s32 pick_preemptible_cpu(const __u64 *envelope, const __u64 *first, __s
  * boosted task runs looks like its wakeup here (this kernel gives BPF no preempt count): it is
  * bounded as any inherited boost.
  */
-static __always_inline void offer_inherited(struct task_struct *p, struct task_ctx *tc)
+static __always_inline void offer_inherited(struct task_struct *p, const struct c2c_policy_value *v,
+					    struct task_ctx *tc)
 {
 	struct cpu_ctx *cc = this_cpu_ctx();
 	struct task_struct *waker;
 	struct task_ctx *wtc;
+	__u64 now;
 	__u32 depth;
 
 	tc->offer.depth = 0;
@@ -699,7 +701,11 @@ static __always_inline void offer_inherited(struct task_struct *p, struct task_c
 	depth = c2c_inherit_depth(true, wtc->boost_depth, wtc->boost_max);
 	if (!depth)
 		return;
-	tc->offer.until = c2c_inherit_until(bpf_ktime_get_boot_ns(), wtc->boost_until);
+	now = bpf_ktime_get_boot_ns();
+	/* A wakee with a lease of its own is boosted by it (boost_run), not by its waker's. */
+	if (v && c2c_lease_live(v, now))
+		return;
+	tc->offer.until = c2c_inherit_until(now, wtc->boost_until);
 	tc->offer.from = (__u32)waker->pid;
 	tc->offer.max = wtc->boost_max;
 	tc->offer.depth = depth;
@@ -943,6 +949,30 @@ static __always_inline s32 steer_boosted(struct task_struct *p, const struct c2c
 	return c;
 }
 
+/*
+ * For a wakee offered an inherited boost whose sync wakeup was sent to its boosted waker's busy CPU
+ * (waker_cpu): the idle CPU the kernel saw, if it is one of the wakee's own (its policy's allowed
+ * CPUs when placed, else its cpumask: INV-6), claimed; -1 when none is (then it is steered).
+ */
+static __always_inline s32 claim_idle_elsewhere(struct task_struct *p, struct task_ctx *tc, __u64 *task, bool placed,
+						s32 prev_cpu, s32 waker_cpu)
+{
+	__u64 idle_cpus[C2C_CPUMASK_WORDS] = {};
+	bool idle = false;
+	s32 cpu;
+
+	if (placed)
+		c2c_mask_and(task, tc->allowed, tc->allowed);
+	else
+		task_mask_of(p, task);
+	idle_mask_of(idle_cpus);
+	cpu = c2c_choose_cpu(task, idle_cpus, prev_cpu, nr_cpus(), &idle);
+	if (!idle || cpu == waker_cpu || !scx_bpf_test_and_clear_cpu_idle(cpu))
+		return -1;
+	oracle_check_cpu(p, cpu);
+	return cpu;
+}
+
 s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
 {
 	const struct c2c_policy_value *v = policy_of(p);
@@ -958,7 +988,7 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (tc) {
 		tc->placed = 0;
 		tc->tracked = 1;
-		offer_inherited(p, tc);
+		offer_inherited(p, v, tc);
 	} else {
 		v = NULL; /* no policy, or no context (tctx_of stopped the scheduler): as without an entry */
 	}
@@ -968,6 +998,20 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	/* An untracked task's move is counted here (running sees no storage of it, see the marks). */
 	if (!tc && cpu != prev_cpu)
 		COUNT_STAT(migrations);
+	/*
+	 * A sync wakeup sent to the waker's own CPU takes it from the waker. A wakee that would only
+	 * inherit the waker's boost (no lease of its own) must not take it from the boosted waker it
+	 * inherits from (a busy loop handing a step to each of its Workers in turn would wait for the
+	 * first Worker's run before it woke the next): it is steered like a boosted wakeup that found
+	 * no idle CPU, to a CPU of its own mask that runs no boosted task.
+	 */
+	if (idle && sync_to_waker && tc && tc->offer.depth) {
+		cpu = claim_idle_elsewhere(p, tc, task, placed, prev_cpu, cpu);
+		idle = cpu >= 0;
+		sync_to_waker = false;
+		if (!idle)
+			cpu = bpf_get_smp_processor_id();
+	}
 	if (idle) {
 		dispatch_to_idle(p, v, tc, cpu, sync_to_waker);
 		return cpu;
