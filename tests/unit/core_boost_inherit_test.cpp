@@ -7,9 +7,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <sstream>
+
 #include "codec/json_reader.hpp"
 #include "codec/policy_codec.hpp"
+#include "codec/yaml_json.hpp"
 #include "core_fixture.hpp"
+#include "source_dir.hpp"
 
 namespace c2c {
 namespace {
@@ -142,6 +147,29 @@ TEST_F(BoostInheritEntries, TheEntryCarriesTheDepthBesideItsBoostOnly) {
   loop.boost_inherit_depth = 0;
   applied(NodePolicyUpsert{loop});
   EXPECT_EQ(entry(10)->value.flags & (kFlagWakeeBoost | kFlagWakeeDepth2), 0);
+}
+
+std::vector<json> example_docs(const std::string& name) {
+  std::ifstream in(c2c::test::source_dir() + "/examples/policies/vllm/" + name);
+  std::stringstream text;
+  text << in.rdbuf();
+  return codec::yaml_to_json(text.str());
+}
+
+// The adapter's opt-in file is vllm.yaml's vllm-engine-core with depth 1 and nothing else changed,
+// so that applying it after vllm.yaml changes only the inheritance.
+TEST(BoostInheritManifest, TheAdaptersInheritFileIsItsEngineCorePolicyWithDepthOne) {
+  const auto docs = example_docs("engine-core-inherit.yaml");
+  ASSERT_EQ(docs.size(), 1u);
+  auto inherit = std::get<NodeSchedulingPolicy>(codec::decode_policy(docs[0], ""));
+  EXPECT_EQ(inherit.boost_inherit_depth, 1u);
+  std::optional<NodeSchedulingPolicy> adapter;
+  for (const auto& d : example_docs("vllm.yaml"))
+    if (d["metadata"]["name"] == "vllm-engine-core") adapter = std::get<NodeSchedulingPolicy>(codec::decode_policy(d, ""));
+  ASSERT_TRUE(adapter);
+  EXPECT_EQ(adapter->boost_inherit_depth, 0u);  // off in the adapter itself
+  inherit.boost_inherit_depth = 0;
+  EXPECT_EQ(inherit, *adapter);
 }
 
 TEST(BoostInheritFlags, TheDepthsFlags) {
