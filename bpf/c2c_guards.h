@@ -11,9 +11,9 @@
  * c2c_choose_preemptible, and the preference inside allowed (c2c_may_run_on, c2c_choose_placed);
  * INV-8 c2c_lease_live, c2c_budget_*, c2c_starved, c2c_rescue_dsq, c2c_yields_to_waiting, and
  * c2c_run_preemptible (a rescued run is never preempted); the untracked slice (c2c_untracked_slice,
- * c2c_cut_untracked); a sleeper against CPU hogs (c2c_wake_vtime, c2c_wakeup_preempts); boost
- * inheritance, INV-6 and INV-8 for a boosted task's wakee (c2c_inherit_*: depth <= 2, its own
- * lease, the budget, the wakee's allowed CPUs).
+ * c2c_cut_untracked); a sleeper against CPU hogs (c2c_wake_vtime, c2c_wakeup_preempts,
+ * c2c_tick_ends_run); boost inheritance, INV-6 and INV-8 for a boosted task's wakee (c2c_inherit_*:
+ * depth <= 2, its own lease, the budget, the wakee's allowed CPUs).
  * Every function is also proved free of run-time errors (-wp-rte with unsigned overflow checked:
  * no mask word out of bounds, no wrapping time arithmetic).
  */
@@ -837,6 +837,43 @@ static inline bool c2c_run_preemptible(__u32 cls, bool boosted, bool rescued)
 	if (boosted || rescued)
 		return false;
 	return cls == C2C_CLASS_UNMATCHED || cls == C2C_CLASS_THROUGHPUT || cls == C2C_CLASS_NORMAL;
+}
+
+/*
+ * The tick's end of a run for a sleeper that waits far behind it (issue 43): a preemptible run of
+ * DSQ_NORM (c2c_run_preemptible: never boosted, rescued or of another class) ends at a tick once
+ * it has lasted C2C_PARITY_MIN_NS and its virtual time now is more than C2C_SLEEPER_GAP_NS ahead
+ * of the first task waiting in DSQ_NORM. This is what serves a sleeper on a node without entries,
+ * where the wakeup's kick (c2c_wakeup_preempts) is off: the kick at every wakeup of every sleeper
+ * of the node (640 a second in the 2026-12-07 04:21 boot) worsened the tail there, while the tick
+ * bounds the ends it makes to one per tick and CPU, each after the run had its minimum. A sleeper
+ * queued with its credit (c2c_wake_vtime: up to C2C_WAKE_CREDIT_NS behind vtime_now) waits for the
+ * next tick past the run's minimum, not for the rest of a 20 ms hog slice: the run it ends began
+ * at about vtime_now, so it is the whole credit ahead of such a sleeper. The gap is half the
+ * credit: CPU hogs of one weight, which a run ends once it is the gap ahead of the waiting one,
+ * take turns of about twice the gap, the long slice they had before (a 3 ms gap, turns of 6 ms,
+ * cost stress-ng a third of its bogo ops beside the base build in a loaded guest, 2026-12-07
+ * 15:15-15:50), and tasks of about the same virtual time (hackbench's) never cut each other.
+ * EEVDF does the same by deadline: a woken entity with an earlier deadline preempts the current
+ * one once it has had its slice (RUN_TO_PARITY; kernel/sched/fair.c, base_slice 0.75 ms x (1 +
+ * ilog2(CPUs))); scx_bpfland bounds every run with a 1 ms slice and orders by a deadline that
+ * grows with the time a task ran since it last slept (sched-ext/scx, scheds/rust/scx_bpfland). The
+ * code here is our own. ran_ns: how long the run has lasted; run_vtime: its virtual time now (at
+ * its start plus what it ran, by weight); head_vtime: the first waiting task's (~0 when none
+ * waits, which no run is ahead of).
+ */
+#define C2C_SLEEPER_GAP_NS (C2C_UNTRACKED_LONG_SLICE_NS / 2)
+#define C2C_PARITY_MIN_NS (1ull * C2C_NSEC_PER_MSEC)
+
+/*@ assigns \nothing;
+    ensures c2c_tick_cut_spec: \result == 1 <==> (ran_ns >= C2C_PARITY_MIN_NS && run_vtime > head_vtime &&
+                                 run_vtime - head_vtime > C2C_SLEEPER_GAP_NS);
+*/
+static inline bool c2c_tick_ends_run(__u64 ran_ns, __u64 run_vtime, __u64 head_vtime)
+{
+	if (ran_ns < C2C_PARITY_MIN_NS)
+		return false;
+	return run_vtime > head_vtime && run_vtime - head_vtime > C2C_SLEEPER_GAP_NS;
 }
 
 #endif /* C2C_GUARDS_H */

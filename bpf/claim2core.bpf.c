@@ -19,7 +19,9 @@
  *   - normal, throughput and unmatched tasks go to the NORM class, ordered by weighted virtual
  *     time, a sleeper at most C2C_WAKE_CREDIT_NS before vtime_now; while the policy map holds an
  *     entry a wakeup there (or an unboosted one of the HI class) preempts the NORM run furthest
- *     ahead of it (preempt_for_wakeup, issue 43); an unmatched task runs the default slice while
+ *     ahead of it (preempt_for_wakeup, issue 43), and on every node a NORM run ends at a tick
+ *     once it is more than a gap ahead of the first waiting task (sleeper_waits_far_behind,
+ *     c2c_tick_ends_run); an unmatched task runs the default slice while
  *     the policy map holds an entry, and
  *     scx_simple's 20 ms on a node without entries (c2c_untracked_slice; the tick cuts such a
  *     run back once an entry appears);
@@ -234,6 +236,9 @@ __u64 vtime_now;
  * pinned c2c_stats layout is); tests/vm/vllm-guest.sh reads it from the object's .bss map.
  */
 __u64 diag_wakeup_preempts;
+
+/* Runs the tick ended for a sleeper waiting far behind them (sleeper_waits_far_behind): likewise. */
+__u64 diag_tick_sleeper_ends;
 
 /* The kernel's nr_cpu_ids capped at C2C_MAX_CPUS, read once in init (a kfunc call each time). */
 __u32 nr_cpus_seen;
@@ -1669,14 +1674,54 @@ static void kick_for_spill(__u64 now)
 	kick_spill_dsq(DSQ_BG, now, idle_cpus);
 }
 
+/*
+ * The virtual time of DSQ_NORM's first task if it may run on this CPU, else ~0: a run ended for a
+ * task pinned elsewhere would only be queued again and run on (at every tick).
+ */
+static __u64 norm_head_vtime_here(void)
+{
+	s32 cpu = bpf_get_smp_processor_id();
+	struct task_struct *p;
+	__u64 key = ~0ull;
+
+	bpf_for_each(scx_dsq, p, DSQ_NORM, 0) {
+		if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+			key = p->scx.dsq_vtime;
+		break;
+	}
+	return key;
+}
+
+/*
+ * Whether the preemptible run of p on this CPU (running's record in cc) should end at this tick
+ * for the first task of DSQ_NORM, waiting more than the gap behind it (c2c_tick_ends_run, issue
+ * 43). Its virtual time now is its start's plus what it ran by weight, as stopping will charge
+ * it (charge_vtime). Nothing is iterated while DSQ_NORM is empty (its count says so).
+ */
+static bool sleeper_waits_far_behind(struct task_struct *p, struct cpu_ctx *cc)
+{
+	__u64 ran;
+
+	if (!cc->run_preemptible || !maybe_queued(DSQ_NORM) || !p->scx.weight)
+		return false;
+	ran = p->se.sum_exec_runtime > cc->run_exec_start ? p->se.sum_exec_runtime - cc->run_exec_start : 0;
+	return c2c_tick_ends_run(ran, cc->run_vtime + ran * 100 / p->scx.weight, norm_head_vtime_here());
+}
+
 void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
 {
 	struct task_ctx *tc;
 	struct cpu_ctx *cc;
 	__u64 now;
 
-	/* No placed task waiting, no boosted, yielding or long run: nothing to do, nothing looked up. */
 	cc = this_cpu_ctx();
+	if (cc && sleeper_waits_far_behind(p, cc)) {
+		/* The run ends at this tick; dispatch serves the classes in order (the sleeper first). */
+		p->scx.slice = 0;
+		__sync_fetch_and_add(&diag_tick_sleeper_ends, 1);
+		return;
+	}
+	/* No placed task waiting, no boosted, yielding or long run: nothing to do, nothing looked up. */
 	if (!placed_maybe_queued() && (!cc || (!cc->curr_boosted && !cc->curr_yields && !cc->curr_long)))
 		return;
 	/*
@@ -1879,8 +1924,8 @@ void BPF_STRUCT_OPS(c2c_dump, struct scx_dump_ctx *dctx)
 		stale += st->oracle_stale_identity;
 		past += st->oracle_past_lease;
 	}
-	scx_bpf_dump("c2c vtime_now %llu, wakeup preempts %llu, policies maybe present %d\n",
-		     vtime_now, diag_wakeup_preempts, policies_maybe_present());
+	scx_bpf_dump("c2c vtime_now %llu, wakeup preempts %llu, tick sleeper ends %llu, policies maybe present %d\n",
+		     vtime_now, diag_wakeup_preempts, diag_tick_sleeper_ends, policies_maybe_present());
 	scx_bpf_dump("c2c counters: starvation_rescues %llu, boost_budget_exhausted %llu, boost_expired %llu, "
 		     "identity_mismatches %llu\n",
 		     rescues, exhausted, expired, mismatches);

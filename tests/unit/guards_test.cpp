@@ -487,3 +487,51 @@ TEST(GuardsWakeup, OnlyUnboostedUnrescuedRunsOfTheNormalQueueArePreemptible) {
 }
 
 }  // namespace
+
+TEST(GuardsWakeup, TheTickEndsARunOnceItIsTheGapAheadOfTheFirstWaitingTask) {
+  const __u64 ms = C2C_NSEC_PER_MSEC, run = 500 * ms, none = ~0ull;
+  // A sleeper queued with its credit behind a hog that has had its minimum: the run ends.
+  EXPECT_TRUE(c2c_tick_ends_run(C2C_PARITY_MIN_NS, run, run - C2C_WAKE_CREDIT_NS));
+  EXPECT_TRUE(c2c_tick_ends_run(20 * ms, run, run - C2C_SLEEPER_GAP_NS - 1));
+  // Not before the run's minimum (one tick): no end at a run's start, so no storm of switches.
+  EXPECT_FALSE(c2c_tick_ends_run(C2C_PARITY_MIN_NS - 1, run, run - C2C_WAKE_CREDIT_NS));
+  EXPECT_FALSE(c2c_tick_ends_run(0, run, 0));
+  // Within the gap (hogs taking turns, hackbench's tasks about level): the run goes on.
+  EXPECT_FALSE(c2c_tick_ends_run(20 * ms, run, run - C2C_SLEEPER_GAP_NS));
+  EXPECT_FALSE(c2c_tick_ends_run(20 * ms, run, run - 1 * ms));
+  // A waiting task ahead of the run, or nobody waiting: never.
+  EXPECT_FALSE(c2c_tick_ends_run(20 * ms, run, run + 5 * ms));
+  EXPECT_FALSE(c2c_tick_ends_run(20 * ms, run, none));
+  EXPECT_FALSE(c2c_tick_ends_run(20 * ms, none - 1, none));
+  // No wrap at virtual time 0.
+  EXPECT_FALSE(c2c_tick_ends_run(5 * ms, C2C_SLEEPER_GAP_NS, 0));
+  EXPECT_TRUE(c2c_tick_ends_run(5 * ms, C2C_SLEEPER_GAP_NS + 1, 0));
+}
+
+TEST(GuardsWakeup, HogsOfOneWeightTakeTurnsOfAboutTwiceTheGap) {
+  // Two CPU hogs on one CPU, the tick every millisecond: each run ends at the first tick where
+  // it is more than the gap ahead of the other's virtual time, so turns are equal and about
+  // twice the gap: the long slice they had before the rule, not a switch per tick.
+  EXPECT_GE(2 * C2C_SLEEPER_GAP_NS + 1, C2C_UNTRACKED_LONG_SLICE_NS);
+  EXPECT_LT(C2C_SLEEPER_GAP_NS, C2C_WAKE_CREDIT_NS);  // a sleeper with its credit cuts a hog's run
+  const __u64 ms = C2C_NSEC_PER_MSEC;
+  __u64 vtime[2] = {0, 0}, turns[2] = {0, 0}, longest = 0;
+  int cur = 0;
+  for (int turn = 0; turn < 40; ++turn) {
+    __u64 ran = 0;
+    const __u64 start = vtime[cur];
+    do {
+      ran += ms;
+    } while (!c2c_tick_ends_run(ran, start + ran, vtime[1 - cur]) && ran < 10 * C2C_UNTRACKED_LONG_SLICE_NS);
+    vtime[cur] = start + ran;
+    turns[cur] += ran;
+    if (turn > 2 && ran > longest) longest = ran;
+    if (turn > 2) {
+      EXPECT_GE(ran, 2 * C2C_SLEEPER_GAP_NS) << turn;
+    }
+    cur = 1 - cur;
+  }
+  EXPECT_LE(longest, 2 * C2C_SLEEPER_GAP_NS + 2 * ms);
+  // Fair by weight: equal shares within one turn.
+  EXPECT_LE(turns[0] > turns[1] ? turns[0] - turns[1] : turns[1] - turns[0], 2 * C2C_SLEEPER_GAP_NS + 2 * ms);
+}

@@ -3,3 +3,8 @@
 add_test(NAME scripts.test_times COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/test_times_test.py
                                          ${PROJECT_SOURCE_DIR})
 set_tests_properties(scripts.test_times PROPERTIES LABELS unit TIMEOUT 60)
+# scripts/test-schedule: its model of ctest's -j schedule (RUN_SERIAL, RESOURCE_LOCK, fixtures, COST)
+# on synthetic tests, so that the makespan it prints for the suite can be trusted (issue 44 item 7).
+add_test(NAME scripts.test_schedule COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/test_schedule_test.py
+                                            ${PROJECT_SOURCE_DIR})
+set_tests_properties(scripts.test_schedule PROPERTIES LABELS unit TIMEOUT 60)
