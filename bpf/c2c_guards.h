@@ -12,7 +12,8 @@
  * INV-8 c2c_lease_live, c2c_budget_*, c2c_starved, c2c_rescue_dsq, c2c_yields_to_waiting, and
  * c2c_run_preemptible (a rescued run is never preempted); the untracked slice (c2c_untracked_slice,
  * c2c_cut_untracked); a sleeper against CPU hogs (c2c_wake_vtime, c2c_wakeup_preempts,
- * c2c_tick_ends_run).
+ * c2c_tick_ends_run); boost inheritance, INV-6 and INV-8 for a boosted task's wakee (c2c_inherit_*:
+ * depth <= 2, its own lease, the budget, the wakee's allowed CPUs).
  * Every function is also proved free of run-time errors (-wp-rte with unsigned overflow checked:
  * no mask word out of bounds, no wrapping time arithmetic).
  */
@@ -627,6 +628,130 @@ static inline __u64 c2c_cut_untracked(__u64 left, __u64 ran)
 	__u64 rest = ran >= C2C_DEFAULT_SLICE_NS ? 0 : C2C_DEFAULT_SLICE_NS - ran;
 
 	return rest < left ? rest : left;
+}
+
+/* ---- boost inheritance: the wakee of a boosted run (issue 43 item 3) ------------------------ */
+
+/*
+ * A latency-critical thread that wakes another and then waits for it (vLLM's busy loop and its
+ * Workers) is only as fast as that wakee. A policy may opt in (C2C_F_WAKEE_BOOST, depth 1;
+ * with C2C_F_WAKEE_DEPTH2, depth 2): a task woken by a boosted run of its task gets a boost for
+ * its next run, bounded on every side:
+ *   - depth: the wakee of a run boosted by its own lease has depth 1, the wakee of an inherited
+ *     run depth + 1, never more than the chain's configured depth nor C2C_INHERIT_MAX_DEPTH (2);
+ *   - lease: its own, the waker's deadline but at most C2C_INHERIT_LEASE_NS from now, and its run
+ *     is no longer than what that lease leaves (c2c_inherit_slice);
+ *   - budget: granted only while the boost budget of the CPU it will run on has time left, and the
+ *     run is charged to it as any boosted run (INV-8);
+ *   - CPUs: granted only on a CPU of the wakee's own allowed CPUs (its policy's allowed cut to its
+ *     cpumask, or its cpumask; INV-6).
+ * The idea is priority inheritance (rt_mutex's boosting of a lock owner), bounded as a lease
+ * is here; the waker's side is what the scheduler saw of its run: boosted, at which depth, with
+ * which chain limit and deadline (struct c2c_inherit).
+ */
+#define C2C_INHERIT_MAX_DEPTH 2u
+#define C2C_INHERIT_LEASE_NS C2C_SLICE_LATENCY_CRITICAL_NS
+
+/*@ // the depth a policy's flags configure (0: off)
+    logic integer c2c_inherit_flags_depth(integer flags) =
+      (flags & C2C_F_WAKEE_BOOST) == 0 ? 0 : ((flags & C2C_F_WAKEE_DEPTH2) != 0 ? 2 : 1);
+*/
+
+/*
+ * The chain depth a run boosted by its own entry v passes on: 0 (off) unless v opted in and asks
+ * for a boost (an entry that cannot boost has no boosted run to pass on).
+ */
+/*@ requires \valid_read(v);
+    assigns \nothing;
+    ensures \result <= C2C_INHERIT_MAX_DEPTH;
+    ensures c2c_inherit_opt_in: !((v->flags & C2C_F_BOOST) != 0 && c2c_boost_class(v->exec_class)) ==> \result == 0;
+    ensures (v->flags & C2C_F_WAKEE_BOOST) == 0 ==> \result == 0;
+    ensures ((v->flags & C2C_F_BOOST) != 0 && c2c_boost_class(v->exec_class)) ==>
+              \result == c2c_inherit_flags_depth(v->flags);
+*/
+static inline __u32 c2c_inherit_conf(const struct c2c_policy_value *v)
+{
+	if (!c2c_boost_requested(v) || !(v->flags & C2C_F_WAKEE_BOOST))
+		return 0;
+	return (v->flags & C2C_F_WAKEE_DEPTH2) ? 2 : 1;
+}
+
+/*
+ * The depth a wakee inherits from a waker whose run is boosted (waker_boosted) at depth
+ * waker_depth (0: by its own lease) in a chain configured for max_depth: waker_depth + 1 while
+ * that stays within max_depth and C2C_INHERIT_MAX_DEPTH; 0: nothing is inherited.
+ */
+/*@ assigns \nothing;
+    ensures c2c_inherit_bounded: \result <= C2C_INHERIT_MAX_DEPTH && \result <= max_depth;
+    ensures \result != 0 ==> waker_boosted && \result == waker_depth + 1;
+    ensures (waker_boosted && waker_depth < max_depth && waker_depth < C2C_INHERIT_MAX_DEPTH) ==>
+              \result == waker_depth + 1;
+*/
+static inline __u32 c2c_inherit_depth(bool waker_boosted, __u32 waker_depth, __u32 max_depth)
+{
+	if (!waker_boosted || waker_depth >= max_depth || waker_depth >= C2C_INHERIT_MAX_DEPTH)
+		return 0;
+	return waker_depth + 1;
+}
+
+/*
+ * The wakee's own lease: the waker's deadline, but at most C2C_INHERIT_LEASE_NS from now (no
+ * wrap near the clock's end). Live (> now) exactly when the waker's is.
+ */
+/*@ assigns \nothing;
+    ensures c2c_inherit_lease_own: \result <= waker_until;
+    ensures now <= 0xffffffffffffffff - C2C_INHERIT_LEASE_NS ==> \result <= now + C2C_INHERIT_LEASE_NS;
+    ensures \result > now <==> waker_until > now;
+*/
+static inline __u64 c2c_inherit_until(__u64 now, __u64 waker_until)
+{
+	__u64 cap = now > ~(__u64)0 - C2C_INHERIT_LEASE_NS ? ~(__u64)0 : now + C2C_INHERIT_LEASE_NS;
+
+	return waker_until < cap ? waker_until : cap;
+}
+
+/* What a wakee was offered by its waker at its wakeup (the scheduler keeps it in the wakee's context). */
+struct c2c_inherit {
+	__u64 until;  /* its lease (c2c_inherit_until) */
+	__u32 from;   /* the waker's tid */
+	__u32 depth;  /* c2c_inherit_depth: 0 nothing offered */
+	__u32 max;    /* the chain's configured depth, passed on to its own wakees */
+};
+
+/*
+ * Whether the offer o boosts the wakee's run on cpu at now: an offer within the depth bounds, its
+ * lease live, cpu one of the wakee's allowed CPUs (INV-6), and the boost budget of cpu not spent
+ * (budget_left: c2c_budget_left of that CPU's account; INV-8).
+ */
+/*@ requires \valid_read(o);
+    requires c2c_mask_ok(allowed);
+    assigns \nothing;
+    ensures c2c_inherit_grant_spec: \result == 1 <==>
+              (1 <= o->depth <= C2C_INHERIT_MAX_DEPTH && o->depth <= o->max && now < o->until &&
+               c2c_in(allowed, cpu) && budget_left);
+*/
+static inline bool c2c_inherit_grant(const struct c2c_inherit *o, __u64 now, const __u64 *allowed, __s32 cpu,
+				     bool budget_left)
+{
+	if (o->depth == 0 || o->depth > C2C_INHERIT_MAX_DEPTH || o->depth > o->max)
+		return false;
+	if (now >= o->until)
+		return false;
+	if (!c2c_mask_has(allowed, cpu))
+		return false;
+	return budget_left;
+}
+
+/* The slice of an inherited run: its own slice, but no longer than its lease leaves. */
+/*@ assigns \nothing;
+    ensures \result <= slice;
+    ensures c2c_inherit_slice_in_lease: now < until ==> \result <= until - now;
+*/
+static inline __u64 c2c_inherit_slice(__u64 slice, __u64 now, __u64 until)
+{
+	__u64 left = until > now ? until - now : 0;
+
+	return slice < left ? slice : left;
 }
 
 /* ---- the default path: a sleeper against CPU hogs (issue 43) ------------------------------- */

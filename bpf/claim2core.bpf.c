@@ -127,6 +127,16 @@ struct task_ctx {
 	__u8 counted_dsq;         /* counted in dsq_queued[] of this DSQ: went there, has not run since */
 	__u8 cls;                 /* its class as of its last enqueue or direct dispatch */
 	__u8 tracked;             /* had a policy entry at its last select_cpu / enqueue (tracked task) */
+	/*
+	 * Boost inheritance (issue 43 item 3, c2c_inherit_* in c2c_guards.h). The current boosted
+	 * run's boost: its depth (0: its own lease; 1-2: inherited), the chain depth it passes on to
+	 * its wakees, and its deadline (the lease, or the inherited lease). Read by select_cpu of a
+	 * task this one wakes while it runs.
+	 */
+	__u8 boost_depth;
+	__u8 boost_max;
+	__u64 boost_until;
+	struct c2c_inherit offer; /* what its waker offered at its last wakeup (depth 0: nothing) */
 };
 
 /* A task's storage: struct c2c_task_value, with task_ctx in its opaque part. */
@@ -399,13 +409,21 @@ static void oracle_check_run(struct task_struct *p, struct task_ctx *tc, __s32 c
 		COUNT_STAT(oracle_cpu_outside);
 	if (!tc->boosted)
 		return;
+	/*
+	 * An inherited boost (issue 43 item 3) has its own lease, at most C2C_INHERIT_LEASE_NS long,
+	 * and a depth of at most C2C_INHERIT_MAX_DEPTH: a run past the one or beyond the other is a
+	 * breach of INV-8 as a run past its own lease is.
+	 */
+	if (tc->boost_depth > C2C_INHERIT_MAX_DEPTH ||
+	    (tc->boost_depth && now > tc->boost_until && now - tc->boost_until > C2C_ORACLE_LEASE_GRACE_NS))
+		COUNT_STAT(oracle_past_lease);
 	v = bpf_map_lookup_elem(&c2c_policy, &key);
 	if (!v)
 		return;
 	if (v->start_ticks != p->start_boottime / C2C_NSEC_PER_TICK || v->abi_version != C2C_ABI_VERSION ||
 	    v->exec_class >= C2C_NR_CLASSES)
 		COUNT_STAT(oracle_stale_identity);
-	else if (now > v->boost_until_ns && now - v->boost_until_ns > C2C_ORACLE_LEASE_GRACE_NS)
+	else if (!tc->boost_depth && now > v->boost_until_ns && now - v->boost_until_ns > C2C_ORACLE_LEASE_GRACE_NS)
 		COUNT_STAT(oracle_past_lease);
 }
 
@@ -652,6 +670,117 @@ static __s32 pick_preemptible_cpu(const __u64 *envelope, const __u64 *first, __s
 	return c2c_choose_preemptible(envelope, first, boosted, cpu, nr_cpus());
 }
 
+/*
+ * ---- boost inheritance (issue 43 item 3) ---------------------------------------------------------
+ * select_cpu runs in the waker's context, on the waker's CPU: the current task is the waker. When
+ * the run there is boosted (this CPU's record of it, cpu_ctx.curr_boosted, and the waker's own
+ * context), the wakee p is offered what c2c_inherit_depth and c2c_inherit_until allow: a depth
+ * within the chain's configured one (its policy's opt-in, C2C_F_WAKEE_BOOST / C2C_F_WAKEE_DEPTH2)
+ * and a lease of its own. The offer becomes a boost only where the run is placed
+ * (boost_run: c2c_inherit_grant, on a CPU of p's own allowed CPUs with budget left there), for
+ * that run only: stopping ends it, and it is never kept past its slice (keep_boosted_prev asks
+ * for the task's own lease). Only a tracked wakee (one with a policy entry: an untracked task has
+ * no context on its wakeup path) that the kernel lets choose a CPU (select_cpu is not called for
+ * a task allowed on one CPU) is offered anything. A wakeup from an interrupt taken while the
+ * boosted task runs looks like its wakeup here (this kernel gives BPF no preempt count): it is
+ * bounded as any inherited boost.
+ */
+static __always_inline void offer_inherited(struct task_struct *p, const struct c2c_policy_value *v,
+					    struct task_ctx *tc)
+{
+	struct cpu_ctx *cc = this_cpu_ctx();
+	struct task_struct *waker;
+	struct task_ctx *wtc;
+	__u64 now;
+	__u32 depth;
+
+	tc->offer.depth = 0;
+	if (!cc || !cc->curr_boosted)
+		return;
+	waker = bpf_get_current_task_btf();
+	if (!waker || waker->pid == p->pid || waker->pid != cc->run_pid)
+		return;
+	wtc = tctx_lookup(waker);
+	if (!wtc || !wtc->boosted)
+		return;
+	depth = c2c_inherit_depth(true, wtc->boost_depth, wtc->boost_max);
+	if (!depth)
+		return;
+	now = bpf_ktime_get_boot_ns();
+	/* A wakee with a lease of its own is boosted by it (boost_run), not by its waker's. */
+	if (v && c2c_lease_live(v, now))
+		return;
+	tc->offer.until = c2c_inherit_until(now, wtc->boost_until);
+	tc->offer.from = (__u32)waker->pid;
+	tc->offer.max = wtc->boost_max;
+	tc->offer.depth = depth;
+}
+
+/*
+ * Whether p's run on cpu is boosted, and with which boost: its own live lease while cpu's budget
+ * lasts, else the offer of its waker (c2c_inherit_grant: its depth and lease, cpu inside p's own
+ * allowed CPUs, cpu's budget). Records the boost in tc (boost_depth, boost_max, boost_until: what
+ * p passes on to its own wakees) and, for an inherited one, in p's counters (explain: "boost
+ * inherited from tid N") and the statistics. final: this is the last word on the wakeup (else a
+ * refusal is neither counted nor the offer dropped: enqueue asks again).
+ */
+static __always_inline bool boost_run(struct task_struct *p, const struct c2c_policy_value *v, struct task_ctx *tc,
+				 __s32 cpu, __u64 now, bool final)
+{
+	__u64 allowed[C2C_CPUMASK_WORDS] = {};
+	struct c2c_task_counters *cnt;
+	bool budget, fits;
+
+	if (!tc)
+		return false;
+	if (lease_live(p, v, now)) {
+		if (final)
+			tc->offer.depth = 0;
+		if (!budget_left_on(cpu, now)) {
+			if (final)
+				COUNT_STAT(boost_budget_exhausted);
+			return false;
+		}
+		tc->boost_depth = 0;
+		tc->boost_max = (__u8)c2c_inherit_conf(v);
+		tc->boost_until = v->boost_until_ns;
+		return true;
+	}
+	if (!tc->offer.depth)
+		return false;
+	if (tc->placed)
+		c2c_mask_and(allowed, tc->allowed, tc->allowed);
+	else
+		task_mask_of(p, allowed);
+	budget = budget_left_on(cpu, now);
+	/* Everything but the budget allows it: a refusal for the budget alone is counted (INV-8). */
+	fits = c2c_inherit_grant(&tc->offer, now, allowed, cpu, true);
+	if (!c2c_inherit_grant(&tc->offer, now, allowed, cpu, budget)) {
+		if (final) {
+			if (fits)
+				COUNT_STAT(inherit_budget_refused);
+			tc->offer.depth = 0;
+		}
+		return false;
+	}
+	tc->boost_depth = (__u8)tc->offer.depth;
+	tc->boost_max = (__u8)tc->offer.max;
+	tc->boost_until = tc->offer.until;
+	cnt = counters_of(tc);
+	cnt->inherited_runs++;
+	cnt->inherited_from = tc->offer.from;
+	cnt->inherited_depth = tc->offer.depth;
+	tc->offer.depth = 0;
+	COUNT_STAT(boost_inherited);
+	return true;
+}
+
+/* The slice of p's boosted run: an inherited one ends with its lease (c2c_inherit_slice). */
+static __u64 boosted_slice(const struct task_ctx *tc, __u64 slice, __u64 now)
+{
+	return tc->boost_depth ? c2c_inherit_slice(slice, now, tc->boost_until) : slice;
+}
+
 /* p's virtual time as it is queued in DSQ_NORM: a sleeper gets its bounded credit (c2c_wake_vtime). */
 static __u64 norm_vtime(struct task_struct *p)
 {
@@ -775,12 +904,9 @@ static __always_inline void dispatch_to_idle(struct task_struct *p, const struct
 	__u64 now = tc ? bpf_ktime_get_boot_ns() : 0;
 	bool boosted = false;
 
-	if (tc && lease_live(p, v, now)) {
-		if (budget_left_on(cpu, now))
-			boosted = true;
-		else if (!sync_to_waker)  /* else enqueue, next, counts it */
-			COUNT_STAT(boost_budget_exhausted);
-	}
+	/* A refusal of a sync wakeup to the waker's CPU is enqueue's to count: it asks again there. */
+	if (tc)
+		boosted = boost_run(p, v, tc, cpu, now, !sync_to_waker);
 	/*
 	 * An unboosted task (no lease, an expired one, or no budget left there) dispatched to the
 	 * waker's local queue would skip its class's queue: two tasks waking each other would take
@@ -797,7 +923,7 @@ static __always_inline void dispatch_to_idle(struct task_struct *p, const struct
 		tc->boosted = boosted;
 	}
 	count_dispatch(class_of(v));
-	scx_bpf_dispatch(p, SCX_DSQ_LOCAL, tc ? slice_of(v) : C2C_MARK_DIRECT,
+	scx_bpf_dispatch(p, SCX_DSQ_LOCAL, tc ? (boosted ? boosted_slice(tc, slice_of(v), now) : slice_of(v)) : C2C_MARK_DIRECT,
 			 boosted ? SCX_ENQ_PREEMPT | SCX_ENQ_HEAD : 0);
 }
 
@@ -810,9 +936,14 @@ static __always_inline s32 steer_boosted(struct task_struct *p, const struct c2c
 					 struct task_ctx *tc, bool placed, __u64 *task, s32 cpu)
 {
 	__u64 none[C2C_CPUMASK_WORDS] = {};
+	__u64 now;
 	s32 c;
 
-	if (!v || !c2c_boost_requested(v) || !lease_live(p, v, bpf_ktime_get_boot_ns()))
+	if (!v || !tc)
+		return cpu;
+	now = bpf_ktime_get_boot_ns();
+	/* Its own lease, or an inherited boost on offer (boost_run decides it in enqueue). */
+	if (!lease_live(p, v, now) && !(tc->offer.depth && now < tc->offer.until))
 		return cpu;
 	if (!placed)
 		task_mask_of(p, task);
@@ -821,6 +952,30 @@ static __always_inline s32 steer_boosted(struct task_struct *p, const struct c2c
 	if (c != cpu)
 		oracle_check_cpu(p, c);
 	return c;
+}
+
+/*
+ * For a wakee offered an inherited boost whose sync wakeup was sent to its boosted waker's busy CPU
+ * (waker_cpu): the idle CPU the kernel saw, if it is one of the wakee's own (its policy's allowed
+ * CPUs when placed, else its cpumask: INV-6), claimed; -1 when none is (then it is steered).
+ */
+static __always_inline s32 claim_idle_elsewhere(struct task_struct *p, struct task_ctx *tc, __u64 *task, bool placed,
+						s32 prev_cpu, s32 waker_cpu)
+{
+	__u64 idle_cpus[C2C_CPUMASK_WORDS] = {};
+	bool idle = false;
+	s32 cpu;
+
+	if (placed)
+		c2c_mask_and(task, tc->allowed, tc->allowed);
+	else
+		task_mask_of(p, task);
+	idle_mask_of(idle_cpus);
+	cpu = c2c_choose_cpu(task, idle_cpus, prev_cpu, nr_cpus(), &idle);
+	if (!idle || cpu == waker_cpu || !scx_bpf_test_and_clear_cpu_idle(cpu))
+		return -1;
+	oracle_check_cpu(p, cpu);
+	return cpu;
 }
 
 s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake_flags)
@@ -838,6 +993,7 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	if (tc) {
 		tc->placed = 0;
 		tc->tracked = 1;
+		offer_inherited(p, v, tc);
 	} else {
 		v = NULL; /* no policy, or no context (tctx_of stopped the scheduler): as without an entry */
 	}
@@ -847,6 +1003,20 @@ s32 BPF_STRUCT_OPS(c2c_select_cpu, struct task_struct *p, s32 prev_cpu, u64 wake
 	/* An untracked task's move is counted here (running sees no storage of it, see the marks). */
 	if (!tc && cpu != prev_cpu)
 		COUNT_STAT(migrations);
+	/*
+	 * A sync wakeup sent to the waker's own CPU takes it from the waker. A wakee that would only
+	 * inherit the waker's boost (no lease of its own) must not take it from the boosted waker it
+	 * inherits from (a busy loop handing a step to each of its Workers in turn would wait for the
+	 * first Worker's run before it woke the next): it is steered like a boosted wakeup that found
+	 * no idle CPU, to a CPU of its own mask that runs no boosted task.
+	 */
+	if (idle && sync_to_waker && tc && tc->offer.depth) {
+		cpu = claim_idle_elsewhere(p, tc, task, placed, prev_cpu, cpu);
+		idle = cpu >= 0;
+		sync_to_waker = false;
+		if (!idle)
+			cpu = bpf_get_smp_processor_id();
+	}
 	if (idle) {
 		dispatch_to_idle(p, v, tc, cpu, sync_to_waker);
 		return cpu;
@@ -981,21 +1151,21 @@ static __always_inline void start_wait(struct task_struct *p, const struct c2c_p
 }
 
 /*
- * A task with a live lease goes to the local DSQ of the CPU select_cpu returned (always inside
- * p->cpus_ptr), ahead of whatever runs there now, while that CPU's boost budget lasts (INV-8);
- * true when it went. Without budget it is counted and served unboosted, in its class.
+ * A task with a live lease, or an inherited boost its waker offered (boost_run), goes to the local
+ * DSQ of the CPU select_cpu returned (always inside p->cpus_ptr), ahead of whatever runs there
+ * now, while that CPU's boost budget lasts (INV-8); true when it went. Without budget it is
+ * counted and served unboosted, in its class.
  */
 static __always_inline bool enqueue_boosted(struct task_struct *p, const struct c2c_policy_value *v,
 					    struct task_ctx *tc, __u64 slice, u64 enq_flags, __u64 now)
 {
-	if (!lease_live(p, v, now))
+	/* An inherited boost is for the run its wakeup starts, not for a later enqueue. */
+	if (!(enq_flags & SCX_ENQ_WAKEUP))
+		tc->offer.depth = 0;
+	if (!boost_run(p, v, tc, scx_bpf_task_cpu(p), now, true))
 		return false;
-	if (!budget_left_on(scx_bpf_task_cpu(p), now)) {
-		COUNT_STAT(boost_budget_exhausted);
-		return false;
-	}
 	tc->boosted = 1;
-	scx_bpf_dispatch(p, SCX_DSQ_LOCAL, slice, enq_flags | SCX_ENQ_PREEMPT | SCX_ENQ_HEAD);
+	scx_bpf_dispatch(p, SCX_DSQ_LOCAL, boosted_slice(tc, slice, now), enq_flags | SCX_ENQ_PREEMPT | SCX_ENQ_HEAD);
 	return true;
 }
 
@@ -1581,7 +1751,7 @@ void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
 	/* Charge as we go so a long boosted run cannot overdraw the window's budget (INV-8). */
 	c2c_budget_charge(&cc->budget, tc->charged_at, now);
 	tc->charged_at = now;
-	if (!budget_left(now))
+	if (!budget_left(now) || (tc->boost_depth && now >= tc->boost_until))
 		p->scx.slice = 0;
 }
 
@@ -1639,6 +1809,7 @@ void BPF_STRUCT_OPS(c2c_stopping, struct task_struct *p, bool runnable)
 	}
 	charge_vtime(p, ran);
 	tc->boosted = 0;
+	tc->boost_depth = 0;
 	/*
 	 * The next select_cpu or enqueue places and tracks it again from its policy; one without a
 	 * policy then finds it unplaced and untracked without looking its storage up (c2c_select_cpu).
@@ -1785,10 +1956,10 @@ void BPF_STRUCT_OPS(c2c_dump_task, struct scx_dump_ctx *dctx, struct task_struct
 		scx_bpf_dump("c2c task %d: no context", p->pid);
 		return;
 	}
-	scx_bpf_dump("c2c task %d: class %u tracked %u placed %u boosted %u counted in dsq %u, "
+	scx_bpf_dump("c2c task %d: class %u tracked %u placed %u boosted %u (depth %u) counted in dsq %u, "
 		     "runnable since %llu, last cpu %d, vtime %llu",
-		     p->pid, tc->cls, tc->tracked, tc->placed, tc->boosted, tc->counted_dsq, tc->runnable_at,
-		     tc->last_cpu, p->scx.dsq_vtime);
+		     p->pid, tc->cls, tc->tracked, tc->placed, tc->boosted, tc->boost_depth, tc->counted_dsq,
+		     tc->runnable_at, tc->last_cpu, p->scx.dsq_vtime);
 }
 
 s32 BPF_STRUCT_OPS_SLEEPABLE(c2c_init)

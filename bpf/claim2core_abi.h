@@ -20,8 +20,11 @@
 
 /* 2: c2c_stats.boost_budget_exhausted; 3: the oracle_* counters; 4: the per-task counters
  * (c2c_task_cnt, struct c2c_task_counters) and c2c_stats.preferred_spills; 5: c2c_task_cnt's
- * value is struct c2c_task_value (the counters, then the scheduler's own per-task state) */
-#define C2C_ABI_VERSION 5
+ * value is struct c2c_task_value (the counters, then the scheduler's own per-task state); 6: boost
+ * inheritance (issue 43 item 3): the flags C2C_F_WAKEE_BOOST and C2C_F_WAKEE_DEPTH2, the counters
+ * c2c_stats.boost_inherited and inherit_budget_refused, the per-task inherited_* counters, and 192
+ * bytes of the scheduler's per-task state */
+#define C2C_ABI_VERSION 6
 
 /* ---- pinning ---------------------------------------------------------------------------- */
 #define C2C_PIN_ROOT "/sys/fs/bpf/claim2core"
@@ -87,6 +90,16 @@ enum c2c_policy_flags {
 	C2C_F_ALLOWED_CPUS = 1u << 2,   /* allowed_cpus is meaningful (else: the task's own mask) */
 	C2C_F_PREFERRED_CPUS = 1u << 3, /* preferred_cpus is meaningful */
 	C2C_F_INHERITED = 1u << 4,      /* derived from the thread-group leader (TGID strategy) */
+	/*
+	 * Boost inheritance (issue 43 item 3; opt-in, spec.boost.inherit.depth): a task woken by this
+	 * task's boosted run gets a boost of its own for its next run (depth 1); with
+	 * C2C_F_WAKEE_DEPTH2 also a task woken by that wakee's inherited run (depth 2). Bounded by
+	 * bpf/c2c_guards.h (c2c_inherit_*): never deeper than 2, its own short lease, charged to the
+	 * boost budget of the CPU it runs on, on a CPU of the wakee's own allowed CPUs. DEPTH2 without
+	 * WAKEE_BOOST means nothing.
+	 */
+	C2C_F_WAKEE_BOOST = 1u << 5,
+	C2C_F_WAKEE_DEPTH2 = 1u << 6,
 };
 
 struct c2c_task_key {
@@ -151,6 +164,10 @@ struct c2c_stats {
 	__u64 oracle_past_lease;      /* a boosted task still running 500 ms past its lease (INV-8) */
 	/* a task with preferred CPUs started a run outside them (only past C2C_PREFER_SPILL_NS) */
 	__u64 preferred_spills;
+	/* boost inheritance (issue 43 item 3): runs boosted as a boosted task's wakee ... */
+	__u64 boost_inherited;
+	/* ... and inherited boosts refused because the CPU had spent its boost budget (INV-8) */
+	__u64 inherit_budget_refused;
 };
 
 /* ---- per-task counters (TASK_STORAGE map c2c_task_cnt; user space keys it by pidfd) --------- */
@@ -169,6 +186,9 @@ struct c2c_task_counters {
 	__u64 migrations;             /* runs started on another CPU than the previous run */
 	__u64 numa_migrations;        /* runs started on another NUMA node than the previous run */
 	__u64 spills;                 /* runs of a task with a preference started outside it */
+	__u64 inherited_runs;         /* runs boosted as the wakee of a boosted task (boost inheritance) */
+	__u32 inherited_from;         /* the waker's tid of the last of them (0: none yet) */
+	__u32 inherited_depth;        /* its depth: 1 woken by a task boosted by its own lease, 2 by a wakee */
 };
 
 /*
@@ -176,7 +196,7 @@ struct c2c_task_counters {
  * task, opaque to user space. One task storage for both, so that each scheduler callback looks
  * its task up once (two lookups per context switch fewer, one storage fewer per fork).
  */
-#define C2C_TASK_SCHED_BYTES 128u
+#define C2C_TASK_SCHED_BYTES 192u
 struct c2c_task_value {
 	struct c2c_task_counters counters;
 	__u8 sched[C2C_TASK_SCHED_BYTES];
@@ -212,8 +232,8 @@ C2C_STATIC_ASSERT(C2C_OFFSETOF(struct c2c_policy_value, allowed_cpus) == 40, "cp
 C2C_STATIC_ASSERT(C2C_OFFSETOF(struct c2c_policy_value, tgid) == 104, "tgid offset");
 C2C_STATIC_ASSERT(sizeof(struct c2c_task_record) == 48, "task record layout changed");
 C2C_STATIC_ASSERT(sizeof(struct c2c_meta) == 16, "meta layout changed");
-C2C_STATIC_ASSERT(sizeof(struct c2c_stats) == (C2C_NR_CLASSES + 10 + C2C_LAT_BUCKETS) * 8, "stats layout");
-C2C_STATIC_ASSERT(sizeof(struct c2c_task_counters) == (6 + C2C_MAX_NODES) * 8, "task counters layout");
-C2C_STATIC_ASSERT(sizeof(struct c2c_task_value) == (6 + C2C_MAX_NODES) * 8 + C2C_TASK_SCHED_BYTES, "task value layout");
+C2C_STATIC_ASSERT(sizeof(struct c2c_stats) == (C2C_NR_CLASSES + 12 + C2C_LAT_BUCKETS) * 8, "stats layout");
+C2C_STATIC_ASSERT(sizeof(struct c2c_task_counters) == (8 + C2C_MAX_NODES) * 8, "task counters layout");
+C2C_STATIC_ASSERT(sizeof(struct c2c_task_value) == (8 + C2C_MAX_NODES) * 8 + C2C_TASK_SCHED_BYTES, "task value layout");
 
 #endif /* CLAIM2CORE_ABI_H */

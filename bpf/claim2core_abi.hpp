@@ -20,7 +20,8 @@ static_assert(c2c::CpuSet::kWords == C2C_CPUMASK_WORDS, "CpuSet words must match
 inline constexpr unsigned u(unsigned v) { return v; }
 static_assert(u(c2c::kFlagBoost) == u(C2C_F_BOOST) && u(c2c::kFlagCustomSlice) == u(C2C_F_CUSTOM_SLICE) &&
                   u(c2c::kFlagAllowedCpus) == u(C2C_F_ALLOWED_CPUS) &&
-                  u(c2c::kFlagPreferredCpus) == u(C2C_F_PREFERRED_CPUS) && u(c2c::kFlagInherited) == u(C2C_F_INHERITED),
+                  u(c2c::kFlagPreferredCpus) == u(C2C_F_PREFERRED_CPUS) && u(c2c::kFlagInherited) == u(C2C_F_INHERITED) &&
+                  u(c2c::kFlagWakeeBoost) == u(C2C_F_WAKEE_BOOST) && u(c2c::kFlagWakeeDepth2) == u(C2C_F_WAKEE_DEPTH2),
               "core RuntimeFlags must mirror enum c2c_policy_flags");
 static_assert(u(static_cast<unsigned>(c2c::ExecClass::Unmatched)) == u(C2C_CLASS_UNMATCHED) &&
                   u(static_cast<unsigned>(c2c::ExecClass::LatencyCritical)) == u(C2C_CLASS_LATENCY_CRITICAL) &&

@@ -110,6 +110,16 @@ Converted<std::optional<ControllerSpec>> controller_from(bool present, const pb:
   return ok<R>(std::move(s));
 }
 
+// boost.inherit.depth from the proto: absent (no boost or no inherit) is 0, off; an inherit with
+// depth 0 is refused, as the manifest's is. The core's validation checks the range and the class
+// (check_boost_inherit), naming boost.inherit.depth, translated to the proto's path.
+Converted<uint32_t> boost_inherit_from(bool has, const pb::BoostSpec& b, const std::string& path) {
+  if (!has || !b.has_inherit()) return Converted<uint32_t>{0u, {}};
+  if (b.inherit().depth() == 0)
+    return fail<uint32_t>(at(path, "boost.inherit.depth"), "must be 1 or 2 (omit boost.inherit to turn inheritance off)");
+  return Converted<uint32_t>{b.inherit().depth(), {}};
+}
+
 // spec.classify from the proto: "" is the default (propose).
 Converted<ClassifyMode> classify_from(const std::string& v, const std::string& field) {
   if (v.empty()) return Converted<ClassifyMode>{ClassifyMode::Propose, {}};
@@ -181,6 +191,9 @@ Converted<DraExecutionPolicy> from_proto(const pb::DRAExecutionPolicy& p, const 
     role.registered_role = r.registered_role();
     role.comm_regex = r.command_regex();
     role.process_regex = r.process_regex();
+    auto inherit = boost_inherit_from(r.has_boost(), r.boost(), f);
+    if (!inherit.ok()) return fail<DraExecutionPolicy>(inherit.error.field, inherit.error.message);
+    role.boost_inherit_depth = *inherit.value;
     if (r.execution_class().empty()) {
       role.exec_class = ExecClass::Normal;
     } else {
@@ -266,6 +279,9 @@ Converted<NodeSchedulingPolicy> from_proto(const pb::NodeSchedulingPolicy& p, co
   n.process_regex = p.process_regex();
   n.priority = p.priority();
   n.execution_time = p.execution_time_ns();
+  auto inherit = boost_inherit_from(p.has_boost(), p.boost(), path);
+  if (!inherit.ok()) return fail<NodeSchedulingPolicy>(inherit.error.field, inherit.error.message);
+  n.boost_inherit_depth = *inherit.value;
   auto controller = controller_from(p.has_controller(), p.controller(), path);
   if (!controller.ok()) return fail<NodeSchedulingPolicy>(controller.error.field, controller.error.message);
   n.controller = *controller.value;
@@ -318,6 +334,7 @@ pb::DRAExecutionPolicy to_proto(const DraExecutionPolicy& p) {
     t->set_command_regex(r.comm_regex);
     t->set_process_regex(r.process_regex);
     t->set_execution_class(to_string(r.exec_class));
+    if (r.boost_inherit_depth) t->mutable_boost()->mutable_inherit()->set_depth(r.boost_inherit_depth);
   }
   o.set_require_preview(p.require_preview);
   o.set_max_boost_duration(codec::format_duration(p.max_boost));
@@ -350,6 +367,7 @@ pb::NodeSchedulingPolicy to_proto(const NodeSchedulingPolicy& p) {
   o.set_process_regex(p.process_regex);
   o.set_priority(p.priority);
   o.set_execution_time_ns(p.execution_time);
+  if (p.boost_inherit_depth) o.mutable_boost()->mutable_inherit()->set_depth(p.boost_inherit_depth);
   if (p.controller) controller_to(p.controller, o.mutable_controller());
   if (p.classify != ClassifyMode::Propose) o.set_classify(to_string(p.classify));
   return o;

@@ -189,7 +189,15 @@ struct Decisions {  // ListDecisionsResponse
   nlohmann::json json;
 };
 
+// Boost inheritance as the scheduler counted it for one thread (issue 43 item 3).
+struct BoostInheritance {
+  uint64_t runs = 0;
+  uint32_t from_tid = 0;
+  uint32_t depth = 0;
+};
+
 struct Explain {
+  std::optional<BoostInheritance> inherited;  // runs boosted as a boosted thread's wakee, if any
   std::optional<Lineage> lineage;
   bool found = false;
   nlohmann::json json;

@@ -171,6 +171,8 @@ Converted<reply::Policies> plain(const pb::ListPoliciesResponse& m) {
 reply::Explain plain(const pb::ExplainResponse& m) {
   reply::Explain o;
   o.found = m.found();
+  if (m.has_inherited())
+    o.inherited = reply::BoostInheritance{m.inherited().runs(), m.inherited().from_tid(), m.inherited().depth()};
   if (m.has_lineage()) {
     const auto& l = m.lineage();
     reply::Lineage x;

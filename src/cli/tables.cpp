@@ -161,13 +161,16 @@ Listing policies_listing(const reply::Policies& r) {
       l.rows.push_back({"NodeSchedulingPolicy/" + n->name,
                         {"NodeSchedulingPolicy", n->name, std::to_string(n->generation), join(where, "; "),
                          "priority " + std::to_string(n->priority) + ", slice " +
-                             (n->execution_time ? format_ns(n->execution_time) : "class default"),
+                             (n->execution_time ? format_ns(n->execution_time) : "class default") +
+                             (n->boost_inherit_depth ? ", boost inherited to depth " + std::to_string(n->boost_inherit_depth) : ""),
                          "-"},
                         policy_manifest(p)});
     } else {
       const auto& d = std::get<DraExecutionPolicy>(p);
       std::vector<std::string> roles;
-      for (const auto& role : d.task_roles) roles.push_back(role.name + ":" + to_string(role.exec_class));
+      for (const auto& role : d.task_roles)
+        roles.push_back(role.name + ":" + to_string(role.exec_class) +
+                        (role.boost_inherit_depth ? " (boost inherited to depth " + std::to_string(role.boost_inherit_depth) + ")" : ""));
       std::string does = join(roles);
       if (d.require_preview) does += ", requirePreview";
       l.rows.push_back({"DRAExecutionPolicy/" + d.name,
@@ -283,6 +286,9 @@ std::string render_explain(uint32_t tid, const reply::Explain& r) {
   if (!l.title.empty())
     o << "  title:    " << terminal_text(l.title) << " (process title, /proc/" << l.tgid << "/cmdline argv[0])\n";
   if (l.entry) o << "  entry:    " << entry_summary(*l.entry) << "\n";
+  if (r.inherited)  // the scheduler's count (issue 43 item 3)
+    o << "  boost:    boost inherited from tid " << r.inherited->from_tid << " (depth " << r.inherited->depth
+      << "; " << r.inherited->runs << " run" << (r.inherited->runs == 1 ? "" : "s") << " boosted as a wakee)\n";
   for (const auto& c : l.claims) o << "  claim:    " << c.uid << " generation " << c.generation << "\n";
   if (!l.pod_uid.empty()) o << "  pod:      " << l.pod_uid << "\n";
   o << "  cgroup:   " << cgroup << "\n"

@@ -74,6 +74,24 @@ json encode_controller(const ControllerSpec& s) {
   return c;
 }
 
+// boost: {inherit: {depth: 1|2}} (issue 43 item 3): absent is off. The range and the boosting class
+// are the core's validation (validate.cpp, check_boost_inherit); here the shape, and a depth that
+// fits its field (a huge one is refused as out of range, not cut).
+uint32_t decode_boost_inherit(const Reader& parent) {
+  auto boost = parent.opt_child("boost");
+  if (!boost) return 0;
+  boost->only({"inherit"});
+  auto inherit = boost->opt_child("inherit");
+  if (!inherit) return 0;
+  inherit->only({"depth"});
+  const int64_t depth = inherit->i64("depth");
+  if (depth < 1 || depth > static_cast<int64_t>(kMaxBoostInheritDepth))
+    inherit->fail("depth", "must be 1 or 2 (omit boost.inherit to turn inheritance off)");
+  return static_cast<uint32_t>(depth);
+}
+
+json encode_boost_inherit(uint32_t depth) { return {{"inherit", {{"depth", depth}}}}; }
+
 // spec.classify (issue 46 item 4): propose (default) | apply | off.
 ClassifyMode decode_classify(const Reader& spec) {
   const std::string v = spec.str_or("classify", "propose");
@@ -106,7 +124,7 @@ DraExecutionPolicy decode_dra(const Reader& root) {
     p.prefer_same_pcie_root = topo->boolean_or("preferSamePCIeRoot", false);
   }
   for (const Reader& r : spec.array("taskRoles")) {
-    r.only({"name", "selector", "executionClass"});
+    r.only({"name", "selector", "executionClass", "boost"});
     TaskRole role;
     role.name = r.str("name");
     if (auto sel = r.opt_child("selector")) {
@@ -121,6 +139,7 @@ DraExecutionPolicy decode_dra(const Reader& root) {
       r.fail("executionClass", "unknown class '" + echo(cls) +
                                    "' (latency-critical, communication-progress, throughput, background, normal)");
     role.exec_class = *ec;
+    role.boost_inherit_depth = decode_boost_inherit(r);
     p.task_roles.push_back(role);
   }
   if (auto safety = spec.opt_child("safety")) {
@@ -168,7 +187,7 @@ NodeSchedulingPolicy decode_node(const Reader& root) {
   read_metadata(root, p.name, p.generation);
   Reader spec = root.child("spec");
   spec.only({"nodeNames", "nodeSelectors", "draSelectors", "commandRegex", "processRegex", "priority", "executionTime",
-             "controller", "classify"});
+             "controller", "classify", "boost"});
   p.node_names = spec.strings("nodeNames");
   decode_node_selectors(spec, p);
   for (const Reader& d : spec.array("draSelectors")) {
@@ -183,6 +202,7 @@ NodeSchedulingPolicy decode_node(const Reader& root) {
   int64_t slice = spec.i64_or("executionTime", 0);
   if (slice < 0) spec.fail("executionTime", "must not be negative (nanoseconds)");
   p.execution_time = static_cast<Nanos>(slice);
+  p.boost_inherit_depth = decode_boost_inherit(spec);
   p.controller = decode_controller(spec);
   p.classify = decode_classify(spec);
   return p;
@@ -225,7 +245,9 @@ json encode_policy(const DraExecutionPolicy& p) {
     if (!r.registered_role.empty()) sel["registeredRole"] = r.registered_role;
     if (!r.comm_regex.empty()) sel["commandRegex"] = r.comm_regex;
     if (!r.process_regex.empty()) sel["processRegex"] = r.process_regex;
-    roles.push_back({{"name", r.name}, {"selector", sel}, {"executionClass", to_string(r.exec_class)}});
+    json role{{"name", r.name}, {"selector", sel}, {"executionClass", to_string(r.exec_class)}};
+    if (r.boost_inherit_depth) role["boost"] = encode_boost_inherit(r.boost_inherit_depth);
+    roles.push_back(std::move(role));
   }
   json out = {{"apiVersion", kPolicyApiVersion},
           {"kind", "DRAExecutionPolicy"},
@@ -273,6 +295,7 @@ json encode_policy(const NodeSchedulingPolicy& p) {
     spec["nodeSelectors"] = p.node_selectors;
   }
   if (!dra.empty()) spec["draSelectors"] = dra;
+  if (p.boost_inherit_depth) spec["boost"] = encode_boost_inherit(p.boost_inherit_depth);
   if (p.controller) spec["controller"] = encode_controller(*p.controller);
   if (p.classify != ClassifyMode::Propose) spec["classify"] = to_string(p.classify);
   return {{"apiVersion", kPolicyApiVersion},

@@ -171,6 +171,11 @@ void entry_inv8(const CoreImpl& s, uint32_t tid, const DesiredEntry& e, const Re
   } else if (v.boost_until != 0 || v.max_boost != 0) {
     report("INV-8", tid, who(tid) + ": unboosted entry carries a boost lease");
   }
+  // Boost inheritance (issue 43 item 3): passed on only from a boosted run, at most two deep.
+  if ((v.flags & (kFlagWakeeBoost | kFlagWakeeDepth2)) && !(v.flags & kFlagBoost))
+    report("INV-8", tid, who(tid) + ": boost inheritance on an entry that does not boost");
+  if ((v.flags & kFlagWakeeDepth2) && !(v.flags & kFlagWakeeBoost))
+    report("INV-8", tid, who(tid) + ": boost inheritance depth 2 without its depth 1");
 }
 
 void check_entry(const CoreImpl& s, uint32_t tid, const DesiredEntry& e, const Reporter& report) {

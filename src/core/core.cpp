@@ -459,14 +459,14 @@ std::string CoreImpl::digest() const {
     for (const auto& c : p.resource_claims) o << " c:" << c;
     for (const auto& r : p.task_roles)
       o << " r:" << r.name << '/' << r.registered_role << '/' << r.comm_regex << '/' << r.process_regex << '/'
-        << static_cast<int>(r.exec_class);
+        << static_cast<int>(r.exec_class) << '/' << r.boost_inherit_depth;
     put_controller(o, p.controller);
     o << '\n';
   }
   for (const auto& [name, st] : node_policies) {
     const auto& p = st.policy;
     o << "node " << name << ' ' << p.generation << ' ' << p.command_regex << ' ' << p.process_regex << ' '
-      << p.priority << ' ' << p.execution_time;
+      << p.priority << ' ' << p.execution_time << " i:" << p.boost_inherit_depth;
     for (const auto& n : p.node_names) o << " n:" << n;
     for (const auto& [k, v] : p.node_selectors) o << ' ' << k << '=' << v;
     for (const auto& r : p.node_selector_expressions) {

@@ -241,7 +241,7 @@ std::optional<Candidate> dra_candidate(const CoreImpl& s, const DraPolicyState& 
   v.exec_class = role->exec_class;
   v.slice_ns = class_default_slice(role->exec_class);
   if (class_boosts(role->exec_class)) {
-    v.flags |= kFlagBoost;
+    v.flags = static_cast<uint8_t>(v.flags | kFlagBoost | wakee_boost_flags(role->boost_inherit_depth));
     v.max_boost = p.max_boost;
   }
   return c;
@@ -265,7 +265,7 @@ Candidate node_candidate(const CoreImpl& s, const NodePolicyState& st, Strategy 
   }
   if (p.priority > 0) {
     v.exec_class = ExecClass::LatencyCritical;
-    v.flags |= kFlagBoost;
+    v.flags = static_cast<uint8_t>(v.flags | kFlagBoost | wakee_boost_flags(p.boost_inherit_depth));
     v.max_boost = s.node.default_max_boost;
   } else {
     v.exec_class = ExecClass::Normal;

@@ -131,6 +131,10 @@ inline constexpr Nanos kMaxBoostNs = 3'600'000'000'000ull;  // 1 h
 inline constexpr int64_t kMaxGeneration = int64_t{1} << 53;
 // A process title longer than this is cut by the host plane (setproctitle titles are short).
 inline constexpr size_t kMaxTitleBytes = 256;
+// Boost inheritance (issue 43 item 3, spec.boost.inherit.depth): a wakee of a boosted thread gets a
+// bounded boost for its next run; the depth is 1 (the boosted thread's wakees) or 2 (their wakees
+// too), never more (the scheduler's C2C_INHERIT_MAX_DEPTH); 0: off, the default.
+inline constexpr uint32_t kMaxBoostInheritDepth = 2;
 // A registered role (TaskRoleSet, Task.role, a pod's task-roles annotation): a short name, no
 // whitespace, so that the role line protocol (spec/daemon.md) needs no quoting.
 inline constexpr size_t kMaxRoleBytes = 63;
@@ -147,6 +151,7 @@ struct TaskRole {
   std::string comm_regex;       // selector.commandRegex (RE2), optional
   ExecClass exec_class = ExecClass::Normal;
   std::string process_regex;    // selector.processRegex (RE2) on the process title, optional
+  uint32_t boost_inherit_depth = 0;  // boost.inherit.depth: 0 off, 1 or 2 (a boosting class only)
   bool operator==(const TaskRole&) const = default;
 };
 
@@ -188,6 +193,7 @@ struct NodeSchedulingPolicy {
   int32_t priority = 0;
   Nanos execution_time = 0;  // custom slice in ns; 0 = class default
   std::string process_regex;  // on the process title (RE2); ANDed with command_regex when both are set
+  uint32_t boost_inherit_depth = 0;  // spec.boost.inherit.depth: 0 off, 1 or 2 (priority > 0 only)
   // nodeSelectors.matchExpressions (Kubernetes label-selector semantics), ANDed with the
   // node_selectors map (the simple form or nodeSelectors.matchLabels).
   std::vector<LabelRequirement> node_selector_expressions;

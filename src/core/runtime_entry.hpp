@@ -18,7 +18,17 @@ enum RuntimeFlags : uint8_t {
   kFlagAllowedCpus = 1u << 2,
   kFlagPreferredCpus = 1u << 3,
   kFlagInherited = 1u << 4,
+  // Boost inheritance (issue 43 item 3, spec.boost.inherit.depth): a wakee of this task's boosted
+  // run gets a bounded boost (depth 1); with kFlagWakeeDepth2 a wakee of that wakee too (depth 2).
+  // Only on a boosting entry (check(): INV-8); kFlagWakeeDepth2 only with kFlagWakeeBoost.
+  kFlagWakeeBoost = 1u << 5,
+  kFlagWakeeDepth2 = 1u << 6,
 };
+
+// The flags of a boost inheritance of depth 0 (off), 1 or 2.
+constexpr uint8_t wakee_boost_flags(uint32_t depth) {
+  return depth == 0 ? 0 : depth == 1 ? uint8_t{kFlagWakeeBoost} : uint8_t(kFlagWakeeBoost | kFlagWakeeDepth2);
+}
 
 // The flags' names in traces (spec/trace-format.md) and in the daemon's API: one table for both.
 struct RuntimeFlagName {
@@ -31,6 +41,8 @@ inline constexpr RuntimeFlagName kRuntimeFlagNames[] = {
     {kFlagAllowedCpus, "allowed-cpus"},
     {kFlagPreferredCpus, "preferred-cpus"},
     {kFlagInherited, "inherited"},
+    {kFlagWakeeBoost, "wakee-boost"},
+    {kFlagWakeeDepth2, "wakee-depth-2"},
 };
 
 // Exactly what one policy-map value holds (struct c2c_policy_value), in C++ types.

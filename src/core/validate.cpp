@@ -54,6 +54,17 @@ std::optional<FieldError> check_regex(const std::string& field, const std::strin
   return std::nullopt;
 }
 
+// boost.inherit (issue 43 item 3): depth 1 or 2 (0: absent), and only where the policy boosts: the
+// wakee inherits from a boosted run, and a policy that never boosts has none to pass on (INV-8).
+std::optional<FieldError> check_boost_inherit(const std::string& field, uint32_t depth, bool boosts, const char* needs) {
+  if (depth == 0) return std::nullopt;
+  if (depth > kMaxBoostInheritDepth)
+    return err(field + ".depth", "must be 1 or 2, got " + std::to_string(depth) +
+                                     " (a boost is passed on at most two wakeups deep: INV-8)");
+  if (!boosts) return err(field, std::string("needs ") + needs + ": only a boosted thread passes a boost on");
+  return std::nullopt;
+}
+
 // spec.classify (issue 46 item 4): `apply` acts within the controller's bounds (CLS-3), so it needs
 // a spec.controller; a value outside the enum (a decoder's cast) is refused too.
 std::optional<FieldError> check_classify(const std::string& field, ClassifyMode m, bool has_controller) {
@@ -119,6 +130,9 @@ std::optional<FieldError> validate(const DraExecutionPolicy& p, CompiledPatterns
     if (!r.process_regex.empty())
       if (auto e = check_regex(f + ".selector.processRegex", r.process_regex, keep)) return e;
     if (r.exec_class == ExecClass::Unmatched) return err(f + ".executionClass", "is not an execution class");
+    if (auto e = check_boost_inherit(f + ".boost.inherit", r.boost_inherit_depth, class_boosts(r.exec_class),
+                                     "a boosting executionClass (latency-critical or communication-progress)"))
+      return e;
   }
   if (p.max_boost < kMinBoostNs || p.max_boost > kMaxBoostNs)
     return err("spec.safety.maxBoostDuration", "must be between 1ms and 1h");
@@ -170,6 +184,8 @@ std::optional<FieldError> validate(const NodeSchedulingPolicy& p, CompiledPatter
   if (p.priority < 0 || p.priority > 1000) return err("priority", "must be between 0 and 1000");
   if (p.execution_time != 0 && (p.execution_time < kMinSliceNs || p.execution_time > kMaxSliceNs))
     return err("executionTime", "must be 0 (class default) or between 10000 and 100000000 ns");
+  if (auto e = check_boost_inherit("boost.inherit", p.boost_inherit_depth, p.priority > 0, "priority > 0 (a boosting policy)"))
+    return e;
   if (p.controller) {
     // A node policy's controller acts on the threads the policy matches: there is no role to name.
     if (!p.controller->role.empty())

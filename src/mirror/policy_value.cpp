@@ -16,6 +16,8 @@ static_assert(unsigned{kFlagCustomSlice} == unsigned{C2C_F_CUSTOM_SLICE});
 static_assert(unsigned{kFlagAllowedCpus} == unsigned{C2C_F_ALLOWED_CPUS});
 static_assert(unsigned{kFlagPreferredCpus} == unsigned{C2C_F_PREFERRED_CPUS});
 static_assert(unsigned{kFlagInherited} == unsigned{C2C_F_INHERITED});
+static_assert(unsigned{kFlagWakeeBoost} == unsigned{C2C_F_WAKEE_BOOST});
+static_assert(unsigned{kFlagWakeeDepth2} == unsigned{C2C_F_WAKEE_DEPTH2});
 static_assert(static_cast<int>(ExecClass::Unmatched) == C2C_CLASS_UNMATCHED);
 static_assert(static_cast<int>(ExecClass::LatencyCritical) == C2C_CLASS_LATENCY_CRITICAL);
 static_assert(static_cast<int>(ExecClass::CommunicationProgress) == C2C_CLASS_COMM_PROGRESS);
@@ -27,7 +29,8 @@ static_assert(sizeof(c2c_policy_value{}.allowed_cpus) == sizeof(CpuSet{}.words()
 
 namespace {
 constexpr unsigned kKnownFlags =
-    C2C_F_BOOST | C2C_F_CUSTOM_SLICE | C2C_F_ALLOWED_CPUS | C2C_F_PREFERRED_CPUS | C2C_F_INHERITED;
+    C2C_F_BOOST | C2C_F_CUSTOM_SLICE | C2C_F_ALLOWED_CPUS | C2C_F_PREFERRED_CPUS | C2C_F_INHERITED | C2C_F_WAKEE_BOOST |
+    C2C_F_WAKEE_DEPTH2;
 
 std::array<uint64_t, CpuSet::kWords> words_of(const __u64 (&w)[C2C_CPUMASK_WORDS]) {
   std::array<uint64_t, CpuSet::kWords> out{};
@@ -82,6 +85,9 @@ std::optional<std::string> check_writable(const RuntimeValue& v) {
     }();
   if ((v.flags & C2C_F_BOOST) != 0 && v.boost_until == 0)
     return "value.boost_until: the boost flag needs a lease deadline (INV-8)";
+  // Boost inheritance (issue 43 item 3) passes a boost on: only from an entry that boosts (INV-8).
+  if ((v.flags & (C2C_F_WAKEE_BOOST | C2C_F_WAKEE_DEPTH2)) != 0 && (v.flags & C2C_F_BOOST) == 0)
+    return "value.flags: boost inheritance (wakee-boost, wakee-depth-2) without the boost flag (INV-8)";
   return std::nullopt;
 }
 

@@ -2,7 +2,9 @@
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <fcntl.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -143,6 +145,29 @@ c2c_stats read_pinned_stats(const std::string& pin_path) {
   if (!pin.fd) throw LoadError("sched: opening " + pin_path + ": " + errtext(pin.error));
   check_pinned(pin.fd.get(), pin_path, BPF_MAP_TYPE_PERCPU_ARRAY, 4, sizeof(c2c_stats));
   return read_stats_fd(pin.fd.get());
+}
+
+std::optional<c2c_task_counters> read_pinned_task_counters(uint32_t tid, const std::string& pin_path, std::string* why) {
+  const kernel::OpenedPin pin = kernel::open_pin(pin_path);
+  if (!pin.fd) {
+    *why = pin.what;
+    return std::nullopt;
+  }
+  // A task storage map is keyed by a pidfd; a thread other than a group leader needs PIDFD_THREAD
+  // (6.9; O_EXCL in include/uapi/linux/pidfd.h), a leader's plain pidfd_open serves either way.
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(tid), 0));
+  if (pidfd < 0 && errno == EINVAL) pidfd = static_cast<int>(syscall(SYS_pidfd_open, static_cast<pid_t>(tid), O_EXCL));
+  if (pidfd < 0) {
+    *why = "pidfd_open " + std::to_string(tid) + ": " + errtext(errno);
+    return std::nullopt;
+  }
+  const kernel::UniqueFd fd(pidfd);
+  c2c_task_value v{};
+  if (const int err = kernel::map_lookup(pin.fd.get(), &pidfd, &v); err != 0) {
+    *why = pin_path + " of " + std::to_string(tid) + ": " + errtext(err);
+    return std::nullopt;
+  }
+  return v.counters;
 }
 
 std::unique_ptr<Scheduler> Scheduler::load(const LoaderOptions& opts) {

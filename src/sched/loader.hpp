@@ -45,6 +45,11 @@ void ensure_pin_dir(const std::string& dir);
 // Reads and sums the stats of a pinned c2c_stats map (for tools that did not load it).
 c2c_stats read_pinned_stats(const std::string& pin_path = C2C_STATS_PIN);
 
+// The scheduler's per-task counters of thread tid from the pinned task storage c2c_task_cnt (looked
+// up by the thread's pidfd), or nullopt with *why: no map pinned there (no scheduler loaded since the
+// pins were made), no such thread, or no counters for it (it never ran under the scheduler).
+std::optional<c2c_task_counters> read_pinned_task_counters(uint32_t tid, const std::string& pin_path, std::string* why);
+
 class Scheduler {
  public:
   // open -> reuse/pin maps -> load -> attach -> wait for "enabled". Throws LoadError.

@@ -20,7 +20,7 @@ struct StatCounter {
   const char* name;
   __u64 c2c_stats::*field;
 };
-inline constexpr std::array<StatCounter, 10> kStatCounters{{
+inline constexpr std::array<StatCounter, 12> kStatCounters{{
     {"identity_mismatches", &c2c_stats::identity_mismatches},
     {"migrations", &c2c_stats::migrations},
     {"boost_expired", &c2c_stats::boost_expired},
@@ -31,6 +31,8 @@ inline constexpr std::array<StatCounter, 10> kStatCounters{{
     {"oracle_stale_identity", &c2c_stats::oracle_stale_identity},
     {"oracle_past_lease", &c2c_stats::oracle_past_lease},
     {"preferred_spills", &c2c_stats::preferred_spills},
+    {"boost_inherited", &c2c_stats::boost_inherited},
+    {"inherit_budget_refused", &c2c_stats::inherit_budget_refused},
 }};
 static_assert(sizeof(c2c_stats) == (C2C_NR_CLASSES + kStatCounters.size() + C2C_LAT_BUCKETS) * sizeof(__u64),
               "every scalar counter of c2c_stats must be in kStatCounters");

@@ -124,6 +124,8 @@ std::optional<Outcome> check_dra(const DraExecutionPolicy& p) {
       return invalid("spec.taskRoles[].selector.commandRegex", "does not compile");
     if (r.exec_class == ExecClass::Unmatched)
       return invalid("spec.taskRoles[].executionClass", "unmatched");
+    if (r.boost_inherit_depth > 2) return invalid("spec.taskRoles[].boost.inherit.depth", "out of bounds");
+    if (r.boost_inherit_depth > 0 && !boosts(r.exec_class)) return invalid("spec.taskRoles[].boost.inherit", "not boosted");
   }
   if (p.max_boost < kMinBoost || p.max_boost > kMaxBoost)
     return invalid("spec.safety.maxBoostDuration", "out of bounds");
@@ -150,6 +152,8 @@ std::optional<Outcome> check_node_policy(const NodeSchedulingPolicy& p) {
   if (p.priority < 0 || p.priority > 1000) return invalid("spec.priority", "out of bounds");
   if (p.execution_time != 0 && (p.execution_time < kMinSlice || p.execution_time > kMaxSlice))
     return invalid("spec.executionTime", "out of bounds");
+  if (p.boost_inherit_depth > 2) return invalid("spec.boost.inherit.depth", "out of bounds");
+  if (p.boost_inherit_depth > 0 && p.priority == 0) return invalid("spec.boost.inherit", "not boosted");
   return std::nullopt;
 }
 
@@ -684,6 +688,9 @@ std::optional<NaiveModel::Candidate> NaiveModel::dra_candidate(const DraExecutio
   if (boosts(role->exec_class)) {
     v.max_boost = p.max_boost;
     v.flags |= kFlagBoost;
+    // boost.inherit.depth (issue 43 item 3): bit 5 for depth >= 1, bit 6 for depth 2.
+    if (role->boost_inherit_depth >= 1) v.flags |= 1u << 5;
+    if (role->boost_inherit_depth == 2) v.flags |= 1u << 6;
   }
   if (allowed) {
     v.allowed = *allowed;
@@ -714,6 +721,8 @@ std::optional<NaiveModel::Candidate> NaiveModel::node_candidate(const NodeSchedu
   if (boosts(v.exec_class)) {
     v.max_boost = node_.default_max_boost;
     v.flags |= kFlagBoost;
+    if (p.boost_inherit_depth >= 1) v.flags |= 1u << 5;
+    if (p.boost_inherit_depth == 2) v.flags |= 1u << 6;
   }
   // Node policies use allowed = preferred = E; with no known E the entry carries no CPU set.
   if (const std::optional<CpuSet> env = envelope(t)) {

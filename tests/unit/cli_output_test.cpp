@@ -163,6 +163,24 @@ TEST(CliOutput, ExplainShowsTheLineageChain) {
   EXPECT_EQ(render_explain(5, api::plain(pb::ExplainResponse{})), "tid 5: no policy entry (no live lineage)\n");
 }
 
+// Boost inheritance (issue 43 item 3): the scheduler's count of the thread's runs boosted as a
+// boosted thread's wakee, and its last waker, only when there were any.
+TEST(CliOutput, ExplainSaysFromWhomABoostWasInherited) {
+  pb::ExplainResponse r;
+  r.set_found(true);
+  auto* l = r.mutable_lineage();
+  l->set_tid(4001);
+  l->set_tgid(4000);
+  l->set_policy_kind(pb::NODE_SCHEDULING_POLICY);
+  l->set_policy("vllm-workers");
+  EXPECT_EQ(render_explain(4001, api::plain(r)).find("inherited"), std::string::npos);
+  r.mutable_inherited()->set_runs(37);
+  r.mutable_inherited()->set_from_tid(3998);
+  r.mutable_inherited()->set_depth(1);
+  const std::string t = render_explain(4001, api::plain(r));
+  EXPECT_NE(t.find("boost:    boost inherited from tid 3998 (depth 1; 37 runs boosted as a wakee)"), std::string::npos) << t;
+}
+
 TEST(CliOutput, PreviewTableSaysReadOnlyAndMarksLosersAndAbsentEntries) {
   pb::PreviewResponse r;
   r.set_policy("NodeSchedulingPolicy/vllm-enginecore");

@@ -20,7 +20,8 @@ add_executable(core_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/codec_bounded_yaml_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/codec_controller_spec_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/core_controller_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/core_controller_entries_test.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/core_controller_entries_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/core_boost_inherit_test.cpp)
 target_link_libraries(core_unit_tests PRIVATE c2c_trace c2c_test_source_dir GTest::gtest_main)
 target_include_directories(core_unit_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR})
 c2c_warnings(core_unit_tests)

@@ -17,6 +17,7 @@ NodeSchedulingPolicy seed_node_policy() {
   p.command_regex = "^EngineCore(_DP[0-9]+)?$";
   p.priority = 1;
   p.execution_time = 2'000'000;
+  p.boost_inherit_depth = 2;  // spec.boost.inherit.depth (issue 43 item 3)
   return p;
 }
 
@@ -29,6 +30,7 @@ DraExecutionPolicy seed_dra_policy() {
   p.prefer_same_numa = true;
   p.task_roles = {TaskRole{"engine", "", "^EngineCore", ExecClass::LatencyCritical},
                   TaskRole{"nccl", "nccl-progress", "", ExecClass::CommunicationProgress}};
+  p.task_roles[1].boost_inherit_depth = 1;
   p.require_preview = true;
   p.max_boost = 5'000'000'000ull;
   return p;
@@ -81,6 +83,9 @@ TEST(DaemonConvert, EveryNodePolicyErrorNamesItsProtoField) {
          p.clear_dra_selectors();
        }},
       {"policy.node.name", [](pb::NodeSchedulingPolicy& p) { p.set_name(std::string("a\0b", 3)); }},
+      {"policy.node.boost.inherit.depth", [](pb::NodeSchedulingPolicy& p) { p.mutable_boost()->mutable_inherit()->set_depth(3); }},
+      {"policy.node.boost.inherit.depth", [](pb::NodeSchedulingPolicy& p) { p.mutable_boost()->mutable_inherit()->set_depth(0); }},
+      {"policy.node.boost.inherit", [](pb::NodeSchedulingPolicy& p) { p.set_priority(0); }},
   };
   for (const auto& c : cases) {
     pb::Policy p;
@@ -115,6 +120,12 @@ TEST(DaemonConvert, EveryDraPolicyErrorNamesItsProtoField) {
       {"policy.dra.fallback", [](pb::DRAExecutionPolicy& p) { p.set_fallback("cfs"); }},
       {"policy.dra.match_labels[app]", [](pb::DRAExecutionPolicy& p) { (*p.mutable_match_labels())["app"] = std::string(100, 'x'); }},
       {"policy.dra.name", [](pb::DRAExecutionPolicy& p) { p.set_name(""); }},
+      {"policy.dra.task_roles[1].boost.inherit.depth", [](pb::DRAExecutionPolicy& p) {
+         p.mutable_task_roles(1)->mutable_boost()->mutable_inherit()->set_depth(5);
+       }},
+      {"policy.dra.task_roles[1].boost.inherit", [](pb::DRAExecutionPolicy& p) {
+         p.mutable_task_roles(1)->set_execution_class("throughput");
+       }},
   };
   for (const auto& c : cases) {
     pb::Policy p;

@@ -1,6 +1,6 @@
 // Host unit tests of the scheduler's guards (bpf/c2c_guards.h), the same header the BPF program
-// compiles: INV-2 (identity), INV-6 (masks, CPU choice), INV-8 (lease, budget, starvation) and the
-// slice choice. Each seeded bug of tests/mutants/kernel.tsv fails at least one of them
+// compiles: INV-2 (identity), INV-6 (masks, CPU choice), INV-8 (lease, budget, starvation), the
+// slice choice and boost inheritance. Each seeded bug of tests/mutants/kernel.tsv fails at least one of them
 // (tests/mutants/mutate.py kernel compiles this file against each mutated header).
 #include <gtest/gtest.h>
 
@@ -337,6 +337,93 @@ TEST(GuardsSlice, ALongUntrackedRunIsCutBackToTheDefaultSlice) {
   EXPECT_EQ(c2c_cut_untracked(15 * ms, 10 * ms), 0u);
   EXPECT_EQ(c2c_cut_untracked(ms / 2, 1 * ms), ms / 2);  // never lengthened
   EXPECT_EQ(c2c_cut_untracked(20 * ms, 0), C2C_DEFAULT_SLICE_NS);
+}
+
+// ---- boost inheritance: the wakee of a boosted run (issue 43 item 3) ---------------------------
+
+TEST(GuardsInherit, OnlyAnOptedInBoostingEntryPassesItsBoostOn) {
+  // Off unless the policy opted in (C2C_F_WAKEE_BOOST): a boosting entry alone passes nothing on.
+  auto v = entry(C2C_CLASS_LATENCY_CRITICAL, C2C_F_BOOST);
+  EXPECT_EQ(c2c_inherit_conf(&v), 0u);
+  v.flags = C2C_F_BOOST | C2C_F_WAKEE_DEPTH2;  // depth 2 without its depth 1 means nothing
+  EXPECT_EQ(c2c_inherit_conf(&v), 0u);
+  v.flags = C2C_F_BOOST | C2C_F_WAKEE_BOOST;
+  EXPECT_EQ(c2c_inherit_conf(&v), 1u);
+  v.flags = C2C_F_BOOST | C2C_F_WAKEE_BOOST | C2C_F_WAKEE_DEPTH2;
+  EXPECT_EQ(c2c_inherit_conf(&v), 2u);
+  v.exec_class = C2C_CLASS_COMM_PROGRESS;
+  EXPECT_EQ(c2c_inherit_conf(&v), 2u);
+  // An entry that cannot boost has no boosted run to pass on, opted in or not.
+  v.exec_class = C2C_CLASS_THROUGHPUT;
+  EXPECT_EQ(c2c_inherit_conf(&v), 0u);
+  auto w = entry(C2C_CLASS_LATENCY_CRITICAL, C2C_F_WAKEE_BOOST | C2C_F_WAKEE_DEPTH2);
+  EXPECT_EQ(c2c_inherit_conf(&w), 0u);
+}
+
+TEST(GuardsInherit, DepthIsTheWakersPlusOneAndNeverPastTheChainNorTwo) {
+  EXPECT_EQ(c2c_inherit_depth(true, 0, 1), 1u);
+  EXPECT_EQ(c2c_inherit_depth(true, 0, 2), 2u - 1u);
+  EXPECT_EQ(c2c_inherit_depth(true, 1, 2), 2u);
+  EXPECT_EQ(c2c_inherit_depth(true, 1, 1), 0u);  // the wakee of a depth-1 run in a depth-1 chain
+  EXPECT_EQ(c2c_inherit_depth(true, 2, 2), 0u);  // depth 3 is never reached
+  // A chain limit past 2 (not a value the flags can say) is held to C2C_INHERIT_MAX_DEPTH.
+  EXPECT_EQ(c2c_inherit_depth(true, 2, 7), 0u);
+  EXPECT_EQ(c2c_inherit_depth(true, 5, 200), 0u);
+  // Off, or an unboosted waker: nothing.
+  EXPECT_EQ(c2c_inherit_depth(true, 0, 0), 0u);
+  EXPECT_EQ(c2c_inherit_depth(false, 0, 2), 0u);
+  for (__u32 d = 0; d < 8; ++d)
+    for (__u32 m = 0; m < 8; ++m) EXPECT_LE(c2c_inherit_depth(true, d, m), C2C_INHERIT_MAX_DEPTH) << d << " " << m;
+}
+
+TEST(GuardsInherit, TheWakeesLeaseIsItsOwnAndShort) {
+  const __u64 ms = C2C_NSEC_PER_MSEC, now = 1000 * ms;
+  // The waker's lease runs for seconds: the wakee's ends C2C_INHERIT_LEASE_NS from now.
+  EXPECT_EQ(c2c_inherit_until(now, now + 30000 * ms), now + C2C_INHERIT_LEASE_NS);
+  // It never outlives the waker's.
+  EXPECT_EQ(c2c_inherit_until(now, now + C2C_INHERIT_LEASE_NS / 2), now + C2C_INHERIT_LEASE_NS / 2);
+  EXPECT_LE(c2c_inherit_until(now, now), now);
+  EXPECT_LE(c2c_inherit_until(now, now - ms), now);
+  // No wrap at the clock's end.
+  EXPECT_EQ(c2c_inherit_until(~0ull - 5, ~0ull), ~0ull);
+}
+
+TEST(GuardsInherit, GrantedOnlyWithinDepthLeaseAllowedAndBudget) {
+  const __u64 ms = C2C_NSEC_PER_MSEC, now = 1000 * ms;
+  const Mask allowed{2, 3};
+  c2c_inherit o{};
+  o.until = now + ms;
+  o.from = 42;
+  o.depth = 1;
+  o.max = 1;
+  EXPECT_TRUE(c2c_inherit_grant(&o, now, allowed.w, 2, true));
+  EXPECT_TRUE(c2c_inherit_grant(&o, now, allowed.w, 3, true));
+  // INV-6: never on a CPU outside the wakee's own allowed CPUs.
+  EXPECT_FALSE(c2c_inherit_grant(&o, now, allowed.w, 0, true));
+  EXPECT_FALSE(c2c_inherit_grant(&o, now, allowed.w, 4, true));
+  EXPECT_FALSE(c2c_inherit_grant(&o, now, allowed.w, -1, true));
+  // INV-8: not when the CPU's boost budget is spent ...
+  EXPECT_FALSE(c2c_inherit_grant(&o, now, allowed.w, 2, false));
+  // ... nor at or past its own lease ...
+  EXPECT_FALSE(c2c_inherit_grant(&o, now + ms, allowed.w, 2, true));
+  EXPECT_FALSE(c2c_inherit_grant(&o, now + 2 * ms, allowed.w, 2, true));
+  // ... nor without an offer, nor deeper than the chain or than 2.
+  o.depth = 0;
+  EXPECT_FALSE(c2c_inherit_grant(&o, now, allowed.w, 2, true));
+  o.depth = 2;
+  EXPECT_FALSE(c2c_inherit_grant(&o, now, allowed.w, 2, true));  // max 1
+  o.max = 2;
+  EXPECT_TRUE(c2c_inherit_grant(&o, now, allowed.w, 2, true));
+  o.depth = 3;
+  o.max = 3;
+  EXPECT_FALSE(c2c_inherit_grant(&o, now, allowed.w, 2, true));
+}
+
+TEST(GuardsInherit, AnInheritedRunEndsWithItsLease) {
+  const __u64 ms = C2C_NSEC_PER_MSEC, now = 1000 * ms;
+  EXPECT_EQ(c2c_inherit_slice(20 * ms, now, now + 2 * ms), 2 * ms);  // a throughput Worker's 20 ms
+  EXPECT_EQ(c2c_inherit_slice(ms, now, now + 2 * ms), ms);           // its own slice when shorter
+  EXPECT_EQ(c2c_inherit_slice(ms, now, now), 0u);
 }
 
 // ---- the default path: a sleeper against CPU hogs (issue 43) ----------------------------------

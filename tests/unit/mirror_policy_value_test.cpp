@@ -87,6 +87,22 @@ TEST(MirrorConvert, BoostWithoutLeaseIsRefused) {
   EXPECT_NE(why->find("INV-8"), std::string::npos) << *why;
 }
 
+// Boost inheritance (issue 43 item 3): its flags are writable beside boost, refused without it.
+TEST(MirrorConvert, BoostInheritanceIsWritableOnlyBesideABoost) {
+  RuntimeValue v = sample();
+  ASSERT_TRUE(v.flags & kFlagBoost);
+  v.flags = static_cast<uint8_t>(v.flags | kFlagWakeeBoost);
+  EXPECT_EQ(check_writable(v), std::nullopt);
+  v.flags = static_cast<uint8_t>(v.flags | kFlagWakeeDepth2);
+  EXPECT_EQ(check_writable(v), std::nullopt);
+  EXPECT_EQ(to_abi(v).flags & (C2C_F_WAKEE_BOOST | C2C_F_WAKEE_DEPTH2), C2C_F_WAKEE_BOOST | C2C_F_WAKEE_DEPTH2);
+  v.flags = static_cast<uint8_t>(v.flags & ~kFlagBoost);
+  v.boost_until = 0;
+  auto why = check_writable(v);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("INV-8"), std::string::npos) << *why;
+}
+
 TEST(MirrorConvert, DecodedEntryOfAnotherAbiIsFlagged) {
   c2c_policy_value raw = to_abi(sample());
   EXPECT_EQ(check_decoded(raw), std::nullopt);

@@ -195,6 +195,10 @@ run_scenarios() {
   #     wakeup went there, where scx_bpf_select_cpu_dfl reports a busy CPU as idle).
   result syncwake "$(c2c-vm-tool syncwake --cpu 0)"
 
+  # 4f. Boost inheritance (issue 43 item 3): a boosted writer's reader (an entry of its own, class
+  #     normal) inherits a boost only when the writer's entry opted in, and its counters name the writer.
+  result inherit "$(c2c-vm-tool inherit --cpu 0)"
+
   # 5a. Unloading: every task keeps running; the loader reports UNREG.
   c2c-vm-tool spin --duration-ms 3000 >/tmp/spin1 &
   SPIN=$!
@@ -267,6 +271,9 @@ run_scenarios() {
       # Killed only when the control did wait (the wakeup reached the writer's CPU): a mutant
       # whose run never tested that path does not count as caught.
       syncwake) args="syncwake --cpu 0"; evidence='"control_waited":true' ;;
+      # Killed when both series ran (their figures present) and the verdict failed: the control
+      # inherited (no opt-in honoured) or the opted-in reader did not.
+      inherit) args="inherit --cpu 0"; evidence='"opted_in"' ;;
       # Killed when the context was deleted and the scheduler went on as if nothing happened.
       ctxgone) args="ctxgone --cpu 1"; evidence='"deleted":true' ;;
       prefer)

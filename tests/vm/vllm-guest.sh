@@ -7,6 +7,8 @@
 #   claim2core  scheduler: auto (the daemon loads claim2core), no policies
 #   adapter     the same + `claim2core apply -f vllm.yaml -f workers-throughput.yaml`
 #   adapter-workers-lc  the same with workers-latency.yaml (the Worker variant)
+#   adapter-inherit     adapter + engine-core-inherit.yaml: the busy loop's Workers inherit its boost
+#                       (issue 43 item 3; not in the default list: c2c.vllm_configs=...,adapter-inherit)
 #   <config>-base       claim2core, adapter, adapter-workers-lc with /c2c/base.bpf.o, another build
 #                       of the scheduler (run-scenarios.sh puts $C2C_VM_BASE_OBJECT there): two
 #                       builds side by side in one boot
@@ -247,6 +249,8 @@ run_vllm() {
         claim2core) vllm_run $c auto none $obj ;;
         adapter) vllm_run $c auto "" $obj vllm.yaml workers-throughput.yaml ;;
         adapter-workers-lc) vllm_run $c auto workers-lc $obj vllm.yaml workers-latency.yaml ;;
+        # The adapter with boost inheritance on the busy loop (issue 43 item 3): its Workers inherit.
+        adapter-inherit) vllm_run $c auto "" $obj vllm.yaml workers-throughput.yaml engine-core-inherit.yaml ;;
         *) result vllm-$c "{\"scenario\":\"vllm\",\"config\":\"$c\",\"error\":\"unknown configuration\",\"pass\":false}" ;;
       esac
     done

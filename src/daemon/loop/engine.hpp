@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "api/node_api.hpp"
+#include "claim2core_abi.hpp"
 #include "core/core.hpp"
 #include "daemon/controller/decision_log.hpp"
 #include "daemon/controller/signal_windows.hpp"
@@ -93,6 +94,9 @@ class Engine {
   node::PolicyReply policy_reply(PolicyKind kind, const std::string& name) const;
   std::vector<node::Intent> list_intents(const std::string& policy, std::optional<PolicyKind> kind) const;
   std::optional<Lineage> explain(uint32_t tid) const;
+  // For explain: the scheduler's per-task counters of the thread (its pinned c2c_task_cnt), if a
+  // scheduler counted it: boost inheritance's "boost inherited from tid N" (issue 43 item 3).
+  std::optional<c2c_task_counters> task_counters(uint32_t tid) const;
   node::NodeStatus status();
   // Tasks that pass the filter, sorted by tid, with the policy each gets (task_listing.hpp).
   std::vector<node::TaskRow> list_tasks(const TaskFilter& f) const;

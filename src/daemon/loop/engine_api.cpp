@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <set>
 
+#include <spdlog/spdlog.h>
+
 #include "daemon/loop/engine.hpp"
 #include "daemon/role_socket/task_roles.hpp"
 #include "daemon/role_socket/peer_identity.hpp"
 #include "host/cgroup.hpp"
+#include "sched/loader.hpp"
 
 namespace c2c::daemon {
 namespace {
@@ -264,6 +267,13 @@ std::vector<node::Intent> Engine::list_intents(const std::string& policy, std::o
 }
 
 std::optional<Lineage> Engine::explain(uint32_t tid) const { return node_.core.explain(tid); }
+
+std::optional<c2c_task_counters> Engine::task_counters(uint32_t tid) const {
+  std::string why;
+  auto c = sched::read_pinned_task_counters(tid, cfg_.pin_root + "/" + C2C_TASK_CNT_MAP_NAME, &why);
+  if (!c) spdlog::debug("explain {}: no scheduler counters: {}", tid, why);
+  return c;
+}
 
 node::NodeStatus Engine::status() {
   node::NodeStatus s;

@@ -52,7 +52,9 @@ Metrics::Metrics()
                       .Name("claim2core_scheduler_events_total")
                       .Help("The sched_ext scheduler's counters (stats map, all CPUs): boost_expired, "
                             "boost_budget_exhausted (INV-8), starvation_rescues, cpumask_rejections (INV-6), "
-                            "migrations; oracle_cpu_outside, oracle_stale_identity, oracle_past_lease (must stay 0)")
+                            "migrations; boost_inherited (runs boosted as a boosted thread's wakee), "
+                            "inherit_budget_refused (inherited boosts refused for the CPU's budget, INV-8); "
+                            "oracle_cpu_outside, oracle_stale_identity, oracle_past_lease (must stay 0)")
                       .Register(*registry_)),
       rpcs_(&BuildCounter().Name("claim2core_rpcs_total").Help("RPCs by method and status code").Register(*registry_)),
       intents_(&BuildGauge().Name("claim2core_intents").Help("Intents by state").Register(*registry_)),

@@ -343,6 +343,13 @@ grpc::ServerUnaryReactor* Service::Explain(Ctx* ctx, const Buf* in, Buf* out) {
              call->resp.set_found(true);
              *call->resp.mutable_lineage() = api::to_proto(*l);
            }
+           // Boost inheritance (issue 43 item 3): "boost inherited from tid N", as the scheduler counted it.
+           if (auto c = e.task_counters(call->req.tid()); c && c->inherited_runs) {
+             auto* i = call->resp.mutable_inherited();
+             i->set_runs(c->inherited_runs);
+             i->set_from_tid(c->inherited_from);
+             i->set_depth(c->inherited_depth);
+           }
            // The controller acting on the thread, and its last decisions about it (issue 46).
            if (auto c = e.explain_controller(call->req.tid(), 8)) {
              for (const auto& s : c->controllers) api::to_proto(s, call->resp.mutable_controller());

@@ -18,6 +18,7 @@
 //                                  entries the scheduler must not act on: another ABI version's,
 //                                  and a lease that ran out; the run-time oracle stays at 0
 //   syncwake [--cpu N] [--rounds R]
+//   inherit [--cpu N] [--rounds R]     boost inheritance: a boosted writer's reader inherits only when opted in
 //                                  a boosted reader woken by a sync wakeup preempts its writer
 //                                  on the writer's CPU; an unboosted one waits (the control)
 //   prefer   --device BUS_ID [--duration-ms D]
@@ -62,6 +63,7 @@
 #include "vm_prefer.hpp"
 #include "vm_proc.hpp"
 #include "vm_sync_wakeup.hpp"
+#include "vm_inherit.hpp"
 #include "vm_task_counters.hpp"
 
 using nlohmann::json;
@@ -673,6 +675,9 @@ int main(int argc, char** argv) {
   auto* syncwake = app.add_subcommand("syncwake", "a boosted task woken by a sync wakeup preempts its waker");
   syncwake->add_option("--cpu", cpu, "the writer's CPU");
   syncwake->add_option("--rounds", rounds)->check(CLI::PositiveNumber)->capture_default_str();
+  auto* inherit = app.add_subcommand("inherit", "a boosted writer's reader inherits its boost only when it opted in");
+  inherit->add_option("--cpu", cpu, "the writer's CPU");
+  inherit->add_option("--rounds", rounds)->check(CLI::PositiveNumber)->capture_default_str();
   auto* stale = app.add_subcommand("stale", "entries the scheduler must not boost by; the oracle stays 0");
   stale->add_option("--cpu", cpu);
   stale->add_option("--duration-ms", duration_ms);
@@ -726,6 +731,7 @@ int main(int argc, char** argv) {
     if (*starve) return cmd_starve(cpu, duration_ms, max_gap_ms, no_boost);
     if (*stale) return cmd_stale(cpu, duration_ms);
     if (*syncwake) return cmd_sync_wakeup(cpu, rounds);
+    if (*inherit) return cmd_inherit(cpu, rounds);
     if (*progs) return cmd_progs(struct_ops_only);
     if (*ctxgone) return cmd_ctx_missing(cpu, stats_pin_root, wait_ms);
     if (*prefer) return cmd_prefer(device, duration_ms);

@@ -28,6 +28,7 @@ c2c_policy_value make_value(const PolicySpec& spec, pid_t tgid, uint64_t start_t
   v.tgid = static_cast<uint32_t>(tgid);
   v.abi_version = C2C_ABI_VERSION;
   v.exec_class = spec.exec_class;
+  v.flags = spec.extra_flags;
   if (spec.slice_ns) {
     v.slice_ns = spec.slice_ns;
     v.flags |= C2C_F_CUSTOM_SLICE;

@@ -25,6 +25,7 @@ struct PolicySpec {
   std::optional<c2c::CpuSet> allowed;
   std::optional<c2c::CpuSet> preferred;
   uint64_t generation = 1;
+  uint8_t extra_flags = 0;                // ORed into the flags (boost inheritance: C2C_F_WAKEE_*)
 };
 
 // Parses "lc|comm|throughput|background|normal"; throws std::invalid_argument naming the field.
