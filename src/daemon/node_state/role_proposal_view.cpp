@@ -29,8 +29,12 @@ std::vector<ProposalView> view_proposals(const Core& core, const ActivityWindow&
     }
   }
   std::map<uint32_t, bool> registered;
+  std::map<uint32_t, uint64_t> start_of;
   for (const auto& t : core.tasks())
-    if (tgid_of.count(t.key.tid)) registered[t.key.tid] = !t.role.empty();
+    if (tgid_of.count(t.key.tid)) {
+      registered[t.key.tid] = !t.role.empty();
+      start_of[t.key.tid] = t.key.start;
+    }
   std::vector<ProposalView> out;
   for (const auto& p : propose_roles(w)) {
     const Lineage* own = nullptr;
@@ -42,21 +46,30 @@ std::vector<ProposalView> view_proposals(const Core& core, const ActivityWindow&
       of_policy = &lineage.at(pt->second);
     }
     auto mode = classify_of(core, of_policy->policy_kind, of_policy->policy);
-    if (!mode || *mode == ClassifyMode::Off) continue;
+    if (!mode) continue;
     ThreadRoleFacts facts;
     facts.registered_role = registered[p.tid] || (own && !own->role_source.empty());
     facts.explicit_selector = own != nullptr && own->strategy == Strategy::ExactTid;
     ProposalView v;
     v.proposal = p;
-    v.outcome = proposal_outcome(*mode, facts);
     v.kind = of_policy->policy_kind;
     v.policy = of_policy->policy;
-    v.text = std::string(to_string(v.outcome)) + ": " + describe(p) + " [" +
-             (v.kind == PolicyKind::Dra ? "DRAExecutionPolicy/" : "NodeSchedulingPolicy/") + v.policy +
-             ", classify: " + to_string(*mode) + "]";
-    out.push_back(std::move(v));
+    v.facts = facts;
+    v.tgid = tgid_of[p.tid];
+    v.start = start_of[p.tid];
+    if (auto shown = under_mode(std::move(v), *mode)) out.push_back(std::move(*shown));  // none under classify: off
   }
   return out;
+}
+
+std::optional<ProposalView> under_mode(ProposalView v, ClassifyMode mode) {
+  if (mode == ClassifyMode::Off) return std::nullopt;
+  v.mode = mode;
+  v.outcome = proposal_outcome(mode, v.facts);
+  v.text = std::string(to_string(v.outcome)) + ": " + describe(v.proposal) + " [" +
+           (v.kind == PolicyKind::Dra ? "DRAExecutionPolicy/" : "NodeSchedulingPolicy/") + v.policy +
+           ", classify: " + to_string(mode) + "]";
+  return v;
 }
 
 }  // namespace c2c::daemon
