@@ -98,9 +98,11 @@ bool ActivityWindows::gather(const Core& core, Nanos now) {
   std::string err;
   auto reading = source_->read(&err);
   if (!reading) {  // this window is lost: the next reading is a baseline again
+    read_error_ = err;
     last_.reset();
     return false;
   }
+  read_error_.clear();
   const bool baseline = !last_;
   if (!baseline)
     keep(core, activity_window(last_->threads, last_->edges, reading->threads, reading->edges, now - last_at_), now);
@@ -134,6 +136,7 @@ std::string ActivityWindows::status() const {
   std::string s = "watching " + std::to_string(watched_) + " processes of " + std::to_string(latest_.size()) +
                   " policies, a window every " + std::to_string(period_ / 1'000'000) + " ms";
   if (watched_ == host::kActivityMaxFilter) s += " (at the filter's bound: more are not watched)";
+  if (!read_error_.empty()) s += "; the last reading failed: " + read_error_;
   return s;
 }
 

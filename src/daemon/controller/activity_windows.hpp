@@ -77,6 +77,7 @@ class ActivityWindows {
 
   std::unique_ptr<ActivitySource> source_;
   std::string unavailable_;
+  std::string read_error_;  // the last reading's error ("" when it was read)
   std::optional<host::ActivityReading> last_;  // the previous reading (the next window's start)
   Nanos last_at_ = 0, next_at_ = 0;
   Nanos period_ = kDefaultPeriodNs;
