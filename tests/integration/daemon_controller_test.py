@@ -306,6 +306,8 @@ class ControllerOnThisHost(unittest.TestCase):
         self.assertEqual(status, 200, body)
         self.assertEqual(body["data"]["controller"]["policy"], "ctl", body)
         self.assertTrue([x for x in body["data"]["decisions"] if x["rule"] == "raise"], body)
+        # The thread is idle by now (no edges, no proposal in the latest window): the key is there, empty.
+        self.assertEqual(body["data"]["proposals"], [], body)
 
 
 if __name__ == "__main__":
