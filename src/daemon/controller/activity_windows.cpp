@@ -22,6 +22,20 @@ bool classifies(const Core& core, PolicyKind kind, const std::string& name) {
   return m && *m != ClassifyMode::Off;
 }
 
+// The policies of the desired entries that classify: each policy looked up once (a lookup copies
+// the policy), not once per entry.
+std::set<std::pair<PolicyKind, std::string>> classifying_policies(const Core& core) {
+  std::map<std::pair<PolicyKind, std::string>, bool> memo;
+  for (const auto& [tid, e] : core.desired()) {
+    const auto key = std::make_pair(e.origin->kind, e.origin->policy);
+    if (!memo.count(key)) memo.emplace(key, classifies(core, key.first, key.second));
+  }
+  std::set<std::pair<PolicyKind, std::string>> out;
+  for (const auto& [key, yes] : memo)
+    if (yes) out.insert(key);
+  return out;
+}
+
 class BpfActivitySource final : public ActivitySource {
  public:
   std::string watch(const std::vector<uint32_t>& tgids) override {
@@ -115,9 +129,7 @@ bool ActivityWindows::gather(const Core& core, Nanos now) {
 // policies that no longer classify are forgotten.
 void ActivityWindows::keep(const Core& core, const ActivityWindow& w, Nanos now) {
   std::map<std::pair<PolicyKind, std::string>, PolicyProposals> next;
-  for (const auto& [tid, e] : core.desired())
-    if (classifies(core, e.origin->kind, e.origin->policy))
-      next.try_emplace({e.origin->kind, e.origin->policy}, PolicyProposals{now, w.window_ns, {}});
+  for (const auto& key : classifying_policies(core)) next.emplace(key, PolicyProposals{now, w.window_ns, {}});
   for (ProposalView& v : view_proposals(core, w)) {
     auto [it, fresh] = next.try_emplace({v.kind, v.policy}, PolicyProposals{now, w.window_ns, {}});
     it->second.proposals.push_back(std::move(v));
