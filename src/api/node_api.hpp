@@ -70,6 +70,18 @@ struct PolicyReply {
   std::optional<Intent> intent;
 };
 
+// A role proposed from activity as this node shows it (issue 46 item 4; wire: RoleProposal).
+struct Proposal {
+  uint32_t tid = 0;
+  std::string role, execution_class;
+  uint32_t confidence_permille = 0;
+  uint32_t counterpart = 0;
+  std::string reason, outcome;
+  PolicyKind kind = PolicyKind::Node;
+  std::string policy, classify, text;
+  uint64_t window_ns = 0;
+};
+
 struct PreviewReply {
   PreviewResult result;             // result.acknowledgement: what going live still waits for
   std::optional<Refusal> refused;
@@ -77,6 +89,7 @@ struct PreviewReply {
   std::vector<std::string> warnings;  // the daemon's own, after the core's
   bool durable = false;
   std::string node;                   // this daemon's node name
+  std::vector<Proposal> proposals;    // the latest window's, under the previewed spec.classify
 };
 
 struct TaskRow {
@@ -110,6 +123,7 @@ struct NodeStatus {
   uint32_t policies = 0, claims = 0, tasks = 0, watchers = 0;
   uint32_t pins_restored = 0;
   std::string pin_repair;
+  std::string activity;  // roles from activity: watching what, or unavailable and why
 };
 
 // RegisterTaskRole (issue #14, spec/daemon.md "Task roles"): who asks, for which thread.
@@ -152,6 +166,8 @@ struct Decision {
   double cpu_share_mean = 0, cpu_share_max = 0;
   uint32_t threads_ran = 0;
   std::string no_signal;            // why the window had no signal ("" when it had one, or a tick)
+  std::optional<double> cpu_pressure_pct;  // the cgroups' highest cpu.pressure `some` over the window, percent
+  std::string pressure_cgroup;
 };
 
 struct Decisions {

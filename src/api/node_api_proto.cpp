@@ -42,6 +42,7 @@ pb::StatusResponse to_proto(const node::NodeStatus& s) {
   out.set_watchers(s.watchers);
   out.set_pins_restored(s.pins_restored);
   out.set_pin_repair(s.pin_repair);
+  out.set_activity(s.activity);
   return out;
 }
 
@@ -59,7 +60,23 @@ pb::PreviewResponse to_proto(const node::PreviewReply& r) {
   for (const auto& w : r.warnings) out.add_warnings(w);
   out.set_acknowledged(r.acknowledged);
   out.set_node(r.node);
+  for (const auto& p : r.proposals) to_proto(p, out.add_proposals());
   return out;
+}
+
+void to_proto(const node::Proposal& p, pb::RoleProposal* out) {
+  out->set_tid(p.tid);
+  out->set_role(p.role);
+  out->set_execution_class(p.execution_class);
+  out->set_confidence_permille(p.confidence_permille);
+  out->set_counterpart(p.counterpart);
+  out->set_reason(p.reason);
+  out->set_outcome(p.outcome);
+  out->set_policy_kind(to_proto(p.kind));
+  out->set_policy(p.policy);
+  out->set_classify(p.classify);
+  out->set_text(p.text);
+  out->set_window_ns(p.window_ns);
 }
 
 // The one table from a refusal to the request's field: per subject, the request's prefix and
@@ -107,6 +124,9 @@ void to_proto(const node::Decision& d, pb::ControllerDecision* out) {
   out->set_rule(to_string(r.rule));
   out->set_reason(r.reason);
   out->set_no_signal(d.no_signal);
+  out->set_has_cpu_pressure(d.cpu_pressure_pct.has_value());
+  if (d.cpu_pressure_pct) out->set_cpu_pressure_some_pct(*d.cpu_pressure_pct);
+  out->set_pressure_cgroup(d.pressure_cgroup);
 }
 
 void to_proto(const ControllerStatus& c, pb::ControllerLevel* out) {

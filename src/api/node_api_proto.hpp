@@ -15,6 +15,7 @@ void to_proto(const node::Intent& in, pb::Intent* out);
 pb::StatusResponse to_proto(const node::NodeStatus& s);
 pb::ChangeEvent to_proto(const node::ChangeNote& n);
 pb::PreviewResponse to_proto(const node::PreviewReply& r);
+void to_proto(const node::Proposal& p, pb::RoleProposal* out);  // issue 46 item 4
 void to_proto(const node::Decision& d, pb::ControllerDecision* out);
 void to_proto(const ControllerStatus& c, pb::ControllerLevel* out);
 

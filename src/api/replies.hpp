@@ -87,6 +87,18 @@ struct Conflict {
   std::string rule;
 };
 
+// A role proposed from activity (RoleProposal).
+struct Proposal {
+  uint32_t tid = 0;
+  std::string role, execution_class;
+  uint32_t confidence_permille = 0;
+  uint32_t counterpart = 0;
+  std::string reason, outcome;
+  std::optional<PolicyKind> policy_kind;
+  std::string policy, classify, text;
+  uint64_t window_ns = 0;
+};
+
 struct Preview {
   int64_t policy_generation = 0;
   uint64_t node_generation = 0;
@@ -96,6 +108,7 @@ struct Preview {
   bool acknowledged = false;
   std::string policy;  // "<kind>/<name>"
   std::string node;
+  std::vector<Proposal> proposals;  // the roles proposed for its threads (issue 46 item 4)
   nlohmann::json json;
 };
 
@@ -173,6 +186,8 @@ struct Decision {
   uint32_t threads_ran = 0;
   std::vector<uint32_t> tids;
   std::string rule, reason, no_signal;
+  std::optional<double> cpu_pressure_pct;  // the cgroups' cpu.pressure `some` over the window, percent
+  std::string pressure_cgroup;
   nlohmann::json json;
 };
 
@@ -205,6 +220,7 @@ struct Explain {
   // the thread, newest last (issue 46).
   std::optional<ControllerLevel> controller;
   std::vector<Decision> decisions;
+  std::vector<Proposal> proposals;  // the role proposed for it from activity (issue 46 item 4)
 };
 
 struct Status : node::NodeStatus {

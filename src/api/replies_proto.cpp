@@ -64,6 +64,12 @@ reply::Delete plain(const pb::DeletePolicyResponse& m) {
   return reply::Delete{m.node_generation(), m.ignored(), m.message(), proto_to_json(m)};
 }
 
+reply::Proposal plain(const pb::RoleProposal& m) {
+  return reply::Proposal{m.tid(),    m.role(),   m.execution_class(), m.confidence_permille(), m.counterpart(),
+                         m.reason(), m.outcome(), plain(m.policy_kind()), m.policy(),          m.classify(),
+                         m.text(),   m.window_ns()};
+}
+
 reply::Preview plain(const pb::PreviewResponse& m) {
   reply::Preview o;
   o.policy_generation = m.policy_generation();
@@ -81,6 +87,7 @@ reply::Preview plain(const pb::PreviewResponse& m) {
   o.acknowledged = m.acknowledged();
   o.policy = m.policy();
   o.node = m.node();
+  for (const auto& p : m.proposals()) o.proposals.push_back(plain(p));
   o.json = proto_to_json(m);
   return o;
 }
@@ -196,6 +203,7 @@ reply::Explain plain(const pb::ExplainResponse& m) {
   o.json = proto_to_json(m);
   if (m.has_controller()) o.controller = plain(m.controller());
   for (const auto& d : m.decisions()) o.decisions.push_back(plain(d));
+  for (const auto& p : m.proposals()) o.proposals.push_back(plain(p));
   return o;
 }
 
@@ -216,6 +224,8 @@ reply::Decision plain(const pb::ControllerDecision& m) {
   o.rule = m.rule();
   o.reason = m.reason();
   o.no_signal = m.no_signal();
+  if (m.has_cpu_pressure()) o.cpu_pressure_pct = m.cpu_pressure_some_pct();
+  o.pressure_cgroup = m.pressure_cgroup();
   o.json = proto_to_json(m);
   return o;
 }
@@ -255,6 +265,7 @@ reply::Status plain(const pb::StatusResponse& m) {
   o.watchers = m.watchers();
   o.pins_restored = m.pins_restored();
   o.pin_repair = m.pin_repair();
+  o.activity = m.activity();
   o.json = proto_to_json(m);
   return o;
 }

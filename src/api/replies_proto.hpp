@@ -24,6 +24,7 @@ reply::Bindings plain(const pb::ListBindingsResponse& m);
 // not convert is the error, named under "policies[i]".
 Converted<reply::Policies> plain(const pb::ListPoliciesResponse& m);
 reply::Explain plain(const pb::ExplainResponse& m);
+reply::Proposal plain(const pb::RoleProposal& m);
 reply::Decision plain(const pb::ControllerDecision& m);
 reply::ControllerLevel plain(const pb::ControllerLevel& m);
 reply::Decisions plain(const pb::ListDecisionsResponse& m);

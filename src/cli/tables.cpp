@@ -267,6 +267,7 @@ std::string render_status(const reply::Status& r) {
     << (r.scheduler_state.empty() ? "" : " (sched_ext state: " + r.scheduler_state + ")") << "\n";
   if (!r.scheduler_message.empty()) o << "                    " << r.scheduler_message << "\n";
   if (!r.scheduler_exit_reason.empty()) o << "scheduler exit:     " << r.scheduler_exit_reason << "\n";
+  if (!r.activity.empty()) o << "roles from activity: " << r.activity << "\n";
   o << "state digest:       " << or_dash(r.state_digest) << "\n";
   if (r.violations.empty()) {
     o << "invariants:         INV-1..INV-8 hold\n";
@@ -277,7 +278,8 @@ std::string render_status(const reply::Status& r) {
 }
 
 std::string render_explain(uint32_t tid, const reply::Explain& r) {
-  if (!r.found || !r.lineage) return "tid " + std::to_string(tid) + ": no policy entry (no live lineage)\n";
+  if (!r.found || !r.lineage)  // a thread of a policy's process without an entry may still have a proposal
+    return "tid " + std::to_string(tid) + ": no policy entry (no live lineage)\n" + explain_proposal_lines(r);
   const auto& l = *r.lineage;
   const std::string cgroup = or_dash(terminal_text(l.cgroup));  // names are bytes (core/names.hpp)
   std::ostringstream o;
@@ -303,6 +305,7 @@ std::string render_explain(uint32_t tid, const reply::Explain& r) {
   o << policy_kind_name(l.policy_kind)
     << "/" << l.policy << "@" << l.policy_generation << " (" << l.strategy << ")\n";
   o << explain_controller_lines(r);  // the controller acting on it (decision_tables.hpp)
+  o << explain_proposal_lines(r);    // the role proposed for it from activity (decision_tables.hpp)
   return o.str();
 }
 
@@ -328,6 +331,7 @@ std::string render_preview(const reply::Preview& r) {
   for (const auto& c : r.conflicts)
     o << "conflict: tid " << c.tid << ": " << c.winner << " wins over " << join(c.losers) << " (" << c.rule
       << ")\n";
+  o << preview_proposal_lines(r);  // roles proposed for its threads from activity (decision_tables.hpp)
   o << warnings_block(r.warnings);
   if (r.acknowledged)
     o << "Acknowledged: " << r.policy << " may go live at generation " << r.policy_generation

@@ -75,6 +75,12 @@ std::vector<TaskKey> Core::task_keys() const {
   return out;
 }
 
+std::optional<Task> Core::task(uint32_t tid) const {
+  const auto it = impl_->tasks.find(tid);
+  if (it == impl_->tasks.end()) return std::nullopt;
+  return impl_->task_of(it->second);
+}
+
 bool Core::knows_task_as(const Task& t) const {
   const auto it = impl_->tasks.find(t.key.tid);
   return it != impl_->tasks.end() && impl_->same_observation(it->second, t);

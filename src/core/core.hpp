@@ -205,6 +205,7 @@ class Core {
   std::vector<TaskKey> task_keys() const;             // every live task's key, in no order (no strings)
   size_t task_count() const;                          // live tasks (no copy)
   std::optional<TaskKey> task_key(uint32_t tid) const;  // the task known under tid, if any (no copy of all)
+  std::optional<Task> task(uint32_t tid) const;         // that task, if any (one copy, not of all)
   // True when TaskSeen{t} would change nothing (same task, comm, title, tgid, cgroup, cpuset and
   // role, seen in this restart epoch): the rescan sends only the tasks for which it is false.
   bool knows_task_as(const Task& t) const;

@@ -17,6 +17,10 @@
 
 namespace c2c::host {
 
+// C2C_WE_MAX_FILTER (bpf/wakeup_edges_abi.h; wakeup_edges.cpp asserts they agree), for users
+// that do not include the BPF side's header.
+inline constexpr size_t kActivityMaxFilter = 1024;
+
 // Which threads are watched: those of the TGIDs, and those in the cgroups (kernfs ids, the
 // hierarchy `cgroup_id_of` says). At most C2C_WE_MAX_FILTER of each.
 struct ActivityFilter {
@@ -47,11 +51,17 @@ class WakeupEdgeTracer {
   // live threads and a reused tid starts from 0. Empty and *err set when a map cannot be read.
   ActivityReading read(std::string* err = nullptr, const std::string& proc_root = "/proc");
 
+  // Watch exactly these TGIDs from now on (the daemon's watched processes change as policies and
+  // threads come and go): the ones no longer named leave the filter, new ones enter it. The
+  // counts of threads already seen stay (read() forgets them when they exit). "" or why not.
+  std::string set_tgids(std::vector<uint32_t> tgids);
+
  private:
   WakeupEdgeTracer() = default;
   kernel::BpfObject obj_;
   std::vector<kernel::BpfLink> links_;
-  int threads_fd_ = -1, edges_fd_ = -1, drops_fd_ = -1;
+  int threads_fd_ = -1, edges_fd_ = -1, drops_fd_ = -1, tgids_fd_ = -1;
+  std::vector<uint32_t> tgids_;  // what c2c_we_tgids holds, sorted
 };
 
 }  // namespace c2c::host

@@ -239,6 +239,8 @@ Reply Gateway::explain(Auth a, const std::string& tid) {
   data["controller"] = resp->controller ? resp->controller->json : json(nullptr);
   data["decisions"] = json::array();
   for (const auto& d : resp->decisions) data["decisions"].push_back(d.json);
+  // The role proposed for it from activity (issue 46 item 4): [] when none.
+  data["proposals"] = resp->json.contains("proposals") ? resp->json.at("proposals") : json::array();
   return ok(std::move(data));
 }
 

@@ -640,6 +640,12 @@ def sections():
             checkers=[Checker("property", ["c2c_property_role_proposals"],
                               gtest("property", "tests/property/c2c_property_role_proposals",
                                     env_extra=lambda ctx: {"RC_PARAMS": "max_success=3000 seed=46 noshrink=1"}))]),
+        "activity": dict(
+            table="activity.tsv", builds=True, mode="any", idle_fails=False,
+            checkers=[Checker("controller", ["daemon_controller_tests"],
+                              gtest("controller", "tests/unit/daemon_controller_tests")),
+                      Checker("state", ["daemon_state_tests"],
+                              gtest("state", "tests/unit/daemon_state_tests", "--gtest_filter=RoleProposalView.*"))]),
         "mirror": dict(
             table="mirror.tsv", builds=True, mode="any", idle_fails=False,
             checkers=[

@@ -149,6 +149,9 @@ pb::ControllerDecision one_raise() {
   for (uint32_t t : {10u, 11u}) d.add_tids(t);
   d.set_rule("raise");
   d.set_reason("level 0 -> 1: runDelayP99 4ms > target 2ms");
+  d.set_has_cpu_pressure(true);
+  d.set_cpu_pressure_some_pct(37.5);
+  d.set_pressure_cgroup("/sys/fs/cgroup/unified/w");
   return d;
 }
 
@@ -163,6 +166,8 @@ TEST(CliListing, DecisionsAreOneRowEachWithTheirSignalAndTheExplainLines) {
   hold->set_run_delay_p99_ns(0);
   hold->set_rule("silent");
   hold->set_no_signal("no measured thread ran in the window");
+  hold->set_has_cpu_pressure(false);
+  hold->set_cpu_pressure_some_pct(0);
   hold->clear_tids();
   for (uint32_t t = 1; t <= 9; ++t) hold->add_tids(t);
   const Listing l = decisions_listing(api::plain(r));
@@ -175,6 +180,10 @@ TEST(CliListing, DecisionsAreOneRowEachWithTheirSignalAndTheExplainLines) {
   EXPECT_NE(table.find("0 -> 1"), std::string::npos) << table;
   EXPECT_NE(table.find("4ms"), std::string::npos) << table;
   EXPECT_NE(table.find("0.25/0.50"), std::string::npos) << table;
+  EXPECT_NE(table.find("CPU PRESSURE"), std::string::npos) << table;
+  EXPECT_NE(table.find("37.5%"), std::string::npos) << "the window's PSI: " << table;
+  EXPECT_EQ(table.find("0.0%"), std::string::npos) << "a window without pressure read shows none, never 0 %: " << table;
+  EXPECT_NE(wide.find("/sys/fs/cgroup/unified/w"), std::string::npos) << wide;
   EXPECT_NE(table.find("1,2,3,4,5,6,7,8,... (9)"), std::string::npos) << "a long TIDS cell is cut: " << table;
   EXPECT_NE(wide.find("no measured thread ran in the window"), std::string::npos) << wide;
   EXPECT_EQ(render_listing(l, GetFormat::Name),
@@ -195,8 +204,30 @@ TEST(CliListing, DecisionsAreOneRowEachWithTheirSignalAndTheExplainLines) {
   *e.add_decisions() = one_raise();
   EXPECT_EQ(explain_controller_lines(api::plain(e)),
             "  controller: level 1 of 3 (raised)\n"
-            "  decision: 2026-12-07T12:40:27Z level 0 -> 1 raise (run delay p99 4ms, cpu share 0.25/0.50): "
-            "level 0 -> 1: runDelayP99 4ms > target 2ms\n");
+            "  decision: 2026-12-07T12:40:27Z level 0 -> 1 raise (run delay p99 4ms, cpu share 0.25/0.50, "
+            "cpu pressure 37.5%): level 0 -> 1: runDelayP99 4ms > target 2ms\n");
+}
+
+TEST(CliListing, ExplainAndPreviewShowTheRoleProposedFromActivity) {
+  pb::RoleProposal p;
+  p.set_tid(302);
+  p.set_role("critical-path");
+  p.set_confidence_permille(930);
+  p.set_outcome("proposed");
+  p.set_text("proposed: critical-path (latency-critical), confidence 0.93: tid 302 wakes tid 301 on 93 of its 100 "
+             "wakeups (93 %): critical path [NodeSchedulingPolicy/busy, classify: propose]");
+  pb::ExplainResponse e;
+  EXPECT_EQ(explain_proposal_lines(api::plain(e)), "") << "no proposal";
+  *e.add_proposals() = p;
+  EXPECT_EQ(explain_proposal_lines(api::plain(e)), "  proposed role: " + p.text() + "\n");
+  // A thread without an entry (its process's policy proposes it) is still explained.
+  EXPECT_EQ(render_explain(302, api::plain(e)),
+            "tid 302: no policy entry (no live lineage)\n  proposed role: " + p.text() + "\n");
+  pb::PreviewResponse r;
+  r.set_policy("NodeSchedulingPolicy/busy");
+  *r.add_proposals() = p;
+  EXPECT_NE(render_preview(api::plain(r)).find("proposed role: tid 302 " + p.text() + "\n"), std::string::npos)
+      << render_preview(api::plain(r));
 }
 
 TEST(CliListing, DiffFindsAddedModifiedAndDeletedRowsByName) {

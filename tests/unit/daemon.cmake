@@ -30,7 +30,8 @@ if(TARGET c2c_daemon)
   c2c_warnings(daemon_host_feed_tests)
   gtest_discover_tests(daemon_host_feed_tests TEST_PREFIX "daemon." DISCOVERY_TIMEOUT 30)
   # The controllers' windows and decisions (src/daemon/controller, issue 46).
-  add_executable(daemon_controller_tests ${CMAKE_CURRENT_LIST_DIR}/daemon_controller_test.cpp)
+  add_executable(daemon_controller_tests ${CMAKE_CURRENT_LIST_DIR}/daemon_controller_test.cpp
+                                         ${CMAKE_CURRENT_LIST_DIR}/daemon_activity_windows_test.cpp)
   target_link_libraries(daemon_controller_tests PRIVATE c2c_daemon GTest::gtest_main)
   c2c_warnings(daemon_controller_tests)
   gtest_discover_tests(daemon_controller_tests TEST_PREFIX "daemon." DISCOVERY_TIMEOUT 30)

@@ -157,11 +157,13 @@ TEST(DecisionLog, ARecordCarriesTheDecisionsFields) {
   d.threads_ran = 2;
   d.cpu_share_mean = 0.25;
   d.cpu_share_max = 0.5;
+  d.cpu_pressure_pct = 37.5;
   LogRecord r = decision_record(d);
   EXPECT_TRUE(r.info) << "a level change is info";
   EXPECT_EQ(logfmt(r),
             "controller decision policy=NodeSchedulingPolicy/w rule=raise from_level=0 to_level=1 "
-            "run_delay_p99_ns=4000000 cpu_share_mean=0.250 cpu_share_max=0.500 threads=2 threads_ran=2 "
+            "run_delay_p99_ns=4000000 cpu_share_mean=0.250 cpu_share_max=0.500 cpu_pressure_some_pct=37.500 threads=2 "
+            "threads_ran=2 "
             "reason=\"level 0 -> 1: runDelayP99 4ms > target 2ms\"");
   d.record.to = 0;
   d.record.from = 0;

@@ -42,6 +42,7 @@ LogRecord decision_record(const node::Decision& d) {
   if (!d.no_signal.empty()) rec.fields.emplace_back("NO_SIGNAL", d.no_signal);
   rec.fields.emplace_back("CPU_SHARE_MEAN", share(d.cpu_share_mean));
   rec.fields.emplace_back("CPU_SHARE_MAX", share(d.cpu_share_max));
+  if (d.cpu_pressure_pct) rec.fields.emplace_back("CPU_PRESSURE_SOME_PCT", share(*d.cpu_pressure_pct));
   rec.fields.emplace_back("THREADS", std::to_string(d.tids.size()));
   rec.fields.emplace_back("THREADS_RAN", std::to_string(d.threads_ran));
   rec.fields.emplace_back("REASON", r.reason);

@@ -30,7 +30,7 @@ class DecisionLog {
 
 // The decision's log record: a level change at info, a hold (one per window) at debug. Fields:
 // POLICY, RULE, FROM_LEVEL, TO_LEVEL, RUN_DELAY_P99_NS (or NO_SIGNAL), CPU_SHARE_MEAN,
-// CPU_SHARE_MAX, THREADS, THREADS_RAN, REASON.
+// CPU_SHARE_MAX, CPU_PRESSURE_SOME_PCT (when read), THREADS, THREADS_RAN, REASON.
 LogRecord decision_record(const node::Decision& d);
 
 }  // namespace c2c::daemon

@@ -439,6 +439,7 @@ void Engine::arm_timer() {
   if (auto t = feed_->title_deadline()) next = std::min(next, *t);
   if (auto t = task_event_pacing_.deadline()) next = std::min(next, *t);
   if (auto t = signal_windows_.deadline()) next = std::min(next, static_cast<uint64_t>(*t));
+  if (auto t = activity_.deadline()) next = std::min(next, static_cast<uint64_t>(*t));
   if (next == 0) next = 1;
   if (next == armed_ns_) return;
   armed_ns_ = next;
@@ -555,6 +556,7 @@ void Engine::turn(bool commands_ready, bool events_ready, bool timer) {
   if (events_ready || timer) read_task_events(boottime_ns());
   rescan_if_due(now);
   apply_task_events(now);
+  activity_windows();
   controller_windows();
   // A read-back that found drift: the plan must run now to repair it.
   if (reconciler_->read_back_if_due(now, renewal_wave_.has_value())) turn_changed_ = true;
@@ -678,6 +680,8 @@ void Engine::record_decisions(const ApplyResult& r) {
       d.cpu_share_max = w->cpu_share_max;
       d.threads_ran = static_cast<uint32_t>(w->threads_ran);
       d.no_signal = w->no_signal;
+      d.cpu_pressure_pct = w->cpu_pressure_pct;
+      d.pressure_cgroup = w->pressure_cgroup;
     } else {
       // A tick's forced change: the threads it acted on.
       for (const ControllerStatus& c : node_.core.controllers())
@@ -696,7 +700,8 @@ void Engine::record_decisions(const ApplyResult& r) {
 // time), its decision recorded. A level change rewrites entries: the turn's reconcile writes them.
 void Engine::controller_windows() {
   const uint64_t now = boottime_ns();
-  std::vector<WindowSignals> windows = signal_windows_.due(node_.core, now);
+  // classify: apply's critical-path proposals join the threads measured (CLS-3).
+  std::vector<WindowSignals> windows = signal_windows_.due(node_.core, now, activity_.joined());
   if (signal_windows_.schedstat_zero() && !schedstat_zero_logged_) {
     schedstat_zero_logged_ = true;
     spdlog::warn("controller: /proc/<tid>/schedstat reads 0 0 0 for every measured thread (a kernel without "
@@ -710,6 +715,18 @@ void Engine::controller_windows() {
     const ApplyResult r = apply(w.event);
     applying_window_ = nullptr;
     if (!r.changed_tids.empty()) turn_changed_ = true;
+  }
+}
+
+// The roles proposed from activity, when a window is due. The program that watches wakeups may
+// not load on this host (no BTF, an older kernel, no CAP_BPF): that is logged once and shown in
+// Status, and there are no proposals (fail closed); nothing else depends on them.
+void Engine::activity_windows() {
+  activity_.gather(node_.core, boottime_ns());
+  if (!activity_.unavailable().empty() && !activity_unavailable_logged_) {
+    activity_unavailable_logged_ = true;
+    spdlog::warn("roles from activity: {}; no roles are proposed on this node (spec.classify has no effect)",
+                 activity_.unavailable());
   }
 }
 

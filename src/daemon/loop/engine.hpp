@@ -20,6 +20,7 @@
 #include "api/node_api.hpp"
 #include "claim2core_abi.hpp"
 #include "core/core.hpp"
+#include "daemon/controller/activity_windows.hpp"
 #include "daemon/controller/decision_log.hpp"
 #include "daemon/controller/signal_windows.hpp"
 #include "daemon/loop/command_queue.hpp"
@@ -109,6 +110,8 @@ class Engine {
   // For explain: the controller of the policy whose entry the thread has, if it has one and acts
   // on that thread, and its last `limit` decisions about the thread.
   std::optional<node::Decisions> explain_controller(uint32_t tid, uint32_t limit) const;
+  // For explain: the role proposed for the thread from the latest activity window, if any.
+  std::optional<node::Proposal> explain_proposal(uint32_t tid) const;
   // The Kubernetes Node object's labels (the observer's SetNodeLabels): they replace node.labels
   // of the config from now on (node_labels.hpp); the core re-derives what the change flips.
   // Not durable: the feed sends them again whenever it reconnects.
@@ -156,6 +159,8 @@ class Engine {
   void apply_task_events(uint64_t now);
   // The controllers' windows that ended: measured (signal_windows.hpp) and given to the core.
   void controller_windows();
+  // An activity window when one is due: the roles proposed (activity_windows.hpp).
+  void activity_windows();
   void renew_leases();
   void end_turn(uint64_t now);
   void reconcile() { reconciler_->reconcile(); }
@@ -225,8 +230,12 @@ class Engine {
 
   // The controllers (issue 46): their windows from /proc's schedstat, the decisions kept, and
   // the window being applied (its measured values go with the decision it makes).
-  SignalWindows signal_windows_{proc_schedstat_reader("/proc")};
+  SignalWindows signal_windows_{proc_schedstat_reader("/proc"), proc_pressure_reader("/proc")};
   DecisionLog decisions_;
+  // Roles from activity (issue 46 item 4): the wakeup-edges program's windows, the latest
+  // proposals per policy; where the program cannot load, said once and no proposals.
+  ActivityWindows activity_{bpf_activity_source()};
+  bool activity_unavailable_logged_ = false;
   const WindowSignals* applying_window_ = nullptr;
   bool schedstat_zero_logged_ = false;
   void record_decisions(const ApplyResult& r);

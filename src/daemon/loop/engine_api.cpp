@@ -184,6 +184,8 @@ node::PreviewReply Engine::preview(const AnyPolicy& policy, bool acknowledge) {
     return out;
   }
   out.result.node_generation = reported_generation();  // never above the durable ceiling
+  out.proposals = previewed_proposals(activity_, kind, out.result.policy,
+                                      std::visit([](const auto& p) { return p.classify; }, policy));
   if (!acknowledge) return out;
   auto a = apply(PreviewAck{kind, out.result.policy, out.result.policy_generation});
   if (a.status == ApplyResult::Status::Invalid) {
@@ -299,6 +301,7 @@ node::NodeStatus Engine::status() {
   s.watchers = static_cast<uint32_t>(watchers_.size());
   s.pins_restored = pins_restored_;
   s.pin_repair = pin_repair_;
+  s.activity = activity_.status();
   return s;
 }
 
@@ -351,6 +354,13 @@ std::optional<node::Decisions> Engine::explain_controller(uint32_t tid, uint32_t
     return node::Decisions{decisions_.list(std::string(to_string(c.kind)) + "/" + c.policy, tid, limit), {c}};
   }
   return std::nullopt;
+}
+
+std::optional<node::Proposal> Engine::explain_proposal(uint32_t tid) const {
+  auto v = activity_.of_tid(tid);
+  if (!v) return std::nullopt;
+  const PolicyProposals* pp = activity_.of_policy(v->kind, v->policy);
+  return to_node_proposal(*v, pp ? pp->window_ns : 0);
 }
 
 node::Bindings Engine::list_bindings() const { return node::Bindings{node_.durable.claims, node_.durable.pods}; }

@@ -28,11 +28,11 @@ std::vector<ProposalView> view_proposals(const Core& core, const ActivityWindow&
       process_policy_tid.emplace(t.tgid, t.tid);  // threads are sorted by tid: the first is the lowest
     }
   }
-  std::map<uint32_t, bool> registered;
-  for (const auto& t : core.tasks())
-    if (tgid_of.count(t.key.tid)) registered[t.key.tid] = !t.role.empty();
   std::vector<ProposalView> out;
   for (const auto& p : propose_roles(w)) {
+    // Each proposed thread's own task (its registered role, its start): one lookup, not a copy of
+    // every task of the node once a window.
+    const std::optional<Task> task = core.task(p.tid);
     const Lineage* own = nullptr;
     if (auto it = lineage.find(p.tid); it != lineage.end()) own = &it->second;
     const Lineage* of_policy = own;
@@ -42,21 +42,30 @@ std::vector<ProposalView> view_proposals(const Core& core, const ActivityWindow&
       of_policy = &lineage.at(pt->second);
     }
     auto mode = classify_of(core, of_policy->policy_kind, of_policy->policy);
-    if (!mode || *mode == ClassifyMode::Off) continue;
+    if (!mode) continue;
     ThreadRoleFacts facts;
-    facts.registered_role = registered[p.tid] || (own && !own->role_source.empty());
+    facts.registered_role = (task && !task->role.empty()) || (own && !own->role_source.empty());
     facts.explicit_selector = own != nullptr && own->strategy == Strategy::ExactTid;
     ProposalView v;
     v.proposal = p;
-    v.outcome = proposal_outcome(*mode, facts);
     v.kind = of_policy->policy_kind;
     v.policy = of_policy->policy;
-    v.text = std::string(to_string(v.outcome)) + ": " + describe(p) + " [" +
-             (v.kind == PolicyKind::Dra ? "DRAExecutionPolicy/" : "NodeSchedulingPolicy/") + v.policy +
-             ", classify: " + to_string(*mode) + "]";
-    out.push_back(std::move(v));
+    v.facts = facts;
+    v.tgid = tgid_of[p.tid];
+    v.start = task ? task->key.start : 0;
+    if (auto shown = under_mode(std::move(v), *mode)) out.push_back(std::move(*shown));  // none under classify: off
   }
   return out;
+}
+
+std::optional<ProposalView> under_mode(ProposalView v, ClassifyMode mode) {
+  if (mode == ClassifyMode::Off) return std::nullopt;
+  v.mode = mode;
+  v.outcome = proposal_outcome(mode, v.facts);
+  v.text = std::string(to_string(v.outcome)) + ": " + describe(v.proposal) + " [" +
+           (v.kind == PolicyKind::Dra ? "DRAExecutionPolicy/" : "NodeSchedulingPolicy/") + v.policy +
+           ", classify: " + to_string(mode) + "]";
+  return v;
 }
 
 }  // namespace c2c::daemon

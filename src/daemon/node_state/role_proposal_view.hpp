@@ -18,6 +18,10 @@ struct ProposalView {
   ProposalOutcome outcome = ProposalOutcome::Shown;
   PolicyKind kind = PolicyKind::Node;
   std::string policy;  // the policy whose threads these are: the thread's own entry's, else its process's
+  ClassifyMode mode = ClassifyMode::Propose;  // that policy's spec.classify
+  ThreadRoleFacts facts;                      // what outranks a proposal for this thread
+  uint32_t tgid = 0;
+  uint64_t start = 0;  // the task's start as the core knows it (0: not known to the core)
   // "proposed: critical-path (latency-critical), confidence 0.93: tid 7 wakes ... [NodeSchedulingPolicy/x, classify: propose]"
   std::string text;
 };
@@ -26,5 +30,9 @@ struct ProposalView {
 // process one of whose threads in the window has an entry (that policy; the lowest such tid's).
 // Threads of no policy and policies with `classify: off` get none. Sorted by tid.
 std::vector<ProposalView> view_proposals(const Core& core, const ActivityWindow& w);
+
+// The same proposal under another spec.classify (preview of a new version of the policy):
+// nullopt under `off` (no proposal), else its outcome and text for `mode`.
+std::optional<ProposalView> under_mode(ProposalView v, ClassifyMode mode);
 
 }  // namespace c2c::daemon

@@ -355,6 +355,8 @@ grpc::ServerUnaryReactor* Service::Explain(Ctx* ctx, const Buf* in, Buf* out) {
              for (const auto& s : c->controllers) api::to_proto(s, call->resp.mutable_controller());
              for (const auto& d : c->decisions) api::to_proto(d, call->resp.add_decisions());
            }
+           // The role proposed for it from activity (issue 46 item 4).
+           if (auto p = e.explain_proposal(call->req.tid())) api::to_proto(*p, call->resp.add_proposals());
          });
   return reactor;
 }
