@@ -32,6 +32,9 @@ peer_start() {
     echo "C2C-NOTE peer $1: $p_bin missing from the initramfs (run-scenarios.sh --with-peers)"
     return 1
   fi
+  # scx_utils looks for the energy model under debugfs and panics when debugfs is not mounted
+  # (scx_lavd 1.0.19: "No debugfs mount found"); the guest kernel has it, unmounted.
+  grep -q " debugfs " /proc/mounts || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
   "$p_bin" >"$2" 2>&1 &
   PEER_PID=$!
   p_i=0
