@@ -35,7 +35,9 @@ peer_start() {
   # scx_utils looks for the energy model under debugfs and panics when debugfs is not mounted
   # (scx_lavd 1.0.19: "No debugfs mount found"); the guest kernel has it, unmounted.
   grep -q " debugfs " /proc/mounts || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-  "$p_bin" >"$2" 2>&1 &
+  # c2c.peer_args=<options, commas for spaces> (e.g. -v: libbpf's own messages) goes to every peer.
+  p_args=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^c2c\.peer_args=//p' | tr , ' ')
+  "$p_bin" $p_args >"$2" 2>&1 &
   PEER_PID=$!
   p_i=0
   while ! peer_loaded "$1" && [ $p_i -lt 300 ]; do sleep 0.1; p_i=$((p_i + 1)); done
