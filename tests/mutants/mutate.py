@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The one mutation runner: every section of seeded bugs (core, mirror, kernel, judge, vllm_judge, layering,
-k8s_status, realk8s, role_socket, daemon_durable, names, rest, controller, classify) is read from its table (one format, below),
+k8s_status, realk8s, role_socket, daemon_durable, names, rest, controller, classify, scx_peers) is read from its table (one format, below),
 each mutant is written into a tree copy, only the targets its checkers need are rebuilt, the
 section's checkers judge it, and the file is restored.
 
@@ -26,7 +26,7 @@ rest, controller, classify) share one configured copy of the whole tree (--tree 
 directory's mutants-tree, kept between sections and runs), brought up to date with the checkout
 file by file (an unchanged file keeps its time stamp, so ninja rebuilds only what changed) and
 built through ccache; a mutant rebuilds only its checker's targets. The others (kernel, judge,
-layering, realk8s, vllm_judge) build nothing and work in a private temporary copy. Without --tree, a temporary copy.
+layering, realk8s, vllm_judge, scx_peers) build nothing and work in a private temporary copy. Without --tree, a temporary copy.
 --prepare only brings the tree up to date and builds every target of the section's checkers,
 judging nothing: scripts/test does so in its build phase, so the default suite's first section
 does not carry the copy's first build (tests/mutants/README.md).
@@ -529,6 +529,17 @@ kernel_layer_check = layer_script_check("daemon_layering_check.py", "kernel",
                                         lambda l: "(rule" in l or "includes" in l)
 
 
+def scx_peers_test(ctx, label):
+    """tools/scx-peers/build_test.sh on the copy's (mutated) build.sh: exit 0 survives, exit 1 with
+    a FAIL line kills, anything else is an error."""
+    log = ctx.log(label, "script")
+    rc = run([os.path.join(ctx.tree.root, "tools", "scx-peers", "build_test.sh")], log, timeout=120)
+    if rc == 0:
+        return SURVIVED, ""
+    failed = [l for l in open(log).read().splitlines() if l.startswith("FAIL: ")]
+    return (KILLED, "; ".join(failed)[:200]) if rc == 1 and failed else (ERROR, f"exit {rc}")
+
+
 REALK8S_TEST = os.path.join(SRC, "tests", "integration", "k8s_realserver_test.py")
 
 
@@ -672,6 +683,9 @@ def sections():
             table="layering.tsv", builds=False, mode="any", idle_fails=False,
             copy=["src", "bpf", "tests/unit/frontend_layering_check.py", "tests/unit/daemon_layering_check.py"],
             checkers=[Checker("frontends", (), frontend_layer_check), Checker("kernel", (), kernel_layer_check)]),
+        "scx_peers": dict(
+            table="scx_peers.tsv", builds=False, mode="any", idle_fails=False, copy=["tools/scx-peers"],
+            checkers=[Checker("script", (), scx_peers_test)]),
         "realk8s": dict(
             table="realk8s.tsv", builds=False, mode="any", idle_fails=False, copy=["tests/integration"],
             checkers=[Checker("parity", (), realk8s_parity)]),

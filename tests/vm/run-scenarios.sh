@@ -6,6 +6,8 @@
 #                    [--append KERNEL-ARGS] [--results FILE (copy of the C2C-RESULT JSON lines)]
 #                    [--with-daemon (scenarios mode: the daemon scenario too, ~35-75 s more)]
 #                    [--samples-dir DIR (vllm mode: every step's CSV, vllm-<config>-dp<rank>.csv)]
+#                    [--with-peers (vllm mode: pack the sched_ext peers scx_lavd and scx_bpfland,
+#                     tools/scx-peers/build.sh; implied by a c2c.vllm_configs naming scx-*)]
 #
 # $C2C_VM_KERNEL_DIR boots an already built kernel cache dir instead of build-kernel.sh's (for
 # working on the scheduler while a new kernel config builds). $C2C_VM_DAEMON_BUILD_DIR takes
@@ -17,7 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 # The guest's own budget (a hang or panic gives no verdict by then): the scenarios mode needs
 # ~215-260 s under TCG on a loaded 2-core machine since ctxgone and its seeded bug joined (it timed
 # out at 240 s with one seeded bug left, 2026-12-07 on 1e378f3); a passing run ends when it is done.
-build="" mode=scenarios timeout_s=360 append="" results="" with_daemon=false samples_dir=""
+build="" mode=scenarios timeout_s=360 append="" results="" with_daemon=false samples_dir="" with_peers=false
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build=$(cd "$2" && pwd); shift 2 ;;
@@ -26,11 +28,14 @@ while [ $# -gt 0 ]; do
     --append) append=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
     --with-daemon) with_daemon=true; shift ;;
+    --with-peers) with_peers=true; shift ;;
     --samples-dir) mkdir -p "$2"; samples_dir=$(cd "$2" && pwd); shift 2 ;;
     *) echo "run-scenarios: unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [ -n "$build" ] || { echo "run-scenarios: --build-dir required" >&2; exit 2; }
+# The peers' binaries join the guest only when a configuration names them: the default guest is unchanged.
+case " $append " in *" c2c.vllm_configs="*scx-*) with_peers=true ;; esac
 log() { echo "[run-scenarios $(date -u +%H:%M:%S)] $*" >&2; }
 
 if ! command -v qemu-system-x86_64 >/dev/null; then
@@ -148,7 +153,21 @@ if [ "$mode" = vllm ]; then
   extra_files+=(--file "$here/vllm-guest.sh:/c2c/vllm-guest.sh"
                 --file "$here/../../examples/vllm-standin/intended.json:/c2c/vllm/intended.json")
   for f in "$here"/../../examples/policies/vllm/*.yaml; do extra_files+=(--file "$f:/c2c/vllm/$(basename "$f")"); done
+  extra_files+=(--file "$here/peers-guest.sh:/c2c/peers-guest.sh")
   log "host load before the guest: $(cut -d' ' -f1-3 /proc/loadavg)"
+fi
+if $with_peers; then
+  # Built from crates.io once, then cached (tools/scx-peers/build.sh: a cold build takes minutes).
+  set +e
+  peer_dirs=$("$here/../../tools/scx-peers/build.sh")
+  prc=$?
+  set -e
+  if [ $prc -eq 77 ]; then log "SKIP: the sched_ext peers cannot be built (crates.io or cargo missing)"; exit 77; fi
+  [ $prc -eq 0 ] || { log "FAIL: tools/scx-peers/build.sh failed (rc=$prc)"; exit 1; }
+  for d in $peer_dirs; do
+    bins+=(--bin "$d/bin/$(basename "$d" | sed 's/-[0-9.]*$//')")
+    log "peer: $(awk '$1 == "name" || $1 == "version" || $1 == "binary_sha256" {printf "%s ", $2}' "$d/build-info")"
+  done
 fi
 "$here/make-initramfs.sh" "$work/initramfs.cpio.gz" "${bins[@]}" \
   --file "$obj:/c2c/claim2core.bpf.o" --file "$maps_obj:/c2c/policy_maps.bpf.o" \

@@ -9,6 +9,8 @@
 #   adapter-workers-lc  the same with workers-latency.yaml (the Worker variant)
 #   adapter-inherit     adapter + engine-core-inherit.yaml: the busy loop's Workers inherit its boost
 #                       (issue 43 item 3; not in the default list: c2c.vllm_configs=...,adapter-inherit)
+#   scx-lavd, scx-bpfland  scheduler: off, the sched_ext peer loaded by its own binary for the
+#                       window (peers-guest.sh; the run fails unless it is the loaded scheduler)
 #   <config>-base       claim2core, adapter, adapter-workers-lc with /c2c/base.bpf.o, another build
 #                       of the scheduler (run-scenarios.sh puts $C2C_VM_BASE_OBJECT there): two
 #                       builds side by side in one boot
@@ -28,6 +30,8 @@
 # $VLLM_FILES/{vllm.yaml,workers-throughput.yaml,workers-latency.yaml,intended.json} and the helpers
 # of guest-init.sh (result, wait_state, jget).
 VLLM_DIR=${VLLM_DIR:-/tmp/c2c-vllm}
+[ -f /c2c/peers-guest.sh ] && . /c2c/peers-guest.sh  # peer_start, peer_loaded, peer_stop
+VLLM_PEER=""
 VLLM_FILES=${VLLM_FILES:-/c2c/vllm}  # the policies and intended.json (run-scenarios.sh puts them there)
 VLLM_MS=${VLLM_MS:-20000}
 VLLM_HOGS=${VLLM_HOGS:-4}
@@ -136,6 +140,11 @@ vllm_run() {  # vllm_run <config> <auto|off> <selection: none|""|workers-lc> <sc
     result vllm-$cfg "{\"scenario\":\"vllm\",\"config\":\"$cfg\",\"error\":\"claim2cored did not start\",\"pass\":false}"
     return
   fi
+  if [ -n "$VLLM_PEER" ] && ! peer_start $VLLM_PEER $VLLM_D/peer.log; then
+    result vllm-$cfg "{\"scenario\":\"vllm\",\"config\":\"$cfg\",\"error\":\"$VLLM_PEER is not the loaded sched_ext scheduler\",\"pass\":false}"
+    kill -TERM $DPID; wait $DPID 2>/dev/null
+    return
+  fi
   state=$(cat /sys/kernel/sched_ext/state); ops=$(cat /sys/kernel/sched_ext/root/ops 2>/dev/null)
   c2c-vllm-standin serve $VLLM_LOOP --measure-ms $VLLM_MS --start-file $VLLM_D/go --out $VLLM_D/out \
     >$VLLM_D/rows 2>$VLLM_D/standin.err &
@@ -159,6 +168,7 @@ vllm_run() {  # vllm_run <config> <auto|off> <selection: none|""|workers-lc> <sc
     echo "C2C-NOTE vllm $cfg: get tasks"; cat $VLLM_D/tasks.now
     kill $SPID; wait $SPID 2>/dev/null
     result vllm-$cfg "{\"scenario\":\"vllm\",\"config\":\"$cfg\",\"error\":\"the adapter did not select exactly the intended threads\",\"apply_rc\":$arc,\"pass\":false}"
+    [ -z "$VLLM_PEER" ] || peer_stop
     kill -TERM $DPID; wait $DPID 2>/dev/null; wait_state disabled 100
     return
   fi
@@ -180,8 +190,11 @@ vllm_run() {  # vllm_run <config> <auto|off> <selection: none|""|workers-lc> <sc
   if [ "$VLLM_TRACE_MS" -gt 0 ] && [ $round -eq 1 ]; then vllm_trace & TPID=$!; fi  # round 1 only: the console is slow
   d0=$(vllm_diag)
   j0=$(cpu_jiffies)
+  # A peer that died or was kicked out since its start would measure EEVDF under its name.
+  peer_ok=true; [ -z "$VLLM_PEER" ] || peer_loaded $VLLM_PEER || peer_ok=false
   touch $VLLM_D/go
   wait $SPID; src=$?
+  [ -z "$VLLM_PEER" ] || peer_loaded $VLLM_PEER || peer_ok=false
   j1=$(cpu_jiffies)
   d1=$(vllm_diag)
   [ -z "$TPID" ] || wait $TPID
@@ -205,6 +218,7 @@ vllm_run() {  # vllm_run <config> <auto|off> <selection: none|""|workers-lc> <sc
     wrd=$(cat $VLLM_D/out/worker-$r-*.stats 2>/dev/null | jq -sc . 2>/dev/null || echo '[]')
     ok=false  # every due tick of the window counted, released or skipped
     [ $src -eq 0 ] && [ "$(jq '.ticks == .ticks_expected and .steps + .skipped == .ticks and .steps > 0' "$f")" = true ] && ok=true
+    $peer_ok || ok=false
     result vllm-$cfg-r$round-dp$r "$(jq -c --arg c "$cfg" --argjson r "$r" --argjson sel "$n_want" --arg st "$state" \
       --argjson round $round --argjson preempts $preempts --argjson bogo "${bogo:-0}" --argjson bogo_s "${bogo_s:-0}" --argjson hogs $RUN_HOGS --argjson disp "$disp" --argjson ok $ok --argjson idle "$idle_pct" --argjson sys "$sys_pct" --argjson wrd "$wrd" \
       '{scenario: "vllm", config: $c, round: $round, wakeup_preempts: $preempts, dp_rank: $r, sched_ext: $st, selected_threads: $sel, stress_hogs: $hogs,
@@ -212,6 +226,8 @@ vllm_run() {  # vllm_run <config> <auto|off> <selection: none|""|workers-lc> <sc
     sed "s/^/C2C-VLLM-CSV $cfg-r$round $r /" $VLLM_D/out/engine-$r.csv
   done
   [ -f $VLLM_D/out/engine-0.json ] || { cat $VLLM_D/standin.err; result vllm-$cfg "{\"scenario\":\"vllm\",\"config\":\"$cfg\",\"error\":\"no engine results (rc $src)\",\"pass\":false}"; }
+  $peer_ok || { echo "C2C-NOTE vllm $cfg: $VLLM_PEER was not the loaded scheduler for the whole window"; sed "s/^/C2C-PEER-LOG $cfg /" $VLLM_D/peer.log | tail -n 40; }
+  [ -z "$VLLM_PEER" ] || peer_stop
   kill -TERM $DPID; wait $DPID 2>/dev/null
   wait_state disabled 100
 }
@@ -235,7 +251,7 @@ run_vllm() {
   round=1
   while [ $round -le "$VLLM_ROUNDS" ]; do
     for c in $VLLM_CONFIGS; do
-      RUN_HOGS=$VLLM_HOGS
+      RUN_HOGS=$VLLM_HOGS VLLM_PEER=""
       obj=/c2c/claim2core.bpf.o
       case $c in *-base) obj=/c2c/base.bpf.o ;; esac
       if [ ! -f $obj ]; then
@@ -251,6 +267,8 @@ run_vllm() {
         adapter-workers-lc) vllm_run $c auto workers-lc $obj vllm.yaml workers-latency.yaml ;;
         # The adapter with boost inheritance on the busy loop (issue 43 item 3): its Workers inherit.
         adapter-inherit) vllm_run $c auto "" $obj vllm.yaml workers-throughput.yaml engine-core-inherit.yaml ;;
+        # The sched_ext peers (issue 43 item 5): no claim2core scheduler, the stand-in and the hogs as in eevdf.
+        scx-lavd|scx-bpfland) VLLM_PEER=$c; vllm_run $c off none $obj ;;
         *) result vllm-$c "{\"scenario\":\"vllm\",\"config\":\"$c\",\"error\":\"unknown configuration\",\"pass\":false}" ;;
       esac
     done
