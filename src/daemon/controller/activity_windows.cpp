@@ -8,15 +8,6 @@ namespace c2c::daemon {
 
 namespace {
 
-std::optional<ClassifyMode> classify_of(const Core& core, PolicyKind kind, const std::string& name) {
-  if (kind == PolicyKind::Dra) {
-    if (auto p = core.dra_policy(name)) return p->classify;
-  } else if (auto p = core.node_policy(name)) {
-    return p->classify;
-  }
-  return std::nullopt;
-}
-
 bool classifies(const Core& core, PolicyKind kind, const std::string& name) {
   auto m = classify_of(core, kind, name);
   return m && *m != ClassifyMode::Off;

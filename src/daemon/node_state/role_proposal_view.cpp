@@ -4,8 +4,6 @@
 
 namespace c2c::daemon {
 
-namespace {
-
 std::optional<ClassifyMode> classify_of(const Core& core, PolicyKind kind, const std::string& name) {
   if (kind == PolicyKind::Dra) {
     if (auto p = core.dra_policy(name)) return p->classify;
@@ -14,8 +12,6 @@ std::optional<ClassifyMode> classify_of(const Core& core, PolicyKind kind, const
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 std::vector<ProposalView> view_proposals(const Core& core, const ActivityWindow& w) {
   // The window's threads' lineages, and per process the lowest tid with one.

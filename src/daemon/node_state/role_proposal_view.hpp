@@ -2,9 +2,10 @@
 // spec/state-machine.md §11): each proposal with the policy whose `spec.classify` decides it and
 // its outcome (proposal_outcome: a registered role or the policy's explicit selector wins). Kept
 // apart from explain and preview so that they only print it. A pure function of the core's state
-// and the window: the daemon's activity gathering (not wired yet) feeds it.
+// and the window: the daemon's activity gathering (controller/activity_windows.*) feeds it.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct ProposalView {
   // "proposed: critical-path (latency-critical), confidence 0.93: tid 7 wakes ... [NodeSchedulingPolicy/x, classify: propose]"
   std::string text;
 };
+
+// The `spec.classify` of the policy kind/name as the core holds it (nullopt: no such policy).
+std::optional<ClassifyMode> classify_of(const Core& core, PolicyKind kind, const std::string& name);
 
 // Proposals only for a policy's threads: a thread with an entry (its policy), or a thread of a
 // process one of whose threads in the window has an entry (that policy; the lowest such tid's).
