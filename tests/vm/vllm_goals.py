@@ -77,6 +77,10 @@ import os
 import statistics
 import sys
 
+# Holm's step-down is the 2x2 judge's (one copy; its seeded bugs are tests/mutants/judge.tsv's).
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from experiment_table import holm_rejected  # noqa: E402
+
 MIN_ROUNDS = 6
 FAMILY_ALPHA = 0.05
 # The allowance of a "no worse" comparison, per metric: (relative, absolute in the metric's unit).
@@ -200,17 +204,6 @@ def rank_sum_counts(ranks2):
 def floor_p(es):
     """The smallest p the test can give for these excesses: 2^-n, n the non-zero ones."""
     return 2.0 ** -sum(1 for e in es if e != 0)
-
-
-def holm_rejected(pvalues, alpha):
-    """Holm's step-down over {key: p}: the keys rejected at family-wise alpha."""
-    m = len(pvalues)
-    rejected = set()
-    for i, (key, p) in enumerate(sorted(pvalues.items(), key=lambda kv: (kv[1], kv[0]))):
-        if p > alpha / (m - i):
-            break
-        rejected.add(key)
-    return rejected
 
 
 # ---- comparisons and goals -------------------------------------------------------------------
