@@ -1674,6 +1674,12 @@ static void kick_for_spill(__u64 now)
 	kick_spill_dsq(DSQ_BG, now, idle_cpus);
 }
 
+/* What a run of ran ns adds to p's virtual time: ran at nice 0 (weight 100), less at a higher weight. */
+static __u64 weighted_run(struct task_struct *p, __u64 ran)
+{
+	return p->scx.weight ? ran * 100 / p->scx.weight : 0;
+}
+
 /*
  * The virtual time of DSQ_NORM's first task if it may run on this CPU, else ~0: a run ended for a
  * task pinned elsewhere would only be queued again and run on (at every tick).
@@ -1702,10 +1708,10 @@ static bool sleeper_waits_far_behind(struct task_struct *p, struct cpu_ctx *cc)
 {
 	__u64 ran;
 
-	if (!cc->run_preemptible || !maybe_queued(DSQ_NORM) || !p->scx.weight)
+	if (!cc->run_preemptible || !maybe_queued(DSQ_NORM))
 		return false;
 	ran = p->se.sum_exec_runtime > cc->run_exec_start ? p->se.sum_exec_runtime - cc->run_exec_start : 0;
-	return c2c_tick_ends_run(ran, cc->run_vtime + ran * 100 / p->scx.weight, norm_head_vtime_here());
+	return c2c_tick_ends_run(ran, cc->run_vtime + weighted_run(p, ran), norm_head_vtime_here());
 }
 
 void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
@@ -1758,8 +1764,7 @@ void BPF_STRUCT_OPS(c2c_tick, struct task_struct *p)
 /* weight 100 is nice 0: a nice-0 task's vtime advances at the speed of the clock. */
 static void charge_vtime(struct task_struct *p, __u64 ran)
 {
-	if (p->scx.weight)
-		p->scx.dsq_vtime += ran * 100 / p->scx.weight;
+	p->scx.dsq_vtime += weighted_run(p, ran);
 }
 
 void BPF_STRUCT_OPS(c2c_stopping, struct task_struct *p, bool runnable)
